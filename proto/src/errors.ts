@@ -1,0 +1,56 @@
+/**
+ * The public error vocabulary (ARCHITECTURE.md §2). HTTP statuses live beside each code so that a
+ * new code without a status is a compile error.
+ */
+export const HTTP_STATUS = {
+  invalid_request_body: 400,
+  missing_parameter: 400,
+  invalid_parameter: 400,
+  unsupported_content_type: 400,
+  malformed_image: 400,
+  unsupported_image_format: 400,
+  file_size_too_large: 400,
+  resolution_too_high: 400,
+  resolution_too_low: 400,
+  invalid_auth_token: 401,
+  not_found: 404,
+  job_finished: 409,
+  rate_limit_exceeded: 429,
+  unexpected_error: 500,
+  service_unavailable: 503,
+  // Job-only codes (carried in a failed job's `error`, not as an HTTP status of the POST).
+  request_timeout: 504,
+  job_expired: 410,
+  job_cancelled: 409,
+  malformed_video: 400,
+  video_too_long: 400,
+  input_fetch_failed: 400,
+  no_person_detected: 422,
+  no_garment_detected: 422,
+} as const
+
+export type ErrorCode = keyof typeof HTTP_STATUS
+export const ERROR_CODES = Object.keys(HTTP_STATUS) as ErrorCode[]
+
+export class AppError extends Error {
+  readonly retryable: boolean
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    o: { cause?: unknown; retryable?: boolean } = {},
+  ) {
+    super(message, { cause: o.cause })
+    this.name = 'AppError'
+    this.retryable = o.retryable ?? false
+  }
+}
+
+export function isAppError(e: unknown): e is AppError {
+  return e instanceof AppError
+}
+
+/** Anything thrown becomes an AppError; unknown errors are `unexpected_error` and retryable. */
+export function toAppError(e: unknown): AppError {
+  if (e instanceof AppError) return e
+  return new AppError('unexpected_error', e instanceof Error ? e.message : String(e), { cause: e, retryable: true })
+}
