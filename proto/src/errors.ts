@@ -13,6 +13,10 @@ export const HTTP_STATUS = {
   resolution_too_high: 400,
   resolution_too_low: 400,
   invalid_auth_token: 401,
+  // Result URLs (signed, valid for a limited time).
+  invalid_signature: 403,
+  result_url_expired: 403,
+  range_not_satisfiable: 416,
   not_found: 404,
   job_finished: 409,
   rate_limit_exceeded: 429,

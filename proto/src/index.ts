@@ -1,2 +1,3 @@
 export * from './errors.ts'
 export * from './jobs.ts'
+export * from './events.ts'

@@ -1,0 +1,51 @@
+import { Hono, type MiddlewareHandler } from 'hono'
+import { bodyLimit } from 'hono/body-limit'
+import { requestId, type RequestIdVariables } from 'hono/request-id'
+import { AppError } from '@tailor/proto'
+import type { Config } from './config.ts'
+import { toErrorResponse } from './errors.ts'
+import type { JobStore } from './jobs/job-store.ts'
+import type { CancelNotifier, JobPublisher } from './jobs/publisher.ts'
+import type { Logger } from './logger.ts'
+import { apiKeyAuth } from './middleware/api-key.ts'
+import { jsonObjectBody } from './middleware/json-body.ts'
+import type { ResultReader } from './results/result-reader.ts'
+import { resultRoutes } from './routes/results.ts'
+import { videoRemoveBackgroundRoutes } from './routes/video-remove-background.ts'
+
+export interface GatewayDeps {
+  config: Config
+  logger: Logger
+  jobs: JobStore
+  publisher: JobPublisher
+  cancel: CancelNotifier
+  results: ResultReader
+  health: () => { ok: boolean; [k: string]: unknown }
+  jsonBody: MiddlewareHandler
+}
+
+export type AppEnv = { Variables: RequestIdVariables & { log: Logger } }
+
+/** The HTTP surface; no I/O here beyond the ports in `deps`. */
+export function createApp(d: Omit<GatewayDeps, 'jsonBody'>) {
+  const deps: GatewayDeps = { ...d, jsonBody: jsonObjectBody() }
+  return new Hono<AppEnv>()
+    .use(requestId())
+    .use(async (c, next) => {
+      c.set('log', deps.logger.child({ requestId: c.get('requestId') }))
+      await next()
+    })
+    .get('/healthz', (c) => {
+      const h = deps.health()
+      return c.json({ status: h.ok ? 'ok' : 'unavailable', ...h }, h.ok ? 200 : 503)
+    })
+    .use('/v1/*', apiKeyAuth(deps.config.apiKeyHashes))
+    .use('/v1/*', bodyLimit({ maxSize: deps.config.maxBodyBytes }))
+    .route('/v1/video/remove-background', videoRemoveBackgroundRoutes(deps))
+    .route('/results', resultRoutes(deps))
+    .notFound(() => {
+      throw new AppError('not_found', 'No such endpoint.')
+    })
+    .onError((err, c) => toErrorResponse(err, c, deps.logger))
+}
+export type App = ReturnType<typeof createApp>

@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest'
+import { loadConfig, sha256Hex } from './config.ts'
+
+const SECRET = 's'.repeat(32)
+
+describe('loadConfig', () => {
+  it('applies defaults and keeps only key hashes', () => {
+    const c = loadConfig({ API_KEYS: ' a , b,,', TAILOR_API_KEY: 'c', RESULT_URL_SECRET: SECRET })
+    expect(c).toMatchObject({ port: 8080, grpcPort: 50051, resultUrlTtlS: 3600, natsUrl: undefined, logLevel: 'info' })
+    expect(c.apiKeyHashes.map((h) => h.toString('hex')).sort()).toEqual([sha256Hex('a'), sha256Hex('b'), sha256Hex('c')].sort())
+    expect(JSON.stringify(c)).not.toMatch(/"a"|"b"|"c"/)
+    expect(Object.isFrozen(c)).toBe(true)
+  })
+  it('accepts pre-hashed keys', () => {
+    const h = sha256Hex('k')
+    expect(loadConfig({ API_KEY_SHA256: h.toUpperCase(), RESULT_URL_SECRET: SECRET }).apiKeyHashes[0]?.toString('hex')).toBe(h)
+  })
+  it('lists every bad variable at once', () => {
+    expect(() => loadConfig({ PORT: 'x', RESULT_URL_SECRET: 'short', API_KEY_SHA256: 'zz', PUBLIC_BASE_URL: 'nope' })).toThrow(
+      /PORT[\s\S]*API_KEY_SHA256[\s\S]*RESULT_URL_SECRET[\s\S]*PUBLIC_BASE_URL/,
+    )
+  })
+  it('refuses a configuration that accepts no key', () => {
+    expect(() => loadConfig({ RESULT_URL_SECRET: SECRET })).toThrow(/no API key would be accepted/)
+  })
+})

@@ -1,0 +1,80 @@
+import { createHash } from 'node:crypto'
+import { z } from 'zod'
+
+const csv = z
+  .string()
+  .optional()
+  .transform((s) => (s ?? '').split(',').map((x) => x.trim()).filter((x) => x.length > 0))
+
+const Env = z
+  .object({
+    PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+    HOST: z.string().min(1).default('0.0.0.0'),
+    /** gRPC server for inference job events (distributed mode only). */
+    GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(50051),
+    /** Distributed mode when set; the embedded composition injects in-process ports instead. */
+    NATS_URL: z.string().min(1).optional(),
+    /** Plain keys to accept (comma separated, for rotation). Hashed at load; never kept. */
+    API_KEYS: csv,
+    /** One plain key to accept (scripted use). */
+    TAILOR_API_KEY: z.string().min(1).optional(),
+    /** sha256 hex digests of keys to accept (comma separated): keys never touch the config. */
+    API_KEY_SHA256: csv.pipe(z.array(z.string().regex(/^[0-9a-f]{64}$/i, 'must be sha256 hex digests'))),
+    /** HMAC secret for result URLs; every gateway replica must share it. */
+    RESULT_URL_SECRET: z.string().min(32, 'must be at least 32 characters'),
+    RESULT_URL_TTL_S: z.coerce.number().int().positive().default(3600),
+    /** Origin used in result_url (e.g. https://tailor.example.com); defaults to the request's origin. */
+    PUBLIC_BASE_URL: z.url().optional(),
+    MAX_BODY_BYTES: z.coerce.number().int().positive().default(64 * 1024),
+    SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  })
+  .superRefine((env, ctx) => {
+    if (env.API_KEYS.length === 0 && env.TAILOR_API_KEY === undefined && env.API_KEY_SHA256.length === 0) {
+      ctx.addIssue({ code: 'custom', path: ['API_KEYS'], message: 'set API_KEYS, TAILOR_API_KEY or API_KEY_SHA256: no API key would be accepted' })
+    }
+  })
+
+export function sha256Hex(s: string): string {
+  return createHash('sha256').update(s, 'utf8').digest('hex')
+}
+
+export interface Config {
+  readonly port: number
+  readonly host: string
+  readonly grpcPort: number
+  readonly natsUrl: string | undefined
+  /** sha256 digests of the accepted API keys; the plain keys are dropped at load. */
+  readonly apiKeyHashes: readonly Buffer[]
+  readonly resultUrlSecret: string
+  readonly resultUrlTtlS: number
+  readonly publicBaseUrl: string | undefined
+  readonly maxBodyBytes: number
+  readonly shutdownTimeoutMs: number
+  readonly logLevel: string
+}
+
+/** Pure: a test passes a literal object. Throws listing every bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const r = Env.safeParse(env)
+  if (!r.success) throw new Error(`invalid environment\n${z.prettifyError(r.error)}`)
+  const e = r.data
+  const hashes = new Set<string>([
+    ...e.API_KEYS.map(sha256Hex),
+    ...(e.TAILOR_API_KEY === undefined ? [] : [sha256Hex(e.TAILOR_API_KEY)]),
+    ...e.API_KEY_SHA256.map((h) => h.toLowerCase()),
+  ])
+  return Object.freeze({
+    port: e.PORT,
+    host: e.HOST,
+    grpcPort: e.GRPC_PORT,
+    natsUrl: e.NATS_URL,
+    apiKeyHashes: Object.freeze([...hashes].map((h) => Buffer.from(h, 'hex'))),
+    resultUrlSecret: e.RESULT_URL_SECRET,
+    resultUrlTtlS: e.RESULT_URL_TTL_S,
+    publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
+    maxBodyBytes: e.MAX_BODY_BYTES,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    logLevel: e.LOG_LEVEL,
+  })
+}

@@ -1,0 +1,25 @@
+import type { Context } from 'hono'
+import { HTTPException } from 'hono/http-exception'
+import type { ContentfulStatusCode } from 'hono/utils/http-status'
+import { AppError, HTTP_STATUS, toAppError } from '@tailor/proto'
+import type { Logger } from './logger.ts'
+
+/** The one HTTP edge for errors: every 4xx/5xx is `{error, error_code}` (+ request_id). */
+export function toErrorResponse(err: unknown, c: Context, log: Logger): Response {
+  let e: AppError
+  if (err instanceof HTTPException) {
+    // Raised by hono middleware (body limit, …): map to our vocabulary.
+    e =
+      err.status === 413
+        ? new AppError('invalid_request_body', 'The request body is too large.', { cause: err })
+        : new AppError('invalid_request_body', err.message || 'The request could not be read.', { cause: err })
+  } else {
+    e = toAppError(err)
+  }
+  const status = HTTP_STATUS[e.code] as ContentfulStatusCode
+  const requestId = c.get('requestId') as string | undefined
+  if (status >= 500) log.error({ err, requestId, code: e.code }, 'request failed')
+  else log.debug({ requestId, code: e.code }, 'request rejected')
+  const message = status >= 500 && e.code === 'unexpected_error' ? 'An unexpected error occurred; try again later.' : e.message
+  return c.json({ error: message, error_code: e.code, ...(requestId ? { request_id: requestId } : {}) }, status)
+}

@@ -1,0 +1,50 @@
+import { Kvm, type KV } from '@nats-io/kv'
+import type { NatsConnection } from '@nats-io/transport-node'
+import { AppError } from '@tailor/proto'
+import type { JobRecord, JobStore } from './job-store.ts'
+
+export const JOBS_BUCKET = 'jobs'
+const CAS_ATTEMPTS = 20
+
+/** Adapter: JetStream KV bucket `jobs`, one key per job id; updates are compare-and-set. */
+export async function openKvJobStore(nc: NatsConnection, opts: { ttlMs?: number } = {}): Promise<JobStore> {
+  const kv: KV = await new Kvm(nc).create(JOBS_BUCKET, { history: 1, ...(opts.ttlMs ? { ttl: opts.ttlMs } : {}) })
+  const get = async (id: string): Promise<{ rec: JobRecord; revision: number } | null> => {
+    const e = await kv.get(id)
+    if (e === null || e.operation !== 'PUT' || e.length === 0) return null
+    return { rec: e.json<JobRecord>(), revision: e.revision }
+  }
+  return {
+    async create(rec) {
+      await kv.create(rec.id, JSON.stringify(rec))
+    },
+    async get(id) {
+      if (!/^[0-9a-f-]{36}$/.test(id)) return null
+      return (await get(id))?.rec ?? null
+    },
+    async update(id, change) {
+      for (let i = 0; i < CAS_ATTEMPTS; i++) {
+        const cur = await get(id)
+        if (cur === null) return null
+        const next = change(cur.rec)
+        if (next === null) return cur.rec
+        try {
+          await kv.update(id, JSON.stringify(next), cur.revision)
+          return next
+        } catch (err) {
+          if (i === CAS_ATTEMPTS - 1) throw new AppError('service_unavailable', 'job record kept changing under us', { cause: err, retryable: true })
+        }
+      }
+      return null
+    },
+    async listUnfinished() {
+      const out: JobRecord[] = []
+      for await (const k of await kv.keys()) {
+        const r = await get(k)
+        if (r !== null && (r.rec.status === 'pending' || r.rec.status === 'running')) out.push(r.rec)
+      }
+      return out
+    },
+    async close() {},
+  }
+}

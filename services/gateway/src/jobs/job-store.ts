@@ -1,0 +1,31 @@
+import type { ErrorCode, JobKind, JobStatus } from '@tailor/proto'
+
+export interface JobRecord {
+  id: string
+  kind: JobKind
+  status: JobStatus
+  /** 0–1 from frames done. */
+  progress: number
+  params: Record<string, unknown>
+  result: { key: string; contentType: string; bytes: number } | null
+  error: { code: ErrorCode; message: string } | null
+  /** Deliveries that reached inference (1 on the first). */
+  attempts: number
+  createdAt: string
+  updatedAt: string
+}
+
+/**
+ * Port: where job records live (JetStream KV `jobs` distributed; files in the data dir embedded).
+ * `update` is a compare-and-set loop: `change` returns the new record, or null for "no change".
+ */
+export interface JobStore {
+  create(record: JobRecord): Promise<void>
+  get(id: string): Promise<JobRecord | null>
+  update(id: string, change: (current: JobRecord) => JobRecord | null): Promise<JobRecord | null>
+  /** Records still pending or running (used by the embedded mode to requeue after a restart). */
+  listUnfinished(): Promise<JobRecord[]>
+  close(): Promise<void>
+}
+
+export const isFinal = (s: JobStatus): boolean => s === 'completed' || s === 'failed'

@@ -1,0 +1,80 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { createServer, connect as netConnect } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+export const NATS_SERVER_BIN = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server'
+const NATS_START_TIMEOUT_MS = 15_000
+
+export interface NatsServer {
+  url: string
+  port: number
+  storeDir: string
+  stop(): Promise<void>
+}
+
+/** A free TCP port on loopback (bind to 0, read it, close). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer()
+    srv.unref()
+    srv.on('error', reject)
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address()
+      if (addr === null || typeof addr === 'string') {
+        reject(new Error('no port'))
+        return
+      }
+      srv.close(() => resolve(addr.port))
+    })
+  })
+}
+
+export async function waitForPort(port: number, timeoutMs: number, host = '127.0.0.1'): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = netConnect({ port, host }, () => {
+        s.end()
+        resolve(true)
+      })
+      s.on('error', () => resolve(false))
+    })
+    if (ok) return
+    if (Date.now() > deadline) throw new Error(`port ${port} did not open within ${timeoutMs} ms`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+/** Starts a real `nats-server -js` on a free loopback port with its own store dir. */
+export async function startNatsServer(): Promise<NatsServer> {
+  const port = await freePort()
+  const storeDir = await mkdtemp(join(tmpdir(), 'tailor-nats-'))
+  const proc: ChildProcess = spawn(NATS_SERVER_BIN, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  let stderr = ''
+  proc.stderr?.on('data', (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-4096)
+  })
+  try {
+    await waitForPort(port, NATS_START_TIMEOUT_MS)
+  } catch (err) {
+    proc.kill('SIGKILL')
+    throw new Error(`nats-server did not start: ${stderr}`, { cause: err })
+  }
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    port,
+    storeDir,
+    async stop() {
+      if (proc.exitCode === null) {
+        const exited = new Promise((r) => proc.once('exit', r))
+        proc.kill('SIGTERM')
+        await exited
+      }
+      await rm(storeDir, { recursive: true, force: true })
+    },
+  }
+}
