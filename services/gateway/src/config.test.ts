@@ -16,9 +16,13 @@ describe('loadConfig', () => {
     expect(loadConfig({ API_KEY_SHA256: h.toUpperCase(), RESULT_URL_SECRET: SECRET }).apiKeyHashes[0]?.toString('hex')).toBe(h)
   })
   it('lists every bad variable at once', () => {
-    expect(() => loadConfig({ PORT: 'x', RESULT_URL_SECRET: 'short', API_KEY_SHA256: 'zz', PUBLIC_BASE_URL: 'nope' })).toThrow(
-      /PORT[\s\S]*API_KEY_SHA256[\s\S]*RESULT_URL_SECRET[\s\S]*PUBLIC_BASE_URL/,
-    )
+    let msg = ''
+    try {
+      loadConfig({ PORT: 'x', RESULT_URL_SECRET: 'short', API_KEY_SHA256: 'zz', PUBLIC_BASE_URL: 'nope' })
+    } catch (err) {
+      msg = (err as Error).message
+    }
+    for (const v of ['PORT', 'API_KEY_SHA256', 'RESULT_URL_SECRET', 'PUBLIC_BASE_URL']) expect(msg).toContain(v)
   })
   it('refuses a configuration that accepts no key', () => {
     expect(() => loadConfig({ RESULT_URL_SECRET: SECRET })).toThrow(/no API key would be accepted/)
