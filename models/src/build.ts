@@ -1,0 +1,127 @@
+/**
+ * Builds models/dist/<name>.onnx and models/dist/manifest.json from the installed npm package.
+ * Idempotent: a model whose inputs (source files, converter sources, catalog entry) are unchanged
+ * and whose built file still has the recorded sha256 is skipped.
+ */
+import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { mkdir, readFile, readdir, rename, writeFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { MODELS, SOURCE_PACKAGE, type ModelEntry } from './catalog.ts'
+import { convertGraph } from './convert/convert.ts'
+import { OPSET } from './convert/onnx-builder.ts'
+import { loadTfjsGraphModel } from './convert/tfjs-model.ts'
+import { Manifest, type ManifestModel } from './manifest.ts'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+export const MODELS_ROOT = path.resolve(here, '..')
+export const DIST_DIR = path.join(MODELS_ROOT, 'dist')
+
+export function sourcePackageDir(): string {
+  const req = createRequire(path.join(MODELS_ROOT, 'package.json'))
+  return path.dirname(req.resolve(`${SOURCE_PACKAGE.name}/package.json`))
+}
+
+const sha256 = (b: Uint8Array | string): string => createHash('sha256').update(b).digest('hex')
+
+async function lockfileIntegrity(): Promise<string | null> {
+  const lock = path.resolve(MODELS_ROOT, '..', 'pnpm-lock.yaml')
+  if (!existsSync(lock)) return null
+  const text = await readFile(lock, 'utf8')
+  const key = `'${SOURCE_PACKAGE.name}@${SOURCE_PACKAGE.version}':`
+  const at = text.indexOf(key)
+  if (at < 0) return null
+  return /integrity: ([^}\s]+)/.exec(text.slice(at, at + 400))?.[1] ?? null
+}
+
+async function converterFingerprint(): Promise<string> {
+  const dir = path.join(here, 'convert')
+  const files = (await readdir(dir)).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts')).sort()
+  const h = createHash('sha256')
+  for (const f of files) h.update(f).update(await readFile(path.join(dir, f)))
+  return h.digest('hex')
+}
+
+export interface BuildReport { name: string; status: 'built' | 'up-to-date'; ms: number; bytes: number; nodes: number }
+
+export async function buildModels(opts: { only?: string[]; log?: (s: string) => void } = {}): Promise<BuildReport[]> {
+  const log = opts.log ?? (() => {})
+  await mkdir(DIST_DIR, { recursive: true })
+  const pkgDir = sourcePackageDir()
+  const pkgJson = JSON.parse(await readFile(path.join(pkgDir, 'package.json'), 'utf8')) as { version: string; license?: string }
+  if (pkgJson.version !== SOURCE_PACKAGE.version) {
+    throw new Error(`${SOURCE_PACKAGE.name} ${pkgJson.version} is installed, the catalog pins ${SOURCE_PACKAGE.version}`)
+  }
+  const manifestPath = path.join(DIST_DIR, 'manifest.json')
+  const previous = existsSync(manifestPath) ? Manifest.safeParse(JSON.parse(await readFile(manifestPath, 'utf8'))) : null
+  const prevModels = new Map((previous?.success ? previous.data.models : []).map((m) => [m.name, m]))
+  const integrity = await lockfileIntegrity()
+  const converter = await converterFingerprint()
+  const reports: BuildReport[] = []
+  const out: ManifestModel[] = []
+
+  for (const entry of MODELS) {
+    if (opts.only && !opts.only.includes(entry.name)) {
+      const prev = prevModels.get(entry.name)
+      if (prev) out.push(prev)
+      continue
+    }
+    const t0 = performance.now()
+    const jsonPath = path.join(pkgDir, entry.file)
+    const jsonBytes = await readFile(jsonPath)
+    const shardNames = (JSON.parse(jsonBytes.toString('utf8')) as { weightsManifest: { paths: string[] }[] }).weightsManifest.flatMap((g) => g.paths)
+    const sourceHash = createHash('sha256').update(jsonBytes)
+    for (const s of shardNames) sourceHash.update(await readFile(path.join(path.dirname(jsonPath), s)))
+    const buildKey = sha256(`${sourceHash.digest('hex')}|${converter}|${JSON.stringify(entry)}`)
+    const file = `${entry.name}.onnx`
+    const onnxPath = path.join(DIST_DIR, file)
+    const prev = prevModels.get(entry.name)
+    if (prev && prev.buildKey === buildKey && existsSync(onnxPath) && sha256(await readFile(onnxPath)) === prev.sha256) {
+      out.push(prev)
+      reports.push({ name: entry.name, status: 'up-to-date', ms: performance.now() - t0, bytes: prev.bytes, nodes: prev.onnxNodeCount })
+      log(`${entry.name}: up to date`)
+      continue
+    }
+    const model = await loadTfjsGraphModel(jsonPath)
+    const { bytes, opCounts } = convertGraph(model, {
+      graphName: entry.name,
+      producerVersion: converter.slice(0, 12),
+      docString: `${entry.name} from ${SOURCE_PACKAGE.name}@${SOURCE_PACKAGE.version}/${entry.file}; ${entry.licence}`,
+      branches: entry.branches,
+      inputs: Object.fromEntries(entry.inputs.map((i) => [i.name, { dims: i.dims }])),
+      outputs: Object.fromEntries(entry.outputs.map((o) => [o.name, o.from])),
+    })
+    const tmp = `${onnxPath}.tmp-${process.pid}`
+    await writeFile(tmp, bytes)
+    await rename(tmp, onnxPath)
+    const m = manifestEntry(entry, { file, bytes, buildKey, integrity, opCounts, sourceFiles: [entry.file, ...shardNames.map((s) => path.posix.join(path.posix.dirname(entry.file), s))] })
+    out.push(m)
+    reports.push({ name: entry.name, status: 'built', ms: performance.now() - t0, bytes: bytes.length, nodes: m.onnxNodeCount })
+    log(`${entry.name}: built ${file} (${(bytes.length / 1e6).toFixed(1)} MB, ${m.onnxNodeCount} nodes) in ${Math.round(performance.now() - t0)} ms`)
+  }
+  const manifest = { schemaVersion: 1, opset: OPSET, source: { ...SOURCE_PACKAGE, integrity }, models: out }
+  Manifest.parse(manifest)
+  const tmp = `${manifestPath}.tmp-${process.pid}`
+  await writeFile(tmp, `${JSON.stringify(manifest, null, 2)}\n`)
+  await rename(tmp, manifestPath)
+  return reports
+}
+
+function manifestEntry(entry: ModelEntry, b: { file: string; bytes: Uint8Array; buildKey: string; integrity: string | null; opCounts: Record<string, number>; sourceFiles: string[] }): ManifestModel {
+  return {
+    name: entry.name,
+    file: b.file,
+    sha256: sha256(b.bytes),
+    bytes: b.bytes.length,
+    buildKey: b.buildKey,
+    source: { package: SOURCE_PACKAGE.name, version: SOURCE_PACKAGE.version, integrity: b.integrity, files: b.sourceFiles },
+    origin: entry.origin,
+    licence: entry.licence,
+    inputs: entry.inputs,
+    outputs: entry.outputs.map(({ from: _from, ...o }) => o),
+    onnxNodeCount: Object.values(b.opCounts).reduce((a, c) => a + c, 0),
+    onnxOpCounts: b.opCounts,
+  }
+}

