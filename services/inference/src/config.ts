@@ -1,0 +1,45 @@
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { z } from 'zod'
+
+const Env = z
+  .object({
+    /** Distributed mode when set; the embedded composition injects in-process ports instead. */
+    NATS_URL: z.string().min(1).optional(),
+    /** host:port of the gateway's job events gRPC server (distributed mode). */
+    GATEWAY_GRPC_ADDR: z.string().regex(/^[^\s:]+:\d+$/, 'must be host:port').optional(),
+    WORKER_ID: z.string().min(1).optional(),
+    ORT_EP: z.enum(['cuda', 'cpu']).default('cpu'),
+    /** Directory holding manifest.json and the .onnx files built by `pnpm models`. */
+    MODELS_DIR: z.string().min(1).optional(),
+    /** Scratch space for downloads and encodes; each job gets its own subdirectory, removed after. */
+    TAILOR_WORK_DIR: z.string().min(1).default(join(tmpdir(), 'tailor-work')),
+    ACK_WAIT_MS: z.coerce.number().int().min(1000).default(60_000),
+    MAX_DELIVER: z.coerce.number().int().min(1).default(3),
+    /** Jobs run at once (one model session each). */
+    CONCURRENCY: z.coerce.number().int().min(1).max(16).default(1),
+    FETCH_MAX_BYTES: z.coerce.number().int().positive().default(100 * 1024 * 1024),
+    FETCH_CONNECT_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+    FETCH_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
+    FETCH_MAX_REDIRECTS: z.coerce.number().int().min(0).max(20).default(5),
+    /** Allows loopback destinations (tests, local files served on localhost); nothing else private. */
+    TAILOR_FETCH_ALLOW_LOOPBACK: z.stringbool().default(false),
+    /** How long a finished job waits for the gateway to acknowledge its final event. */
+    FINAL_EVENT_TIMEOUT_MS: z.coerce.number().int().positive().default(300_000),
+    SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  })
+  .superRefine((env, ctx) => {
+    if (env.NATS_URL !== undefined && env.GATEWAY_GRPC_ADDR === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['GATEWAY_GRPC_ADDR'], message: 'required with NATS_URL: where to stream job events' })
+    }
+  })
+
+export type Config = Readonly<z.infer<typeof Env>>
+
+/** Pure: a test passes a literal object. Throws listing every bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const r = Env.safeParse(env)
+  if (!r.success) throw new Error(`invalid environment\n${z.prettifyError(r.error)}`)
+  return Object.freeze(r.data)
+}

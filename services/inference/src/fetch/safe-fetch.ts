@@ -1,0 +1,184 @@
+import { createWriteStream } from 'node:fs'
+import { rm } from 'node:fs/promises'
+import http from 'node:http'
+import https from 'node:https'
+import { lookup as dnsLookup } from 'node:dns/promises'
+import type { LookupFunction, Socket } from 'node:net'
+import { isIP } from 'node:net'
+import { AppError } from '@tailor/proto'
+import { classifyAddress, isAllowedAddress } from './address-policy.ts'
+
+export interface ResolvedAddress {
+  address: string
+  family: number
+}
+/** Resolves a host name to every address (the default is the system resolver, dns.lookup all). */
+export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>
+
+export interface SafeFetchOptions {
+  maxBytes: number
+  connectTimeoutMs: number
+  timeoutMs: number
+  maxRedirects: number
+  allowLoopback: boolean
+  resolver?: Resolver
+}
+
+export interface FetchedFile {
+  path: string
+  bytes: number
+  contentType: string | undefined
+}
+
+const systemResolver: Resolver = async (host) => dnsLookup(host, { all: true, verbatim: true })
+
+const fail = (message: string, cause?: unknown): AppError => new AppError('input_fetch_failed', message, { cause })
+const tooLarge = (max: number): AppError =>
+  new AppError('file_size_too_large', `The video is larger than the ${Math.round(max / (1024 * 1024))} MB limit.`)
+
+/**
+ * Checks a URL before any connection: http/https only, no credentials, and an IP-literal host must
+ * be an allowed address. Host names are checked again on every resolved address (see lookup).
+ */
+export function checkUrl(raw: string, allowLoopback: boolean): URL {
+  let u: URL
+  try {
+    u = new URL(raw)
+  } catch (err) {
+    throw fail('video_url is not a valid URL.', err)
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw fail(`video_url must use http or https, not ${u.protocol.slice(0, -1)}.`)
+  if (u.username !== '' || u.password !== '') throw fail('video_url must not carry credentials.')
+  const host = u.hostname.replace(/^\[|\]$/g, '')
+  if (isIP(host) !== 0 && !isAllowedAddress(host, { allowLoopback })) {
+    throw fail(`video_url points at a ${classifyAddress(host)} address, which is not allowed; use a publicly accessible URL.`)
+  }
+  return u
+}
+
+/**
+ * The lookup that every connection uses: resolves, refuses if ANY address is not allowed (no
+ * mixed public/private answers to rebind through), and hands the socket the checked address.
+ */
+function guardedLookup(resolver: Resolver, allowLoopback: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    resolver(hostname).then(
+      (all) => {
+        const bad = all.find((a) => !isAllowedAddress(a.address, { allowLoopback }))
+        if (all.length === 0) {
+          callback(Object.assign(new Error(`${hostname} did not resolve`), { code: 'ENOTFOUND' }), '', 0)
+        } else if (bad !== undefined) {
+          callback(fail(`video_url resolves to a ${classifyAddress(bad.address)} address, which is not allowed; use a publicly accessible URL.`), '', 0)
+        } else if (options.all === true) {
+          ;(callback as unknown as (e: null, a: ResolvedAddress[]) => void)(null, all)
+        } else {
+          const first = all[0]!
+          callback(null, first.address, first.family)
+        }
+      },
+      (err: unknown) => callback(err as NodeJS.ErrnoException, '', 0),
+    )
+  }
+}
+
+/**
+ * Downloads `rawUrl` to `dest` under every rule of ARCHITECTURE.md §5. The destination is
+ * checked on the address the socket actually connected to, for the first request and after every
+ * redirect. On any failure the partial file is removed.
+ */
+export async function safeFetchToFile(rawUrl: string, dest: string, o: SafeFetchOptions, signal?: AbortSignal): Promise<FetchedFile> {
+  const resolver = o.resolver ?? systemResolver
+  const total = AbortSignal.timeout(o.timeoutMs)
+  const combined = signal ? AbortSignal.any([signal, total]) : total
+  let url = checkUrl(rawUrl, o.allowLoopback)
+  try {
+    for (let hop = 0; ; hop++) {
+      const res = await request(url, resolver, o, combined)
+      const status = res.statusCode ?? 0
+      if (status >= 300 && status < 400 && res.headers.location !== undefined) {
+        res.resume()
+        if (hop >= o.maxRedirects) throw fail(`video_url redirected more than ${o.maxRedirects} times.`)
+        let next: URL
+        try {
+          next = new URL(res.headers.location, url)
+        } catch (err) {
+          throw fail('video_url redirected to an invalid URL.', err)
+        }
+        url = checkUrl(next.href, o.allowLoopback)
+        continue
+      }
+      if (status < 200 || status >= 300) {
+        res.resume()
+        throw fail(`Downloading video_url failed: the server answered HTTP ${status}.`)
+      }
+      const declared = Number(res.headers['content-length'])
+      if (Number.isFinite(declared) && declared > o.maxBytes) {
+        res.destroy()
+        throw tooLarge(o.maxBytes)
+      }
+      const bytes = await pipeCapped(res, dest, o.maxBytes, combined)
+      return { path: dest, bytes, contentType: res.headers['content-type'] }
+    }
+  } catch (err) {
+    await rm(dest, { force: true })
+    if (signal?.aborted) throw new AppError('job_cancelled', 'The job was cancelled.', { cause: err })
+    if (err instanceof AppError) throw err
+    if (total.aborted) throw fail(`Downloading video_url took longer than ${Math.round(o.timeoutMs / 1000)} s.`, err)
+    const code = (err as NodeJS.ErrnoException).code
+    throw fail(`Downloading video_url failed${code ? ` (${code})` : ''}: ${(err as Error).message}`, err)
+  }
+}
+
+function request(url: URL, resolver: Resolver, o: SafeFetchOptions, signal: AbortSignal): Promise<http.IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const mod = url.protocol === 'https:' ? https : http
+    const req = mod.request(url, {
+      method: 'GET',
+      lookup: guardedLookup(resolver, o.allowLoopback),
+      signal,
+      agent: false,
+      headers: { 'user-agent': 'tailor-inference/0.1', accept: 'video/*, image/gif, */*;q=0.5', 'accept-encoding': 'identity' },
+    })
+    const connectTimer = setTimeout(() => req.destroy(fail(`Could not connect to the video_url host within ${o.connectTimeoutMs} ms.`)), o.connectTimeoutMs)
+    req.on('socket', (socket: Socket) => {
+      const check = (): void => {
+        clearTimeout(connectTimer)
+        const remote = socket.remoteAddress
+        // The address actually connected to: the final word, whatever the resolver said.
+        if (remote === undefined || !isAllowedAddress(remote, { allowLoopback: o.allowLoopback })) {
+          req.destroy(fail(`video_url connected to a ${remote === undefined ? 'unknown' : classifyAddress(remote)} address, which is not allowed.`))
+        }
+      }
+      if (socket.connecting) socket.once('connect', check)
+      else check()
+    })
+    req.on('response', (res) => {
+      clearTimeout(connectTimer)
+      resolve(res)
+    })
+    req.on('error', (err) => {
+      clearTimeout(connectTimer)
+      reject(err)
+    })
+    req.end()
+  })
+}
+
+async function pipeCapped(res: http.IncomingMessage, dest: string, maxBytes: number, signal: AbortSignal): Promise<number> {
+  const out = createWriteStream(dest, { flags: 'wx' })
+  let bytes = 0
+  try {
+    for await (const chunk of res as AsyncIterable<Buffer>) {
+      if (signal.aborted) throw signal.reason
+      bytes += chunk.length
+      if (bytes > maxBytes) throw tooLarge(maxBytes)
+      if (!out.write(chunk)) await new Promise<void>((r, j) => { out.once('drain', r); out.once('error', j) })
+    }
+    await new Promise<void>((r, j) => out.end((err?: Error | null) => (err ? j(err) : r())))
+    return bytes
+  } catch (err) {
+    res.destroy()
+    out.destroy()
+    throw err
+  }
+}
