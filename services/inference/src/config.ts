@@ -1,5 +1,6 @@
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { z } from 'zod'
 
 const Env = z
@@ -11,7 +12,9 @@ const Env = z
     WORKER_ID: z.string().min(1).optional(),
     ORT_EP: z.enum(['cuda', 'cpu']).default('cpu'),
     /** Directory holding manifest.json and the .onnx files built by `pnpm models`. */
-    MODELS_DIR: z.string().min(1).optional(),
+    MODELS_DIR: z.string().min(1).default(fileURLToPath(new URL('../../../models/dist', import.meta.url))),
+    /** onnxruntime intra-op threads (default: the session layer's choice). */
+    ORT_INTRA_OP_THREADS: z.coerce.number().int().positive().optional(),
     /** Scratch space for downloads and encodes; each job gets its own subdirectory, removed after. */
     TAILOR_WORK_DIR: z.string().min(1).default(join(tmpdir(), 'tailor-work')),
     ACK_WAIT_MS: z.coerce.number().int().min(1000).default(60_000),
@@ -23,6 +26,9 @@ const Env = z
     FETCH_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
     FETCH_MAX_REDIRECTS: z.coerce.number().int().min(0).max(20).default(5),
     /** Allows loopback destinations (tests, local files served on localhost); nothing else private. */
+    VIDEO_MAX_DURATION_S: z.coerce.number().positive().default(60),
+    VIDEO_MAX_SIDE_PX: z.coerce.number().int().positive().default(4096),
+    VIDEO_MIN_SIDE_PX: z.coerce.number().int().positive().default(64),
     TAILOR_FETCH_ALLOW_LOOPBACK: z.stringbool().default(false),
     /** How long a finished job waits for the gateway to acknowledge its final event. */
     FINAL_EVENT_TIMEOUT_MS: z.coerce.number().int().positive().default(300_000),

@@ -1,0 +1,58 @@
+import { mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import { AppError, RESULT_EXTENSIONS, type JobEnvelope, type JobOutcome, type OutputFormat } from '@tailor/proto'
+import type { ResultStore } from '../results/result-store.ts'
+
+/** What the remove-background pipeline needs from one job (jobs/remove-background.ts). */
+export interface RemoveBackgroundCall {
+  (
+    req: { inputPath: string; workDir: string; backgroundColor: string; outputFormat: OutputFormat },
+    ctx: { signal: AbortSignal; onProgress: (framesDone: number, framesTotal: number) => void },
+  ): Promise<{ outputPath: string; contentType: string; bytes: number; frames: number }>
+}
+
+export interface RunJobDeps {
+  /** Downloads a video_url to a local file (fetch/safe-fetch.ts with the configured limits). */
+  fetchInput(url: string, dest: string, signal: AbortSignal): Promise<unknown>
+  removeBackground: RemoveBackgroundCall
+  results: ResultStore
+  /** Each job works in its own fresh subdirectory of this, removed when the job ends. */
+  workRoot: string
+}
+
+export const resultKeyFor = (jobId: string, format: OutputFormat): string => `remove-background/${jobId}.${RESULT_EXTENSIONS[format]}`
+
+/**
+ * Use case: fetch → pipeline → store. Returns the outcome it expects (including a failure with a
+ * public error code); throws retryable errors and bugs for the consumer loop to decide on.
+ * Nothing is left in the work directory, whatever happens.
+ */
+export async function runJob(
+  job: JobEnvelope,
+  ctx: { signal: AbortSignal; onProgress: (framesDone: number, framesTotal: number) => void },
+  deps: RunJobDeps,
+): Promise<JobOutcome & { frames?: number }> {
+  if (job.kind !== 'remove-background') {
+    return { status: 'failed', code: 'invalid_parameter', message: `This worker does not run ${job.kind} jobs.` }
+  }
+  await mkdir(deps.workRoot, { recursive: true })
+  const workDir = await mkdtemp(join(deps.workRoot, `${job.id}-`))
+  try {
+    const inputPath = join(workDir, 'input')
+    await deps.fetchInput(job.params.video_url, inputPath, ctx.signal)
+    const r = await deps.removeBackground(
+      { inputPath, workDir, backgroundColor: job.params.background_color, outputFormat: job.params.output_format },
+      ctx,
+    )
+    if (ctx.signal.aborted) throw new AppError('job_cancelled', 'The job was cancelled.')
+    const key = resultKeyFor(job.id, job.params.output_format)
+    const stored = await deps.results.put(key, r.outputPath, r.contentType)
+    return { status: 'succeeded', resultKey: key, contentType: r.contentType, bytes: stored.bytes, frames: r.frames }
+  } catch (err) {
+    if (ctx.signal.aborted) return { status: 'failed', code: 'job_cancelled', message: 'The job was cancelled.' }
+    if (err instanceof AppError && !err.retryable) return { status: 'failed', code: err.code, message: err.message }
+    throw err
+  } finally {
+    await rm(workDir, { recursive: true, force: true })
+  }
+}

@@ -1,0 +1,103 @@
+import { hostname } from 'node:os'
+import { connect, type NatsConnection } from '@nats-io/transport-node'
+import type { Config } from './config.ts'
+import { consumeJobs, type Consumer } from './consumer/consume-jobs.ts'
+import { openJetStreamJobSource } from './consumer/job-source-jetstream.ts'
+import type { JobSource } from './consumer/job-source.ts'
+import { openMattingEngine } from './engine/matting-engine.ts'
+import { openJobEventStream } from './events/event-stream.ts'
+import type { JobEventSink } from './events/job-event-sink.ts'
+import { safeFetchToFile } from './fetch/safe-fetch.ts'
+import { removeBackground, type MattingEngine } from './jobs/remove-background.ts'
+import { runJob } from './jobs/run-job.ts'
+import { createLogger, type Logger } from './logger.ts'
+import { openObjectStoreResultStore } from './results/result-store-object-store.ts'
+import type { ResultStore } from './results/result-store.ts'
+
+/** In-process ports for the embedded mode; without them inference uses NATS + gRPC. */
+export interface InferencePorts {
+  source: JobSource
+  events: JobEventSink
+  results: ResultStore
+}
+
+export interface Inference {
+  /** The execution provider actually in use (never a silent fallback). */
+  provider: string
+  stop(): Promise<void>
+}
+
+/** The only composition root of inference: engine first (ready = loaded + warmed up), then jobs. */
+export async function start(config: Config, opts: { ports?: InferencePorts; logger?: Logger } = {}): Promise<Inference> {
+  const logger = opts.logger ?? createLogger(config.LOG_LEVEL)
+  const t0 = performance.now()
+  const engine: MattingEngine & { warmupMs: number; provider?: string; providerFallbacks?: unknown } = await openMattingEngine({
+    modelsDir: config.MODELS_DIR,
+    executionProviders: config.ORT_EP === 'cuda' ? ['cuda', 'cpu'] : ['cpu'],
+    ...(config.ORT_INTRA_OP_THREADS !== undefined ? { intraOpThreads: config.ORT_INTRA_OP_THREADS } : {}),
+  })
+  logger.info(
+    { provider: engine.provider, fallbacks: engine.providerFallbacks, loadMs: Math.round(performance.now() - t0), warmupMs: Math.round(engine.warmupMs) },
+    'matting engine ready',
+  )
+
+  let nc: NatsConnection | null = null
+  let ports: InferencePorts
+  try {
+    if (opts.ports !== undefined) {
+      ports = opts.ports
+    } else {
+      if (config.NATS_URL === undefined || config.GATEWAY_GRPC_ADDR === undefined) {
+        throw new Error('NATS_URL and GATEWAY_GRPC_ADDR are required to run inference on its own (or use the embedded mode)')
+      }
+      nc = await connect({ servers: config.NATS_URL, name: 'tailor-inference', maxReconnectAttempts: -1 })
+      ports = {
+        source: await openJetStreamJobSource(nc, { ackWaitMs: config.ACK_WAIT_MS, maxAckPending: config.CONCURRENCY }),
+        events: await openJobEventStream({ address: config.GATEWAY_GRPC_ADDR, workerId: config.WORKER_ID ?? `${hostname()}-${process.pid}`, logger }),
+        results: await openObjectStoreResultStore(nc),
+      }
+    }
+  } catch (err) {
+    await engine.close()
+    await nc?.close()
+    throw err
+  }
+
+  const limits = { maxBytes: config.FETCH_MAX_BYTES, maxDurationS: config.VIDEO_MAX_DURATION_S, maxSidePx: config.VIDEO_MAX_SIDE_PX, minSidePx: config.VIDEO_MIN_SIDE_PX }
+  const fetchOptions = {
+    maxBytes: config.FETCH_MAX_BYTES,
+    connectTimeoutMs: config.FETCH_CONNECT_TIMEOUT_MS,
+    timeoutMs: config.FETCH_TIMEOUT_MS,
+    maxRedirects: config.FETCH_MAX_REDIRECTS,
+    allowLoopback: config.TAILOR_FETCH_ALLOW_LOOPBACK,
+  }
+  const consumer: Consumer = consumeJobs({
+    source: ports.source,
+    events: ports.events,
+    logger,
+    concurrency: config.CONCURRENCY,
+    ackWaitMs: config.ACK_WAIT_MS,
+    maxDeliver: config.MAX_DELIVER,
+    finalEventTimeoutMs: config.FINAL_EVENT_TIMEOUT_MS,
+    run: (job, ctx) =>
+      runJob(job, ctx, {
+        workRoot: config.TAILOR_WORK_DIR,
+        results: ports.results,
+        fetchInput: (url, dest, signal) => safeFetchToFile(url, dest, fetchOptions, signal),
+        removeBackground: (req, c) => removeBackground(req, { matting: engine, signal: c.signal, onProgress: c.onProgress, limits }),
+      }),
+  })
+  logger.info({ mode: nc ? 'distributed' : 'embedded', concurrency: config.CONCURRENCY, allowLoopback: config.TAILOR_FETCH_ALLOW_LOOPBACK }, 'inference consuming jobs')
+
+  return {
+    provider: String(engine.provider ?? 'cpu'),
+    async stop() {
+      await consumer.stop(config.SHUTDOWN_TIMEOUT_MS)
+      await ports.source.close()
+      await ports.events.close()
+      if (nc !== null) await nc.drain()
+      await engine.close()
+      logger.info('inference stopped')
+    },
+  }
+}
