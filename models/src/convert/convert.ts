@@ -39,6 +39,12 @@ interface Val {
   konst?: ConstTensor
   /** static length of a rank-1 tensor (shape arithmetic), when known */
   len?: number
+  /**
+   * Derived from a rank-4 graph input at its own resolution without a convolution in between
+   * (e.g. RVM's guided-filter refiner at full resolution). Such tensors stay NHWC, as the input
+   * is given, so that no full-resolution Transpose is needed; everything else goes NCHW.
+   */
+  hires?: boolean
 }
 
 const DEAD = Symbol('dead')
@@ -61,8 +67,19 @@ class Converter {
   readonly memo = new Map<string, Out[]>()
   readonly transposed = new Map<string, string>()
   readonly materialized = new Map<string, string>()
+  readonly consumers = new Map<string, { node: TfNode; slot: number }[]>()
+  readonly inProgress = new Set<string>()
 
-  constructor(readonly m: TfjsGraphModel, readonly o: ConvertOptions) {}
+  constructor(readonly m: TfjsGraphModel, readonly o: ConvertOptions) {
+    for (const n of m.order) {
+      this.dataInputs(n).forEach((r, slot) => {
+        const src = splitRef(r)[0]
+        const list = this.consumers.get(src) ?? []
+        list.push({ node: n, slot })
+        this.consumers.set(src, list)
+      })
+    }
+  }
 
   run(): { bytes: Uint8Array; opCounts: Record<string, number> } {
     for (const outName of Object.keys(this.o.outputs)) this.b.reserve(outName)
@@ -104,6 +121,8 @@ class Converter {
     const hit = this.memo.get(name)
     if (hit) return hit
     const n = this.node(name)
+    if (this.inProgress.has(name)) throw new ConversionError(`cycle through node ${name}`)
+    this.inProgress.add(name)
     let outs: Out[]
     if (n.op === 'Merge') {
       const live = this.dataInputs(n).map((r) => this.ref(r)).filter((v): v is Val => v !== DEAD)
@@ -114,6 +133,9 @@ class Converter {
       const pred = this.predicate(predRef!)
       const data = this.ref(dataRef!)
       outs = pred ? [DEAD, data] : [data, DEAD]
+    } else if (CONV_OPS.has(n.op)) {
+      // Resolves its own inputs, so that a Pad it absorbs is never emitted.
+      outs = [this.conv(n)]
     } else if (n.op === 'BatchToSpaceND') {
       // Converted as a whole with its SpaceToBatchND and convolution; its crops are not needed.
       outs = [this.dilatedConv(n)]
@@ -129,6 +151,7 @@ class Converter {
         }
       }
     }
+    this.inProgress.delete(name)
     this.memo.set(name, outs)
     return outs
   }
@@ -206,6 +229,7 @@ class Converter {
   align(a: Val, b: Val): { a: string; b: string; nchw: boolean; rank: number | null } {
     const rank = a.rank === null || b.rank === null ? null : Math.max(a.rank, b.rank)
     if (!a.nchw && !b.nchw) return { a: this.mat(a).name, b: this.mat(b).name, nchw: false, rank }
+    if (isHiresPlain(a) || isHiresPlain(b)) return { a: this.toNhwc(this.mat(a)).name, b: this.toNhwc(this.mat(b)).name, nchw: false, rank: 4 }
     return { a: this.operandNchw(a), b: this.operandNchw(b), nchw: true, rank: 4 }
   }
 
@@ -236,8 +260,7 @@ class Converter {
         if (!spec) throw new ConversionError(`Placeholder ${n.name} has no input spec`)
         const dtype = tfType(attrType(n, 'dtype') ?? 'DT_FLOAT')
         b.addInput({ name: n.name, dtype, dims: spec.dims } satisfies IoSpec)
-        const v = this.val(n.name, dtype, spec.dims.length)
-        return one(spec.dims.length === 4 && dtype === 'float32' ? this.toNchw(v) : v)
+        return one({ ...this.val(n.name, dtype, spec.dims.length), hires: spec.dims.length === 4 && dtype === 'float32' })
       }
       case 'Const': {
         const k = this.m.weights.get(n.name)
@@ -261,7 +284,7 @@ class Converter {
         const onnxOp = { Add: 'Add', AddV2: 'Add', Sub: 'Sub', Mul: 'Mul', RealDiv: 'Div', Div: 'Div', Minimum: 'Min', Maximum: 'Max', Pow: 'Pow', SquaredDifference: 'Sub' }[n.op]!
         let out = b.op(onnxOp, [al.a, al.b], {}, n.name)
         if (n.op === 'SquaredDifference') out = b.op('Mul', [out, out])
-        return one(this.val(out, x.dtype, al.rank, al.nchw))
+        return one({ ...this.val(out, x.dtype, al.rank, al.nchw), hires: !!(x.hires || y.hires) })
       }
       case 'FloorMod': {
         const [x, y] = ins as [Val, Val]
@@ -326,8 +349,6 @@ class Converter {
       }
 
       // convolutions
-      case 'Conv2D': case '_FusedConv2D': case 'DepthwiseConv2dNative': case 'FusedDepthwiseConv2dNative':
-        return one(this.conv(n, ins))
       case 'SpaceToBatchND':
         // Only as part of a dilated convolution: handled when its BatchToSpaceND is reached.
         throw new ConversionError(`SpaceToBatchND node ${n.name} is only supported as SpaceToBatchND → conv → BatchToSpaceND`)
@@ -366,7 +387,7 @@ class Converter {
         const out = onnxOp === 'ReduceSum'
           ? b.op(onnxOp, [src.name, b.i64(axes)], { keepdims: keep ? 1 : 0 }, n.name)
           : b.op(onnxOp, [src.name], { axes, keepdims: keep ? 1 : 0 }, n.name)
-        return one(this.val(out, x.dtype, keep ? rank : rank - axes.length, nchw))
+        return one({ ...this.val(out, x.dtype, keep ? rank : rank - axes.length, nchw), hires: keep && x.hires })
       }
 
       case 'ConcatV2': {
@@ -377,11 +398,16 @@ class Converter {
         let axis = this.ints(axisV, 'concat axis')[0]!
         if (axis < 0) axis += rank
         if (parts.every((p) => p.konst)) return one(this.konstVal(concatConst(parts.map((p) => p.konst!), axis), n.name))
+        const hires = parts.some((p) => p.hires)
+        if (rank === 4 && parts.some((p) => p.nchw) && parts.some(isHiresPlain)) {
+          const names = parts.map((p) => this.toNhwc(this.mat(p)).name)
+          return one({ ...this.val(b.op('Concat', names, { axis }, n.name), parts[0]!.dtype, 4), hires })
+        }
         if (rank === 4 && parts.some((p) => p.nchw)) {
           const names = parts.map((p) => this.toNchw(this.mat(p)).name)
           return one(this.val(b.op('Concat', names, { axis: AXIS_NCHW[axis]! }, n.name), parts[0]!.dtype, 4, true))
         }
-        return one(this.val(b.op('Concat', parts.map((p) => this.mat(p).name), { axis }, n.name), parts[0]!.dtype, rank))
+        return one({ ...this.val(b.op('Concat', parts.map((p) => this.mat(p).name), { axis }, n.name), parts[0]!.dtype, rank), hires })
       }
       case 'Pack': {
         const axis0 = attrInt(n, 'axis') ?? 0
@@ -409,7 +435,7 @@ class Converter {
           inputs.push(b.i64(sz))
         }
         const outs = b.node('Split', inputs, { axis: phys }, { name: n.name, outputs: numSplit })
-        return outs.map((o) => this.val(o, x.dtype, rank, src.nchw))
+        return outs.map((o) => ({ ...this.val(o, x.dtype, rank, src.nchw), hires: x.hires }))
       }
 
       case 'Shape': {
@@ -505,19 +531,25 @@ class Converter {
         return one(this.val(b.op('Slice', [x.name, starts, ends, b.i64(axes)], {}, n.name), x.dtype, rank, x.nchw))
       }
       case 'ResizeBilinear': case 'ResizeNearestNeighbor': {
-        const x = this.toNchw(this.mat(ins[0]!))
         const size = ins[1]!
         const align = attrBool(n, 'align_corners') ?? false
         const half = attrBool(n, 'half_pixel_centers') ?? false
-        const shapeNC = b.op('Slice', [b.op('Shape', [x.name]), b.i64([0]), b.i64([2])])
-        const sizes = b.op('Concat', [shapeNC, this.i64(size)], { axis: 0 })
+        // A full-resolution NHWC input is resized as it is (transposing the small result is cheaper);
+        // a result that meets full-resolution NHWC tensors is produced in NHWC.
+        const hires = this.feedsHiresPlain(n.name)
+        const plain = hires || isHiresPlain(ins[0]!)
+        const x = plain ? this.toNhwc(this.mat(ins[0]!)) : this.toNchw(this.mat(ins[0]!))
+        const shape = b.op('Shape', [x.name])
+        const sizes = plain
+          ? b.op('Concat', [b.op('Slice', [shape, b.i64([0]), b.i64([1])]), this.i64(size), b.op('Slice', [shape, b.i64([3]), b.i64([4])])], { axis: 0 })
+          : b.op('Concat', [b.op('Slice', [shape, b.i64([0]), b.i64([2])]), this.i64(size)], { axis: 0 })
         const nearest = n.op === 'ResizeNearestNeighbor'
         const attrs: Record<string, string> = {
           mode: nearest ? 'nearest' : 'linear',
           coordinate_transformation_mode: align ? 'align_corners' : half ? (nearest ? 'tf_half_pixel_for_nn' : 'half_pixel') : 'asymmetric',
         }
         if (nearest) attrs.nearest_mode = align ? 'round_prefer_ceil' : 'floor'
-        return one(this.val(b.op('Resize', [x.name, '', '', sizes], attrs, n.name), 'float32', 4, true))
+        return one({ ...this.val(b.op('Resize', [x.name, '', '', sizes], attrs, n.name), 'float32', 4, !plain), hires })
       }
       case 'DepthToSpace': case 'SpaceToDepth': {
         if ((attrString(n, 'data_format') ?? 'NHWC') !== 'NHWC') throw new ConversionError(`${n.op} ${n.name}: data_format must be NHWC`)
@@ -531,10 +563,42 @@ class Converter {
     }
   }
 
+  /** Does this node's output meet a full-resolution NHWC tensor in an elementwise op? */
+  feedsHiresPlain(name: string): boolean {
+    for (const { node, slot } of this.consumers.get(name) ?? []) {
+      if (!ELEMENTWISE_BINARY.has(node.op)) continue
+      const other = this.dataInputs(node)[1 - slot]
+      if (other !== undefined && this.staticHires(splitRef(other)[0])) return true
+    }
+    return false
+  }
+
+  readonly #hiresMemo = new Map<string, boolean>()
+  /** A static approximation of `Val.hires`, used only to choose layouts (never correctness). */
+  staticHires(name: string): boolean {
+    const hit = this.#hiresMemo.get(name)
+    if (hit !== undefined) return hit
+    this.#hiresMemo.set(name, false) // guards cycles
+    const n = this.node(name)
+    let r = false
+    if (n.op === 'Placeholder') r = (this.o.inputs[name]?.dims.length ?? 0) === 4 && name === Object.keys(this.o.inputs)[0]
+    else if (n.op === 'ResizeBilinear' || n.op === 'ResizeNearestNeighbor') r = this.feedsHiresPlain(name)
+    else if (HIRES_PASSTHROUGH.has(n.op)) r = this.dataInputs(n).some((i) => this.staticHires(splitRef(i)[0]))
+    this.#hiresMemo.set(name, r)
+    return r
+  }
+
   // ---- convolutions --------------------------------------------------------------------------
 
-  conv(n: TfNode, ins: Val[], dilation?: number[]): Val {
+  conv(n: TfNode, dilation?: number[]): Val {
     const b = this.b
+    const refs = this.dataInputs(n)
+    const ins = refs.map((r, i) => {
+      if (i === 0) return undefined
+      const v = this.ref(r)
+      if (v === DEAD) throw new ConversionError(`${n.op} ${n.name}: dead input ${r}`)
+      return v
+    })
     if ((attrString(n, 'data_format') ?? 'NHWC') !== 'NHWC') throw new ConversionError(`${n.op} ${n.name}: data_format must be NHWC`)
     const depthwise = n.op.includes('Depthwise')
     const filter = this.constOf(ins[1]!, `${n.op} filter`)
@@ -548,20 +612,21 @@ class Converter {
       dilations: dil,
     }
     // Fold a preceding zero Pad on H/W into the convolution.
-    let xVal = ins[0]!
+    let xRef = refs[0]!
     let pads = [0, 0, 0, 0]
-    const srcRef = this.dataInputs(n)[0]!
-    const srcNode = this.m.nodes.get(splitRef(srcRef)[0])
+    const srcNode = this.m.nodes.get(splitRef(xRef)[0])
     if (padding === 'VALID' && srcNode?.op === 'Pad') {
       const pv = this.ref(this.dataInputs(srcNode)[1]!)
       if (pv !== DEAD && pv.konst) {
         const p = Array.from(pv.konst.data, Number)
         if (p.length === 8 && p[0] === 0 && p[1] === 0 && p[6] === 0 && p[7] === 0) {
-          const inner = this.ref(this.dataInputs(srcNode)[0]!)
-          if (inner !== DEAD) { xVal = inner; pads = [p[2]!, p[4]!, p[3]!, p[5]!] }
+          xRef = this.dataInputs(srcNode)[0]!
+          pads = [p[2]!, p[4]!, p[3]!, p[5]!]
         }
       }
     }
+    const xVal = this.ref(xRef)
+    if (xVal === DEAD) throw new ConversionError(`${n.op} ${n.name}: dead input ${xRef}`)
     if (padding === 'SAME') attrs.auto_pad = 'SAME_UPPER'
     else if (padding === 'VALID') attrs.pads = pads
     else if (padding === 'EXPLICIT') {
@@ -628,10 +693,8 @@ class Converter {
     }
     // The convolution now reads SpaceToBatchND's input directly (its base paddings are zero: any
     // real padding is a Pad before it, which conv() folds).
-    const convIns = this.dataInputs(convNode).map((r, i) => (i === 0 ? this.ref(this.dataInputs(s2bNode)[0]!) : this.ref(r)))
-    if (convIns.some((v) => v === DEAD)) throw new ConversionError(`BatchToSpaceND ${n.name}: dead input`)
     const fake: TfNode = { ...convNode, input: [this.dataInputs(s2bNode)[0]!, ...this.dataInputs(convNode).slice(1)] }
-    return this.conv(fake, convIns as Val[], bs)
+    return this.conv(fake, bs)
   }
 
   convTranspose(n: TfNode, ins: Val[]): Val {
@@ -698,6 +761,15 @@ class Converter {
 }
 
 // ---- constant helpers ----------------------------------------------------------------------
+
+const CONV_OPS = new Set(['Conv2D', '_FusedConv2D', 'DepthwiseConv2dNative', 'FusedDepthwiseConv2dNative'])
+const ELEMENTWISE_BINARY = new Set(['Add', 'AddV2', 'Sub', 'Mul', 'RealDiv', 'Div', 'Minimum', 'Maximum'])
+const HIRES_PASSTHROUGH = new Set([...ELEMENTWISE_BINARY, 'Identity', 'Switch', 'Merge', 'ConcatV2', 'Split', 'SplitV', 'Mean',
+  'Relu', 'Relu6', 'Sigmoid', 'Tanh', 'Square', 'Neg', 'Exp', 'Sqrt', 'Rsqrt'])
+
+function isHiresPlain(v: Val): boolean {
+  return !!v.hires && !v.nchw && v.rank === 4 && !v.konst
+}
 
 function splitRef(ref: string): [string, string | undefined] {
   const i = ref.lastIndexOf(':')
