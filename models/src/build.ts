@@ -11,6 +11,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { MODELS, SOURCE_PACKAGE, type ModelEntry } from './catalog.ts'
 import { convertGraph } from './convert/convert.ts'
+import { optimizedGraphReport, type OptimizedGraphReport } from './convert/graph-report.ts'
 import { OPSET } from './convert/onnx-builder.ts'
 import { loadTfjsGraphModel } from './convert/tfjs-model.ts'
 import { Manifest, type ManifestModel } from './manifest.ts'
@@ -96,10 +97,14 @@ export async function buildModels(opts: { only?: string[]; log?: (s: string) => 
     const tmp = `${onnxPath}.tmp-${process.pid}`
     await writeFile(tmp, bytes)
     await rename(tmp, onnxPath)
-    const m = manifestEntry(entry, { file, bytes, buildKey, integrity, opCounts, sourceFiles: [entry.file, ...shardNames.map((s) => path.posix.join(path.posix.dirname(entry.file), s))] })
+    const optimized = await optimizedGraphReport(bytes)
+    if (optimized.transposePairs > 0 || optimized.transposeSandwichedConvs > 0) {
+      throw new Error(`${entry.name}: after onnxruntime's optimisation the graph still has ${optimized.transposePairs} back-to-back Transpose pairs and ${optimized.transposeSandwichedConvs} Transpose-sandwiched convolutions`)
+    }
+    const m = manifestEntry(entry, { file, bytes, buildKey, integrity, opCounts, optimized, sourceFiles: [entry.file, ...shardNames.map((s) => path.posix.join(path.posix.dirname(entry.file), s))] })
     out.push(m)
     reports.push({ name: entry.name, status: 'built', ms: performance.now() - t0, bytes: bytes.length, nodes: m.onnxNodeCount })
-    log(`${entry.name}: built ${file} (${(bytes.length / 1e6).toFixed(1)} MB, ${m.onnxNodeCount} nodes) in ${Math.round(performance.now() - t0)} ms`)
+    log(`${entry.name}: built ${file} (${(bytes.length / 1e6).toFixed(1)} MB, ${m.onnxNodeCount} nodes; ${optimized.nodeCount} after onnxruntime's optimiser, ${optimized.transposes} Transposes) in ${Math.round(performance.now() - t0)} ms`)
   }
   const manifest = { schemaVersion: 1, opset: OPSET, source: { ...SOURCE_PACKAGE, integrity }, models: out }
   Manifest.parse(manifest)
@@ -109,7 +114,7 @@ export async function buildModels(opts: { only?: string[]; log?: (s: string) => 
   return reports
 }
 
-function manifestEntry(entry: ModelEntry, b: { file: string; bytes: Uint8Array; buildKey: string; integrity: string | null; opCounts: Record<string, number>; sourceFiles: string[] }): ManifestModel {
+function manifestEntry(entry: ModelEntry, b: { file: string; bytes: Uint8Array; buildKey: string; integrity: string | null; opCounts: Record<string, number>; optimized: OptimizedGraphReport; sourceFiles: string[] }): ManifestModel {
   return {
     name: entry.name,
     file: b.file,
@@ -123,5 +128,6 @@ function manifestEntry(entry: ModelEntry, b: { file: string; bytes: Uint8Array; 
     outputs: entry.outputs.map(({ from: _from, ...o }) => o),
     onnxNodeCount: Object.values(b.opCounts).reduce((a, c) => a + c, 0),
     onnxOpCounts: b.opCounts,
+    ortOptimized: b.optimized,
   }
 }

@@ -19,6 +19,15 @@ export const ManifestModel = z.object({
   outputs: z.array(Tensor.extend({ meaning: z.string(), tolerance: z.number().positive().optional(), toleranceWhy: z.string().optional() })),
   onnxNodeCount: z.number().int(),
   onnxOpCounts: z.record(z.string(), z.number().int()),
+  /** onnxruntime's graph after its own optimisation ('extended' level) */
+  ortOptimized: z.object({
+    level: z.literal('extended'),
+    nodeCount: z.number().int(),
+    opCounts: z.record(z.string(), z.number().int()),
+    transposePairs: z.number().int(),
+    transposeSandwichedConvs: z.number().int(),
+    transposes: z.number().int(),
+  }),
 })
 export type ManifestModel = z.infer<typeof ManifestModel>
 

@@ -1,0 +1,51 @@
+/**
+ * What onnxruntime's own graph optimiser makes of a converted model: node counts by op type and
+ * the Transpose patterns that would mean wasted layout work (back-to-back Transposes, and
+ * Transpose → Conv → Transpose sandwiches).
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import * as ort from 'onnxruntime-node'
+import onnxProto from 'onnx-proto'
+
+export interface OptimizedGraphReport {
+  level: 'extended'
+  nodeCount: number
+  opCounts: Record<string, number>
+  transposePairs: number
+  transposeSandwichedConvs: number
+  transposes: number
+}
+
+export async function optimizedGraphReport(onnxBytes: Uint8Array): Promise<OptimizedGraphReport> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'tailor-ortopt-'))
+  try {
+    const out = path.join(dir, 'optimized.onnx')
+    // 'extended' is the highest level whose result is portable (the 'all' level adds CPU-specific
+    // NCHWc reorders at session start anyway).
+    const s = await ort.InferenceSession.create(onnxBytes, { graphOptimizationLevel: 'extended', optimizedModelFilePath: out, logSeverityLevel: 3 })
+    await s.release()
+    const model = onnxProto.onnx.ModelProto.decode(await readFile(out))
+    const nodes = model.graph?.node ?? []
+    const producer = new Map<string, string>()
+    const consumers = new Map<string, string[]>()
+    for (const n of nodes) {
+      for (const o of n.output ?? []) producer.set(o, n.opType ?? '')
+      for (const i of n.input ?? []) consumers.set(i, [...(consumers.get(i) ?? []), n.opType ?? ''])
+    }
+    const opCounts: Record<string, number> = {}
+    let transposePairs = 0
+    let sandwiched = 0
+    for (const n of nodes) {
+      const op = n.opType ?? ''
+      opCounts[op] = (opCounts[op] ?? 0) + 1
+      const firstIn = n.input?.[0] ?? ''
+      if (op === 'Transpose' && producer.get(firstIn) === 'Transpose') transposePairs++
+      if (/Conv/.test(op) && producer.get(firstIn) === 'Transpose' && (consumers.get(n.output?.[0] ?? '') ?? []).includes('Transpose')) sandwiched++
+    }
+    return { level: 'extended', nodeCount: nodes.length, opCounts, transposePairs, transposeSandwichedConvs: sandwiched, transposes: opCounts.Transpose ?? 0 }
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+}
