@@ -1,0 +1,79 @@
+import type { JobEnvelope } from '@tailor/proto'
+
+interface Item {
+  job: JobEnvelope
+  deliveries: number
+}
+
+/** One delivery as the inference consumer loop sees it (structurally its JobDelivery). */
+export interface InProcessDelivery {
+  readonly data: unknown
+  readonly deliveryCount: number
+  ack(): Promise<void>
+  nak(delayMs: number): void
+  term(reason: string): void
+  working(): void
+}
+
+const NEXT_WAIT_MS = 1_000
+
+/**
+ * The embedded mode's queue: the gateway's JobPublisher and inference's JobSource in one object.
+ * Same contract as the JetStream adapters: nak redelivers after a delay, term drops, a job id
+ * already queued is not queued twice.
+ */
+export class InProcessQueue {
+  readonly #items: Item[] = []
+  readonly #queued = new Set<string>()
+  #waiters: (() => void)[] = []
+  #closed = false
+
+  async publish(job: JobEnvelope, deliveries = 0): Promise<void> {
+    if (this.#queued.has(job.id) || this.#closed) return
+    this.#queued.add(job.id)
+    this.#items.push({ job, deliveries })
+    this.#waiters.shift()?.()
+  }
+
+  async next(): Promise<InProcessDelivery | null> {
+    if (this.#items.length === 0) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(() => {
+          this.#waiters = this.#waiters.filter((w) => w !== wake)
+          resolve()
+        }, NEXT_WAIT_MS)
+        const wake = (): void => {
+          clearTimeout(t)
+          resolve()
+        }
+        this.#waiters.push(wake)
+      })
+    }
+    const item = this.#items.shift()
+    if (item === undefined) return null
+    item.deliveries++
+    let settled = false
+    const settle = (): boolean => {
+      if (settled) return false
+      settled = true
+      this.#queued.delete(item.job.id)
+      return true
+    }
+    return {
+      data: item.job,
+      deliveryCount: item.deliveries,
+      ack: async () => void settle(),
+      term: () => void settle(),
+      working: () => undefined,
+      nak: (delayMs) => {
+        if (!settle()) return
+        setTimeout(() => void this.publish(item.job, item.deliveries), delayMs).unref()
+      },
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true
+    for (const w of this.#waiters.splice(0)) w()
+  }
+}

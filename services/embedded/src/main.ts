@@ -1,0 +1,24 @@
+import { loadConfig, type Config } from './config.ts'
+import { start } from './start.ts'
+
+let config: Config
+try {
+  config = loadConfig()
+} catch (err) {
+  console.error((err as Error).message)
+  process.exit(1)
+}
+const tailor = await start(config)
+process.stdout.write(
+  `\nTailor is running at ${tailor.url}  (data: ${config.dataDir})\n` +
+    (tailor.createdApiKey !== null
+      ? `Created an API key (shown only this once; only its hash is stored):\n\n  X-API-KEY: ${tailor.createdApiKey}\n\n`
+      : config.apiKeyConfigured
+        ? 'Accepting the API key from TAILOR_API_KEY.\n\n'
+        : `Accepting the API key created on first start (delete ${config.dataDir}/api-key.sha256 to create a new one).\n\n`),
+)
+const shutdown = (): void => {
+  tailor.stop().then(() => process.exit(0), (err: unknown) => (console.error(err), process.exit(1)))
+}
+process.once('SIGTERM', shutdown)
+process.once('SIGINT', shutdown)

@@ -1,0 +1,75 @@
+import { pino, type Logger } from 'pino'
+import { loadConfig as loadGatewayConfig } from '@tailor/gateway/src/config.ts'
+import { openFileJobStore } from '@tailor/gateway/src/jobs/job-store-files.ts'
+import { createFileResultReader } from '@tailor/gateway/src/results/result-reader-files.ts'
+import { start as startGateway } from '@tailor/gateway/src/start.ts'
+import { loadConfig as loadInferenceConfig } from '@tailor/inference/src/config.ts'
+import { createFileResultStore } from '@tailor/inference/src/results/result-store-files.ts'
+import { start as startInference } from '@tailor/inference/src/start.ts'
+import type { Config } from './config.ts'
+import { openDataDir } from './data-dir.ts'
+import { InProcessEvents } from './in-process-events.ts'
+import { InProcessQueue } from './in-process-queue.ts'
+
+export interface Embedded {
+  url: string
+  port: number
+  /** The API key created on this start (null when one was configured or created earlier). */
+  createdApiKey: string | null
+  stop(): Promise<void>
+}
+
+/**
+ * Embedded mode: the gateway and one inference worker in one process, joined by in-process ports
+ * (queue, events) and the data directory (job records, results). No NATS, no gRPC.
+ */
+export async function start(config: Config, opts: { logger?: Logger } = {}): Promise<Embedded> {
+  const logger = opts.logger ?? pino({ name: 'tailor', level: config.logLevel })
+  const data = await openDataDir(config.dataDir, { createApiKey: !config.apiKeyConfigured })
+  const env = { ...config.env, NATS_URL: undefined, GATEWAY_GRPC_ADDR: undefined }
+  const gatewayConfig = loadGatewayConfig({
+    ...env,
+    PORT: String(config.port),
+    RESULT_URL_SECRET: data.resultUrlSecret,
+    API_KEY_SHA256: config.apiKeyConfigured ? undefined : (data.apiKeyHash ?? undefined),
+  })
+  const inferenceConfig = loadInferenceConfig({ ...env, TAILOR_WORK_DIR: config.env.TAILOR_WORK_DIR ?? data.workDir })
+
+  const queue = new InProcessQueue()
+  const events = new InProcessEvents()
+  const jobs = await openFileJobStore(data.jobsDir)
+  const gateway = await startGateway(gatewayConfig, {
+    logger: logger.child({ service: 'gateway' }),
+    ports: { jobs, publisher: queue, cancel: events, results: createFileResultReader(data.resultsDir) },
+  })
+  events.connect(gateway.handleJobEvent)
+  let inference
+  try {
+    inference = await startInference(inferenceConfig, {
+      logger: logger.child({ service: 'inference' }),
+      ports: { source: queue, events, results: createFileResultStore(data.resultsDir) },
+    })
+  } catch (err) {
+    await gateway.stop()
+    throw err
+  }
+  // Jobs that were pending or running when the process last stopped run again.
+  const unfinished = await jobs.listUnfinished()
+  for (const rec of unfinished) {
+    if (rec.kind === 'remove-background') {
+      await queue.publish({ id: rec.id, kind: rec.kind, params: rec.params as never, createdAt: rec.createdAt }, rec.attempts)
+    }
+  }
+  if (unfinished.length > 0) logger.info({ jobs: unfinished.length }, 'requeued unfinished jobs')
+  const inf = inference
+  return {
+    url: gateway.url,
+    port: gateway.port,
+    createdApiKey: data.createdApiKey,
+    async stop() {
+      await queue.close()
+      await inf.stop()
+      await gateway.stop()
+    },
+  }
+}
