@@ -56,14 +56,14 @@ const get = (path: string, headers: Record<string, string> = { 'X-Api-Key': KEY 
 
 describe('auth', () => {
   it('rejects a missing or wrong key with 401 invalid_auth_token', async () => {
-    for (const h of [{}, { 'x-api-key': 'nope' }, { 'x-api-key': '' }]) {
+    for (const h of [{}, { 'x-api-key': 'nope' }, { 'x-api-key': '' }] as Record<string, string>[]) {
       const r = await get('/v1/video/remove-background/job/x', h)
       expect(r.status).toBe(401)
       expect(await r.json()).toMatchObject({ error_code: 'invalid_auth_token', error: expect.stringMatching(/X-API-KEY/) })
     }
   })
   it('accepts the header in any case, for every configured key', async () => {
-    for (const h of [{ 'X-API-KEY': KEY }, { 'x-api-key': KEY }, { 'X-Api-Key': 'other-key' }]) {
+    for (const h of [{ 'X-API-KEY': KEY }, { 'x-api-key': KEY }, { 'X-Api-Key': 'other-key' }] as Record<string, string>[]) {
       expect((await get('/v1/video/remove-background/job/00000000-0000-4000-8000-000000000000', h)).status).toBe(404)
     }
   })
