@@ -1,0 +1,114 @@
+/**
+ * The matting adapter: Robust Video Matting (models/dist/rvm.onnx) behind the `MattingEngine`
+ * port that the remove-background use case declares.
+ *
+ * Contract of the graph: `src` [1,H,W,3] NHWC RGB 0..1, recurrent `r1i..r4i` (zeros [1,1,1,1] on
+ * the first frame, then the previous `r1o..r4o`), `downsample_ratio` [1]; outputs `fgr`
+ * [1,H,W,3], `pha` [1,H,W,1], `r1o..r4o`.
+ */
+import type { MattingEngine, MattingFrame, MattingStream } from '../jobs/remove-background.ts'
+import { loadModelSpec } from './manifest.ts'
+import { chooseDownsampleRatio, rgb24ToFloat } from './rvm/pre.ts'
+import { ModelSession, type ExecutionProvider, type TensorData } from './session.ts'
+
+export const RVM_MODEL_NAME = 'rvm'
+const STATE_IN = ['r1i', 'r2i', 'r3i', 'r4i'] as const
+const STATE_OUT = ['r1o', 'r2o', 'r3o', 'r4o'] as const
+const OUTPUTS = ['fgr', 'pha', ...STATE_OUT] as const
+const WARMUP_SIZE = { width: 320, height: 180 }
+const WARMUP_FRAMES = 2
+
+const zeroState = (): TensorData => ({ data: new Float32Array(1), dims: [1, 1, 1, 1] })
+
+/** Job-scoped: holds the recurrent state and the one reusable input buffer for its frame size. */
+class RvmStream implements MattingStream {
+  readonly #src: Float32Array
+  readonly #ratio: Float32Array
+  #state: TensorData[] = STATE_IN.map(zeroState)
+  #disposed = false
+
+  constructor(
+    private readonly session: ModelSession,
+    readonly width: number,
+    readonly height: number,
+  ) {
+    this.#src = new Float32Array(width * height * 3)
+    this.#ratio = Float32Array.of(chooseDownsampleRatio(width, height))
+  }
+
+  get downsampleRatio(): number {
+    return this.#ratio[0]!
+  }
+
+  async next(rgb: Uint8Array): Promise<MattingFrame> {
+    if (this.#disposed) {
+      throw new Error('MattingStream used after dispose()')
+    }
+    rgb24ToFloat(rgb, this.#src)
+    const feeds: Record<string, TensorData> = {
+      src: { data: this.#src, dims: [1, this.height, this.width, 3] },
+      downsample_ratio: { data: this.#ratio, dims: [1] },
+    }
+    STATE_IN.forEach((name, i) => {
+      feeds[name] = this.#state[i]!
+    })
+    const out = await this.session.run(feeds, OUTPUTS)
+    // The previous state is dropped here (its tensors were already disposed by the session).
+    this.#state = STATE_OUT.map((name) => out[name]!)
+    return { fgr: out['fgr']!.data, pha: out['pha']!.data }
+  }
+
+  dispose(): void {
+    this.#disposed = true
+    this.#state = []
+  }
+}
+
+class RvmMattingEngine implements MattingEngine {
+  constructor(private readonly session: ModelSession) {}
+  get provider(): ExecutionProvider {
+    return this.session.provider
+  }
+  get providerFallbacks() {
+    return this.session.fallbacks
+  }
+  get intraOpThreads(): number {
+    return this.session.intraOpThreads
+  }
+  openStream(size: { width: number; height: number }): MattingStream {
+    return new RvmStream(this.session, size.width, size.height)
+  }
+  close(): Promise<void> {
+    return this.session.release()
+  }
+}
+
+/**
+ * Opens RVM from `<modelsDir>/manifest.json`, checks it, and warms it up with two frames so the
+ * first job does not pay for graph initialisation. Resolves only when the engine is ready.
+ */
+export async function openMattingEngine(opts: {
+  modelsDir: string
+  executionProviders?: ExecutionProvider[]
+  intraOpThreads?: number
+}): Promise<MattingEngine & { warmupMs: number }> {
+  const spec = await loadModelSpec(opts.modelsDir, RVM_MODEL_NAME)
+  const session = await ModelSession.open(spec, {
+    ...(opts.executionProviders !== undefined ? { executionProviders: opts.executionProviders } : {}),
+    ...(opts.intraOpThreads !== undefined ? { intraOpThreads: opts.intraOpThreads } : {}),
+  })
+  const engine = new RvmMattingEngine(session)
+  const t0 = performance.now()
+  try {
+    const stream = engine.openStream(WARMUP_SIZE)
+    const frame = new Uint8Array(WARMUP_SIZE.width * WARMUP_SIZE.height * 3).fill(128)
+    for (let i = 0; i < WARMUP_FRAMES; i++) {
+      await stream.next(frame)
+    }
+    stream.dispose()
+  } catch (err) {
+    await session.release()
+    throw err
+  }
+  return Object.assign(engine, { warmupMs: performance.now() - t0 })
+}

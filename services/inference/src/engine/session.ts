@@ -1,0 +1,159 @@
+/**
+ * The session layer: the ONLY module that imports onnxruntime-node (STYLE.md §3.2, §3.7).
+ *
+ * Callers pass and receive plain typed arrays; every ort.Tensor is created and disposed here, so
+ * no tensor outlives a run. Runs are serialised per session (one CUDA stream per session, and
+ * `run()` blocks the event loop anyway) and each run is followed by `await setImmediate()` so
+ * pipes, timers and aborts get a turn between frames.
+ */
+import { createHash } from 'node:crypto'
+import { readFile } from 'node:fs/promises'
+import { availableParallelism } from 'node:os'
+import { setImmediate as yieldToLoop } from 'node:timers/promises'
+import * as ort from 'onnxruntime-node'
+import { AppError } from '@tailor/proto'
+import type { ModelSpec } from './manifest.ts'
+
+export type ExecutionProvider = 'cuda' | 'cpu'
+
+export interface SessionOptions {
+  /** Tried in order; the provider actually used and the reasons for skipping any are reported. */
+  executionProviders?: ExecutionProvider[]
+  /** Intra-op threads; defaults to the number of cores. */
+  intraOpThreads?: number
+  /**
+   * Let ORT's idle threads spin. Off by default: on a CPU machine the cores are shared with the
+   * ffmpeg encoder, and spinning threads steal its time.
+   */
+  allowSpinning?: boolean
+  /** ORT log severity: 0 verbose … 4 fatal (set from our log level). */
+  logSeverityLevel?: 0 | 1 | 2 | 3 | 4
+}
+
+export interface TensorData {
+  data: Float32Array
+  dims: readonly number[]
+}
+
+export interface ProviderFallback {
+  provider: ExecutionProvider
+  reason: string
+}
+
+export class ModelSession {
+  #tail: Promise<unknown> = Promise.resolve()
+  #released = false
+
+  private constructor(
+    readonly spec: ModelSpec,
+    readonly provider: ExecutionProvider,
+    /** Providers that were asked for but could not be used, with why (never a silent fallback). */
+    readonly fallbacks: readonly ProviderFallback[],
+    readonly intraOpThreads: number,
+    private readonly s: ort.InferenceSession,
+  ) {}
+
+  /**
+   * Opens `spec.path`, checking its size and sha256 against the manifest and its input/output
+   * names against the spec. Throws AppError `service_unavailable` when nothing can be opened.
+   */
+  static async open(spec: ModelSpec, o: SessionOptions = {}): Promise<ModelSession> {
+    const bytes = await readFile(spec.path).catch((err: unknown) => {
+      throw new AppError('service_unavailable', `${spec.name}: cannot read ${spec.path} (run pnpm models)`, {
+        cause: err,
+      })
+    })
+    const sha256 = createHash('sha256').update(bytes).digest('hex')
+    if (bytes.length !== spec.bytes || sha256 !== spec.sha256) {
+      throw new AppError(
+        'service_unavailable',
+        `${spec.name}: ${spec.path} does not match the manifest (bytes ${bytes.length}/${spec.bytes}, sha256 ${sha256.slice(0, 12)}…/${spec.sha256.slice(0, 12)}…)`,
+      )
+    }
+    const providers = o.executionProviders ?? ['cpu']
+    const intraOpThreads = o.intraOpThreads ?? availableParallelism()
+    const fallbacks: ProviderFallback[] = []
+    for (const provider of providers) {
+      let s: ort.InferenceSession
+      try {
+        s = await ort.InferenceSession.create(bytes, {
+          executionProviders: [provider],
+          intraOpNumThreads: intraOpThreads,
+          interOpNumThreads: 1,
+          executionMode: 'sequential',
+          graphOptimizationLevel: 'all',
+          enableCpuMemArena: true,
+          enableMemPattern: true,
+          logSeverityLevel: o.logSeverityLevel ?? 3,
+          extra: { session: { intra_op: { allow_spinning: o.allowSpinning === true ? '1' : '0' } } },
+        })
+      } catch (err) {
+        fallbacks.push({ provider, reason: err instanceof Error ? err.message : String(err) })
+        continue
+      }
+      const missing = spec.inputs.map((i) => i.name).filter((n) => !s.inputNames.includes(n))
+      const missingOut = spec.outputs.map((i) => i.name).filter((n) => !s.outputNames.includes(n))
+      if (missing.length > 0 || missingOut.length > 0) {
+        await s.release()
+        throw new AppError(
+          'service_unavailable',
+          `${spec.name}: the model lacks inputs [${missing.join(', ')}] / outputs [${missingOut.join(', ')}] named in the manifest`,
+        )
+      }
+      return new ModelSession(spec, provider, fallbacks, intraOpThreads, s)
+    }
+    throw new AppError(
+      'service_unavailable',
+      `${spec.name}: no execution provider could open the model: ${fallbacks.map((f) => `${f.provider}: ${f.reason}`).join('; ')}`,
+    )
+  }
+
+  /**
+   * Runs the model (serialised with every other run of this session). Returns each requested
+   * output's data; the tensors themselves are disposed before this resolves.
+   */
+  run(feeds: Record<string, TensorData>, outputs: readonly string[]): Promise<Record<string, TensorData>> {
+    const next = this.#tail.then(async () => {
+      if (this.#released) {
+        throw new AppError('service_unavailable', `${this.spec.name}: session released`)
+      }
+      const inputs: Record<string, ort.Tensor> = {}
+      let results: ort.InferenceSession.OnnxValueMapType | undefined
+      try {
+        for (const [name, t] of Object.entries(feeds)) {
+          inputs[name] = new ort.Tensor('float32', t.data, t.dims)
+        }
+        results = await this.s.run(inputs, outputs)
+        const out: Record<string, TensorData> = {}
+        for (const name of outputs) {
+          const r = results[name]
+          if (r === undefined || !(r.data instanceof Float32Array)) {
+            throw new AppError('unexpected_error', `${this.spec.name}: output ${name} missing or not float32`)
+          }
+          out[name] = { data: r.data, dims: r.dims }
+        }
+        return out
+      } finally {
+        for (const t of Object.values(inputs)) {
+          t.dispose()
+        }
+        for (const t of Object.values(results ?? {})) {
+          t.dispose()
+        }
+        await yieldToLoop()
+      }
+    })
+    this.#tail = next.catch(() => undefined)
+    return next
+  }
+
+  /** Waits for queued runs, then frees the native session. Idempotent. */
+  async release(): Promise<void> {
+    if (this.#released) {
+      return
+    }
+    this.#released = true
+    await this.#tail
+    await this.s.release()
+  }
+}

@@ -1,0 +1,178 @@
+/**
+ * Use case: remove the background of a local video file (ARCHITECTURE.md §3).
+ *
+ * probe (limits) → decode rgb24 frames (ffmpeg, pipe) → matting network per frame with job-scoped
+ * recurrent state → composite on the colour / keep alpha → encode (second ffmpeg, stdin).
+ *
+ * Overlap: the two ffmpeg processes run beside this loop, so while the network works on frame n,
+ * the encoder is compressing frame n−1 and the decoder has frame n+1 ready in its pipe. Every
+ * stage is pulled one frame at a time (pipe back-pressure, `drain`), so memory stays flat
+ * whatever the clip length.
+ *
+ * Orchestration only: no onnxruntime, no child_process here (STYLE.md §3.2).
+ */
+import { rm, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import { AppError, type OutputFormat } from '@tailor/proto'
+import { compositeOnColor, compositeRgba, parseBackground, type Background } from '../engine/rvm/post.ts'
+import {
+  FORMAT_SPECS,
+  openDecoder,
+  openEncoder,
+  outputSize,
+  probeVideo,
+  type Decoder,
+  type Encoder,
+  type VideoLimits,
+} from '../media/video.ts'
+
+export type { VideoLimits } from '../media/video.ts'
+
+// ---- port: the matting network, implemented by engine/matting-engine.ts -----------------------
+
+export interface MattingFrame {
+  /** Foreground colour, NHWC RGB 0..1, w·h·3. Valid until the stream's next call. */
+  fgr: Float32Array
+  /** Alpha 0..1, w·h. Valid until the stream's next call. */
+  pha: Float32Array
+}
+
+/** One job's pass over one video: owns the recurrent state. */
+export interface MattingStream {
+  /** `rgb` is one rgb24 frame of the stream's size (w·h·3 bytes). */
+  next(rgb: Uint8Array): Promise<MattingFrame>
+  dispose(): void
+}
+
+export interface MattingEngine {
+  /** The execution provider actually in use (reported in health and logs). */
+  readonly provider: 'cuda' | 'cpu'
+  /** Providers that were asked for but could not be used, with the reason. */
+  readonly providerFallbacks: readonly { provider: 'cuda' | 'cpu'; reason: string }[]
+  openStream(size: { width: number; height: number }): MattingStream
+  close(): Promise<void>
+}
+
+// ---- use case -----------------------------------------------------------------------------------
+
+export interface RemoveBackgroundRequest {
+  inputPath: string
+  workDir: string
+  backgroundColor: string /* 'transparent'|'#rgb'|'#rrggbb' */
+  outputFormat: OutputFormat
+}
+
+export interface RemoveBackgroundResult {
+  outputPath: string
+  contentType: string
+  bytes: number
+  frames: number
+}
+
+export interface RemoveBackgroundDeps {
+  matting: MattingEngine
+  signal: AbortSignal
+  /** Called at most every PROGRESS_INTERVAL_MS, and once at the end with done === total. */
+  onProgress: (framesDone: number, framesTotal: number) => void
+  limits?: Partial<VideoLimits>
+}
+
+export const PROGRESS_INTERVAL_MS = 250
+export const RESULT_BASENAME = 'result'
+
+const cancelled = (cause?: unknown): AppError =>
+  new AppError('job_cancelled', 'the job was cancelled', { cause })
+
+/**
+ * Throws AppError `malformed_video | video_too_long | file_size_too_large | resolution_too_high |
+ * resolution_too_low | job_cancelled | invalid_parameter`; anything else is a bug or an
+ * environment failure (`unexpected_error`). On failure nothing is left in `workDir`.
+ */
+export async function removeBackground(
+  req: RemoveBackgroundRequest,
+  deps: RemoveBackgroundDeps,
+): Promise<RemoveBackgroundResult> {
+  const { signal } = deps
+  if (signal.aborted) {
+    throw cancelled(signal.reason)
+  }
+  const background = backgroundFor(req)
+  const alpha = background.kind === 'transparent'
+  const spec = FORMAT_SPECS[req.outputFormat]
+  const outputPath = join(req.workDir, `${RESULT_BASENAME}.${spec.extension}`)
+
+  let decoder: Decoder | undefined
+  let encoder: Encoder | undefined
+  let ok = false
+  try {
+    const info = await probeVideo(req.inputPath, { signal, ...(deps.limits ? { limits: deps.limits } : {}) })
+    const size = outputSize(info, req.outputFormat)
+    decoder = openDecoder(info, size, signal)
+    encoder = openEncoder({ info, size, format: req.outputFormat, alpha, outputPath, cwd: req.workDir, signal })
+    const stream = deps.matting.openStream(size)
+    let frames = 0
+    try {
+      const rgba = alpha ? Buffer.allocUnsafe(size.width * size.height * 4) : null
+      let lastProgress = performance.now()
+      for await (const rgb of decoder.frames()) {
+        signal.throwIfAborted()
+        const m = await stream.next(rgb)
+        signal.throwIfAborted()
+        if (rgba !== null) {
+          compositeRgba(rgb, m.fgr, m.pha, rgba)
+          await encoder.write(rgba)
+        } else if (background.kind === 'color') {
+          compositeOnColor(rgb, m.fgr, m.pha, background.rgb, rgb) // in place: the buffer is ours
+          await encoder.write(rgb)
+        }
+        frames++
+        const now = performance.now()
+        if (now - lastProgress >= PROGRESS_INTERVAL_MS) {
+          lastProgress = now
+          deps.onProgress(frames, Math.max(frames, info.frameCountEstimate))
+        }
+      }
+    } finally {
+      stream.dispose()
+    }
+    signal.throwIfAborted()
+    if (frames === 0) {
+      throw new AppError('malformed_video', 'the video has no decodable frames')
+    }
+    await encoder.finish()
+    const { size: bytes } = await stat(outputPath)
+    deps.onProgress(frames, frames)
+    ok = true
+    return { outputPath, contentType: spec.contentType, bytes, frames }
+  } catch (err) {
+    if (signal.aborted) {
+      throw cancelled(err)
+    }
+    throw err
+  } finally {
+    await Promise.all([decoder?.close(), encoder?.close()])
+    if (!ok) {
+      await rm(outputPath, { force: true })
+    }
+  }
+}
+
+function backgroundFor(req: RemoveBackgroundRequest): Background {
+  let bg: Background
+  try {
+    bg = parseBackground(req.backgroundColor)
+  } catch (err) {
+    throw new AppError(
+      'invalid_parameter',
+      `background_color must be 'transparent', #rgb or #rrggbb; got ${JSON.stringify(req.backgroundColor)}`,
+      { cause: err },
+    )
+  }
+  if (bg.kind === 'transparent' && !FORMAT_SPECS[req.outputFormat].canAlpha) {
+    throw new AppError(
+      'invalid_parameter',
+      `background_color 'transparent' needs output_format webm_vp9, mov_proresks or gif; got ${req.outputFormat}`,
+    )
+  }
+  return bg
+}
