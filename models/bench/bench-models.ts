@@ -1,0 +1,380 @@
+/**
+ * `pnpm bench:models`: inference latency of every converted model in onnxruntime-node (CPU EP)
+ * and of the original graph in tfjs-wasm (SIMD, one thread), in the same run, on real inputs.
+ * rvm runs on consecutive real video frames with its recurrent state fed back, at 1280x720/0.25,
+ * 1920x1080/0.25 and 720x1280/0.375.
+ *
+ * Options (CLI flags, or the env variable in brackets):
+ *   --models a,b          models to run (default: all)               [BENCH_MODELS]
+ *   --runs N              timed runs per case (default 20)           [BENCH_RUNS]
+ *   --warmup N            untimed runs first (default 3)             [BENCH_WARMUP]
+ *   --tfjs-runs-large N   tfjs timed runs at 1080p and 720x1280 (default 10: tfjs takes 1.5–2.5 s there)
+ *   --no-tfjs             onnxruntime only (for tuning sweeps)       [BENCH_NO_TFJS=1]
+ *   --ort k=v,k=v         one ORT option set; repeat for several     [BENCH_ORT="k=v,k=v;k=v"]
+ *                         keys: intraOpNumThreads, interOpNumThreads, graphOptimizationLevel
+ *                         (disabled|basic|extended|all), enableCpuMemArena, enableMemPattern (true|false),
+ *                         executionMode (sequential|parallel). Empty set = onnxruntime defaults.
+ *   --sweep               run a preset list of option sets (see SWEEP)
+ *   --out FILE            JSON results (default models/dist/bench-models.json)
+ * Example: pnpm bench:models --models rvm --no-tfjs --ort intraOpNumThreads=1 --ort intraOpNumThreads=2,enableCpuMemArena=false
+ */
+import { writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import os from 'node:os'
+import path from 'node:path'
+import { parseArgs } from 'node:util'
+import * as ort from 'onnxruntime-node'
+import { MODEL_INPUTS, type ReferenceModelName } from '../src/reference/model-inputs.ts'
+import { DIST_DIR, onnxPath, type OrtCpuOptions } from '../src/reference/ort-runner.ts'
+import { loadTfjsModel, type TensorData, type TfjsModel } from '../src/reference/tfjs-runner.ts'
+import { photoTensor, videoFrames } from '../test/support/media-frames.ts'
+
+const require = createRequire(import.meta.url)
+const ORT_VERSION = (require('onnxruntime-node/package.json') as { version: string }).version
+const TFJS_VERSION = (require('@tensorflow/tfjs-core/package.json') as { version: string }).version
+
+/** Distinct real frames per rvm case; the timed loop cycles through them with the state fed back. */
+const RVM_DISTINCT_FRAMES = 10
+const RVM_CASES = [
+  { id: 'rvm 1280x720/0.25', video: 'video_02.mp4', width: 1280, height: 720, ratio: 0.25, large: false },
+  { id: 'rvm 1920x1080/0.25', video: 'video_02.mp4', width: 1920, height: 1080, ratio: 0.25, large: true },
+  { id: 'rvm 720x1280/0.375', video: 'video_01.mp4', width: 720, height: 1280, ratio: 0.375, large: true },
+] as const
+const IMAGE_MODELS = ['blazepose-detector', 'blazepose-full', 'blazepose-heavy', 'selfie'] as const
+const PHOTO = 'person_01.jpg'
+
+/** Preset option sets for `--sweep`: the knobs the issue names, one change at a time from the default. */
+const SWEEP: OrtCpuOptions[] = [
+  {},
+  { intraOpNumThreads: 1 },
+  { intraOpNumThreads: 2 },
+  { intraOpNumThreads: 2, graphOptimizationLevel: 'extended' },
+  { intraOpNumThreads: 2, graphOptimizationLevel: 'basic' },
+  { intraOpNumThreads: 2, enableCpuMemArena: false },
+  { intraOpNumThreads: 2, enableMemPattern: false },
+  { intraOpNumThreads: 2, executionMode: 'parallel', interOpNumThreads: 2 },
+]
+
+// ---- options ------------------------------------------------------------------------------------
+const OPT_LEVELS = ['disabled', 'basic', 'extended', 'all'] as const
+const EXEC_MODES = ['sequential', 'parallel'] as const
+
+function parseBool(key: string, v: string): boolean {
+  if (v === 'true' || v === '1') {
+    return true
+  }
+  if (v === 'false' || v === '0') {
+    return false
+  }
+  throw new Error(`--ort ${key}=${v}: expected true or false`)
+}
+function parseInt1(key: string, v: string): number {
+  const n = Number(v)
+  if (!Number.isInteger(n) || n < 0) {
+    throw new Error(`--ort ${key}=${v}: expected a non-negative integer`)
+  }
+  return n
+}
+
+export function parseOrtOptions(spec: string): OrtCpuOptions {
+  const o: OrtCpuOptions = {}
+  for (const pair of spec.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const [key = '', value = ''] = pair.split('=').map((s) => s.trim())
+    switch (key) {
+      case 'intraOpNumThreads':
+        o.intraOpNumThreads = parseInt1(key, value)
+        break
+      case 'interOpNumThreads':
+        o.interOpNumThreads = parseInt1(key, value)
+        break
+      case 'graphOptimizationLevel':
+        if (!(OPT_LEVELS as readonly string[]).includes(value)) {
+          throw new Error(`--ort ${pair}: expected one of ${OPT_LEVELS.join('|')}`)
+        }
+        o.graphOptimizationLevel = value as (typeof OPT_LEVELS)[number]
+        break
+      case 'enableCpuMemArena':
+        o.enableCpuMemArena = parseBool(key, value)
+        break
+      case 'enableMemPattern':
+        o.enableMemPattern = parseBool(key, value)
+        break
+      case 'executionMode':
+        if (!(EXEC_MODES as readonly string[]).includes(value)) {
+          throw new Error(`--ort ${pair}: expected one of ${EXEC_MODES.join('|')}`)
+        }
+        o.executionMode = value as (typeof EXEC_MODES)[number]
+        break
+      default:
+        throw new Error(`--ort ${pair}: unknown option ${key}`)
+    }
+  }
+  return o
+}
+
+const describeOptions = (o: OrtCpuOptions): string =>
+  Object.keys(o).length === 0 ? 'defaults' : Object.entries(o).map(([k, v]) => `${k}=${String(v)}`).join(',')
+
+const { values: args } = parseArgs({
+  options: {
+    models: { type: 'string' },
+    runs: { type: 'string' },
+    warmup: { type: 'string' },
+    'tfjs-runs-large': { type: 'string' },
+    'no-tfjs': { type: 'boolean' },
+    ort: { type: 'string', multiple: true },
+    sweep: { type: 'boolean' },
+    out: { type: 'string' },
+  },
+  allowPositionals: false,
+})
+const env = process.env
+const RUNS = Number(args.runs ?? env.BENCH_RUNS ?? 20)
+const WARMUP = Number(args.warmup ?? env.BENCH_WARMUP ?? 3)
+const TFJS_RUNS_LARGE = Number(args['tfjs-runs-large'] ?? 10)
+const NO_TFJS = args['no-tfjs'] === true || env.BENCH_NO_TFJS === '1'
+const MODELS = (args.models ?? env.BENCH_MODELS ?? ['rvm', ...IMAGE_MODELS].join(',')).split(',').map((s) => s.trim())
+const OUT = args.out ?? path.join(DIST_DIR, 'bench-models.json')
+const optionSpecs = args.ort ?? (env.BENCH_ORT !== undefined ? env.BENCH_ORT.split(';') : [''])
+const OPTION_SETS: OrtCpuOptions[] = args.sweep === true ? SWEEP : optionSpecs.map(parseOrtOptions)
+
+// ---- timing -------------------------------------------------------------------------------------
+interface Stats {
+  runs: number
+  minMs: number
+  medianMs: number
+  maxMs: number
+}
+function stats(ms: number[]): Stats {
+  const s = [...ms].sort((a, b) => a - b)
+  const mid = s.length >> 1
+  const median = s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2
+  return { runs: s.length, minMs: s[0]!, medianMs: median, maxMs: s[s.length - 1]! }
+}
+const yieldToLoop = (): Promise<void> => new Promise((r) => setImmediate(r))
+
+/** A benchmark case: `step(i)` runs inference number i (frames and state are the case's business). */
+interface Runner {
+  step(i: number): Promise<void>
+  close(): Promise<void>
+}
+
+async function timeRunner(r: Runner, warmup: number, runs: number): Promise<Stats> {
+  const ms: number[] = []
+  try {
+    for (let i = 0; i < warmup + runs; i++) {
+      const t0 = performance.now()
+      await r.step(i)
+      const dt = performance.now() - t0
+      if (i >= warmup) {
+        ms.push(dt)
+      }
+      await yieldToLoop()
+    }
+  } finally {
+    await r.close()
+  }
+  return stats(ms)
+}
+
+const RVM_STATES = ['r1', 'r2', 'r3', 'r4'] as const
+
+async function ortSession(name: string, options: OrtCpuOptions): Promise<ort.InferenceSession> {
+  return ort.InferenceSession.create(onnxPath(name), { executionProviders: ['cpu'], ...options })
+}
+
+/** rvm in onnxruntime: state tensors go straight back in, no copies. */
+async function ortRvm(frames: TensorData[], ratio: number, options: OrtCpuOptions): Promise<Runner> {
+  const session = await ortSession('rvm', options)
+  const src = frames.map((f) => new ort.Tensor('float32', f.data, f.dims))
+  const dr = new ort.Tensor('float32', Float32Array.of(ratio), [1])
+  const zero = (): ort.Tensor => new ort.Tensor('float32', new Float32Array(1), [1, 1, 1, 1])
+  let state: Record<string, ort.Tensor> = Object.fromEntries(RVM_STATES.map((s) => [`${s}i`, zero()]))
+  return {
+    async step(i) {
+      const out = await session.run({ src: src[i % src.length]!, ...state, downsample_ratio: dr })
+      const next = Object.fromEntries(RVM_STATES.map((s) => [`${s}i`, out[`${s}o`]!]))
+      for (const t of Object.values(state)) {
+        t.dispose()
+      }
+      out.fgr?.dispose()
+      out.pha?.dispose()
+      state = next
+    },
+    close: () => session.release(),
+  }
+}
+
+async function tfjsRvm(model: TfjsModel, frames: TensorData[], ratio: number): Promise<Runner> {
+  const dr: TensorData = { data: Float32Array.of(ratio), dims: [1] }
+  const zero: TensorData = { data: new Float32Array(1), dims: [1, 1, 1, 1] }
+  let state: Record<string, TensorData> = Object.fromEntries(RVM_STATES.map((s) => [`${s}i`, zero]))
+  return {
+    async step(i) {
+      const out = await model.run({ src: frames[i % frames.length]!, ...state, downsample_ratio: dr })
+      state = Object.fromEntries(RVM_STATES.map((s) => [`${s}i`, out[`${s}o`]!]))
+    },
+    close: async () => undefined,
+  }
+}
+
+async function ortImage(name: string, input: string, x: TensorData, options: OrtCpuOptions): Promise<Runner> {
+  const session = await ortSession(name, options)
+  const t = new ort.Tensor('float32', x.data, x.dims)
+  return {
+    async step() {
+      const out = await session.run({ [input]: t })
+      for (const o of Object.values(out)) {
+        o.dispose()
+      }
+    },
+    close: () => session.release(),
+  }
+}
+
+function tfjsImage(model: TfjsModel, input: string, x: TensorData): Runner {
+  return {
+    async step() {
+      await model.run({ [input]: x })
+    },
+    close: async () => undefined,
+  }
+}
+
+// ---- main ---------------------------------------------------------------------------------------
+interface OrtResult extends Stats {
+  options: string
+  speedup: number | null
+  fps: number
+}
+interface CaseResult {
+  case: string
+  model: string
+  tfjs: (Stats & { backend: string }) | null
+  ort: OrtResult[]
+}
+
+async function benchCase(
+  id: string,
+  model: string,
+  tfjsRunner: (() => Promise<Runner>) | null,
+  tfjsRuns: number,
+  ortRunner: (o: OrtCpuOptions) => Promise<Runner>,
+): Promise<CaseResult> {
+  const result: CaseResult = { case: id, model, tfjs: null, ort: [] }
+  if (tfjsRunner !== null) {
+    result.tfjs = { backend: 'wasm-simd-1thread', ...(await timeRunner(await tfjsRunner(), WARMUP, tfjsRuns)) }
+  }
+  for (const o of OPTION_SETS) {
+    const s = await timeRunner(await ortRunner(o), WARMUP, RUNS)
+    const speedup = result.tfjs === null ? null : result.tfjs.medianMs / s.medianMs
+    result.ort.push({ options: describeOptions(o), ...s, speedup, fps: 1000 / s.medianMs })
+  }
+  printCase(result)
+  return result
+}
+
+const f1 = (x: number): string => x.toFixed(1).padStart(8)
+let headerPrinted = false
+function printCase(r: CaseResult): void {
+  if (!headerPrinted) {
+    console.log(
+      `${'case'.padEnd(27)} ${'runtime'.padEnd(40)} ${'runs'.padStart(4)} ${'min ms'.padStart(8)} ${'median'.padStart(8)} ${'max ms'.padStart(8)} ${'fps'.padStart(6)} ${'tfjs/ort'.padStart(8)}`,
+    )
+    headerPrinted = true
+  }
+  if (r.tfjs !== null) {
+    const t = r.tfjs
+    console.log(`${r.case.padEnd(27)} ${'tfjs wasm (SIMD, 1 thread)'.padEnd(40)} ${String(t.runs).padStart(4)} ${f1(t.minMs)} ${f1(t.medianMs)} ${f1(t.maxMs)} ${(1000 / t.medianMs).toFixed(1).padStart(6)}`)
+  }
+  for (const o of r.ort) {
+    console.log(
+      `${r.case.padEnd(27)} ${`ort cpu [${o.options}]`.padEnd(40)} ${String(o.runs).padStart(4)} ${f1(o.minMs)} ${f1(o.medianMs)} ${f1(o.maxMs)} ${o.fps.toFixed(1).padStart(6)} ${o.speedup === null ? '       -' : `${o.speedup.toFixed(1)}x`.padStart(8)}`,
+    )
+  }
+}
+
+async function main(): Promise<void> {
+  const unknown = MODELS.filter((m) => m !== 'rvm' && !(IMAGE_MODELS as readonly string[]).includes(m))
+  if (unknown.length > 0) {
+    throw new Error(`unknown models: ${unknown.join(', ')}`)
+  }
+  const t0 = performance.now()
+  console.log(
+    `bench-models: onnxruntime-node ${ORT_VERSION} (CPU EP) vs tfjs ${TFJS_VERSION} wasm (SIMD, 1 thread); ` +
+      `${os.cpus().length} cpus (${os.cpus()[0]?.model ?? '?'}), load ${os.loadavg()[0]!.toFixed(1)}; ` +
+      `warm-up ${WARMUP}, ${RUNS} runs (tfjs ${TFJS_RUNS_LARGE} at 1080p and 720x1280)${NO_TFJS ? ', tfjs skipped' : ''}`,
+  )
+  console.log(`ORT option sets: ${OPTION_SETS.map((o, i) => `#${i} ${describeOptions(o)}`).join(' | ')}`)
+  const results: CaseResult[] = []
+
+  if (MODELS.includes('rvm')) {
+    const tfjs = NO_TFJS ? null : await loadTfjsModel('rvm', 'wasm')
+    for (const c of RVM_CASES) {
+      const frames = await videoFrames(c.video, { count: RVM_DISTINCT_FRAMES, width: c.width, height: c.height })
+      results.push(
+        await benchCase(
+          c.id,
+          'rvm',
+          tfjs === null ? null : () => tfjsRvm(tfjs, frames, c.ratio),
+          c.large ? TFJS_RUNS_LARGE : RUNS,
+          (o) => ortRvm(frames, c.ratio, o),
+        ),
+      )
+    }
+    tfjs?.dispose()
+  }
+  for (const name of IMAGE_MODELS) {
+    if (!MODELS.includes(name)) {
+      continue
+    }
+    const input = MODEL_INPUTS[name as ReferenceModelName].inputs[0]!
+    const x = await photoTensor(PHOTO, { width: input.dims[2]!, height: input.dims[1]! }, input.range ?? [0, 1])
+    const tfjs = NO_TFJS ? null : await loadTfjsModel(name, 'wasm')
+    results.push(
+      await benchCase(
+        `${name} ${input.dims[2]}x${input.dims[1]}`,
+        name,
+        tfjs === null ? null : async () => tfjsImage(tfjs, input.name, x),
+        RUNS,
+        (o) => ortImage(name, input.name, x, o),
+      ),
+    )
+    tfjs?.dispose()
+  }
+
+  const rvm720 = results.find((r) => r.case === RVM_CASES[0].id)
+  if (rvm720 !== undefined) {
+    const best = [...rvm720.ort].sort((a, b) => a.medianMs - b.medianMs)[0]!
+    console.log(
+      `rvm 1280x720/0.25: ${best.fps.toFixed(1)} frames/s with onnxruntime [${best.options}]` +
+        (rvm720.tfjs !== null ? `, ${(1000 / rvm720.tfjs.medianMs).toFixed(1)} frames/s with tfjs-wasm (${best.speedup?.toFixed(1)}x)` : ''),
+    )
+  }
+  const seconds = (performance.now() - t0) / 1000
+  console.log(`bench-models: ${seconds.toFixed(0)} s; results in ${OUT}`)
+  writeFileSync(
+    OUT,
+    `${JSON.stringify(
+      {
+        generatedAt: new Date().toISOString(),
+        host: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, loadavg: os.loadavg() },
+        versions: { onnxruntimeNode: ORT_VERSION, tfjs: TFJS_VERSION, node: process.version },
+        warmup: WARMUP,
+        runs: RUNS,
+        tfjsRunsLarge: TFJS_RUNS_LARGE,
+        optionSets: OPTION_SETS.map(describeOptions),
+        notes: [
+          'rvm: 10 distinct real frames per case, cycled, recurrent state fed back; 1920x1080 is video_02 scaled up, 720x1280 is video_01 (480x908) scaled',
+          'tfjs timing includes creating input tensors and reading every output back to JS; onnxruntime timing includes session.run with tensors in and out',
+        ],
+        seconds,
+        results,
+      },
+      null,
+      1,
+    )}\n`,
+  )
+}
+
+await main()
