@@ -15,7 +15,7 @@ const Env = z
     MODELS_DIR: z.string().min(1).default(fileURLToPath(new URL('../../../models/dist', import.meta.url))),
     /** onnxruntime intra-op threads (default: the session layer's choice). */
     ORT_INTRA_OP_THREADS: z.coerce.number().int().positive().optional(),
-    /** Scratch space for downloads and encodes; each job gets its own subdirectory, removed after. */
+    /** Scratch space for downloads and encodes, owned by this process (emptied at start); each job gets its own subdirectory, removed after. */
     TAILOR_WORK_DIR: z.string().min(1).default(join(tmpdir(), 'tailor-work')),
     ACK_WAIT_MS: z.coerce.number().int().min(1000).default(60_000),
     MAX_DELIVER: z.coerce.number().int().min(1).default(3),

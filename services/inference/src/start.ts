@@ -1,4 +1,6 @@
+import { mkdir, readdir, rm } from 'node:fs/promises'
 import { hostname } from 'node:os'
+import { join } from 'node:path'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
 import type { Config } from './config.ts'
 import { consumeJobs, type Consumer } from './consumer/consume-jobs.ts'
@@ -62,6 +64,10 @@ export async function start(config: Config, opts: { ports?: InferencePorts; logg
     await nc?.close()
     throw err
   }
+
+  // The work dir belongs to this process: whatever a killed predecessor left there goes.
+  await mkdir(config.TAILOR_WORK_DIR, { recursive: true })
+  for (const name of await readdir(config.TAILOR_WORK_DIR)) await rm(join(config.TAILOR_WORK_DIR, name), { recursive: true, force: true })
 
   const limits = { maxBytes: config.FETCH_MAX_BYTES, maxDurationS: config.VIDEO_MAX_DURATION_S, maxSidePx: config.VIDEO_MAX_SIDE_PX, minSidePx: config.VIDEO_MIN_SIDE_PX }
   const fetchOptions = {

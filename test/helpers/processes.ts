@@ -1,0 +1,63 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { resolve } from 'node:path'
+
+export const REPO_ROOT = resolve(import.meta.dirname, '../..')
+const READY_TIMEOUT_MS = 120_000
+
+export interface ServiceProcess {
+  proc: ChildProcess
+  /** Everything printed so far (stdout + stderr). */
+  output(): string
+  /** Resolves when a line contains `text` (e.g. a pino msg). */
+  waitFor(text: string, timeoutMs?: number): Promise<void>
+  /** SIGTERM (or the given signal) and wait for exit. */
+  stop(signal?: NodeJS.Signals): Promise<void>
+}
+
+/** Starts `node --import tsx <entry>` from the repository root with `env` added. */
+export function startService(entry: string, env: Record<string, string>): ServiceProcess {
+  const proc = spawn(process.execPath, ['--import', 'tsx', resolve(REPO_ROOT, entry)], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let out = ''
+  const waiters: { text: string; resolve: () => void }[] = []
+  const onData = (d: Buffer): void => {
+    out += d.toString()
+    if (out.length > 2_000_000) out = out.slice(-1_000_000)
+    for (const w of [...waiters]) {
+      if (out.includes(w.text)) {
+        waiters.splice(waiters.indexOf(w), 1)
+        w.resolve()
+      }
+    }
+  }
+  proc.stdout?.on('data', onData)
+  proc.stderr?.on('data', onData)
+  const exited = new Promise<void>((r) => proc.once('exit', () => r()))
+  return {
+    proc,
+    output: () => out,
+    waitFor(text, timeoutMs = READY_TIMEOUT_MS) {
+      if (out.includes(text)) return Promise.resolve()
+      return new Promise((res, rej) => {
+        const t = setTimeout(() => rej(new Error(`${entry}: "${text}" not seen within ${timeoutMs} ms\n${out.slice(-3000)}`)), timeoutMs)
+        const w = { text, resolve: () => (clearTimeout(t), res()) }
+        waiters.push(w)
+        void exited.then(() => {
+          if (waiters.includes(w)) {
+            clearTimeout(t)
+            rej(new Error(`${entry} exited before "${text}"\n${out.slice(-3000)}`))
+          }
+        })
+      })
+    },
+    async stop(signal = 'SIGTERM') {
+      if (proc.exitCode === null && proc.signalCode === null) {
+        proc.kill(signal)
+        await exited
+      }
+    },
+  }
+}
