@@ -16,15 +16,18 @@ export interface DiffStats {
   maxExcess: number
   /** Flat index where maxExcess is reached. */
   excessAt: number
+  /** Elements with |Δ| > abs + rel·|ref|. */
+  over: number
 }
 
-/** `rel` makes the bound element-wise |Δ| ≤ abs + rel·|ref| (numpy allclose); see maxExcess. */
-export function diffStats(reference: TensorData, candidate: TensorData, rel = 0): DiffStats {
+/** Bound |Δ| ≤ abs + rel·|ref| element-wise (numpy allclose); see maxExcess and over. */
+export function diffStats(reference: TensorData, candidate: TensorData, bound: { abs: number; rel: number } = { abs: 0, rel: 0 }): DiffStats {
+  const { abs, rel } = bound
   const a = reference.data
   const b = candidate.data
   const shapeOk = reference.dims.join('x') === candidate.dims.join('x') && a.length === b.length
   if (!shapeOk) {
-    return { maxAbs: Infinity, meanAbs: Infinity, maxRef: NaN, at: -1, ref: NaN, got: NaN, bad: Math.max(a.length, b.length), maxExcess: Infinity, excessAt: -1 }
+    return { maxAbs: Infinity, meanAbs: Infinity, maxRef: NaN, at: -1, ref: NaN, got: NaN, bad: Math.max(a.length, b.length), maxExcess: Infinity, excessAt: -1, over: Math.max(a.length, b.length) }
   }
   let maxAbs = 0
   let sum = 0
@@ -33,6 +36,7 @@ export function diffStats(reference: TensorData, candidate: TensorData, rel = 0)
   let bad = 0
   let maxExcess = -Infinity
   let excessAt = 0
+  let over = 0
   for (let i = 0; i < a.length; i++) {
     const r = a[i]!
     const g = b[i]!
@@ -53,6 +57,9 @@ export function diffStats(reference: TensorData, candidate: TensorData, rel = 0)
       maxRef = m
     }
     const excess = d - rel * m
+    if (excess > abs) {
+      over++
+    }
     if (excess > maxExcess) {
       maxExcess = excess
       excessAt = i
@@ -68,6 +75,7 @@ export function diffStats(reference: TensorData, candidate: TensorData, rel = 0)
     bad,
     maxExcess: bad > 0 ? Infinity : Math.max(maxExcess, 0),
     excessAt,
+    over: over + bad,
   }
 }
 
