@@ -114,7 +114,7 @@ export function videoRemoveBackgroundRoutes(deps: GatewayDeps) {
       if (rec === null) throw notFound(id)
       if (finished) throw new AppError('job_finished', `Job ${id} has already finished (${rec.status}); only pending or running jobs can be cancelled.`)
       deps.cancel.cancel(id)
-      c.get('log').info({ jobId: id }, 'job cancelled')
+      c.get('log').info({ jobId: id }, 'job cancel accepted')
       return c.json({ message: `Job ${id} was cancelled.` }, 200)
     })
 }

@@ -33,7 +33,11 @@ export async function openJetStreamJobSource(nc: NatsConnection, o: { ackWaitMs:
   try {
     await jsm.streams.info(STREAM)
   } catch {
-    await jsm.streams.add({ name: STREAM, subjects: ['jobs.>'], retention: RetentionPolicy.Workqueue, duplicate_window: 120_000_000_000 })
+    try {
+      await jsm.streams.add({ name: STREAM, subjects: ['jobs.>'], retention: RetentionPolicy.Workqueue, duplicate_window: 120_000_000_000 })
+    } catch (err) {
+      await jsm.streams.info(STREAM).catch(() => Promise.reject(err)) // created meanwhile by the other service
+    }
   }
   const cfg = {
     durable_name: DURABLE,

@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest'
+import { loadConfig } from './config.ts'
+
+describe('loadConfig (inference)', () => {
+  it('applies defaults', () => {
+    const c = loadConfig({})
+    expect(c).toMatchObject({ ORT_EP: 'cpu', ACK_WAIT_MS: 60_000, MAX_DELIVER: 3, FETCH_MAX_BYTES: 100 * 1024 * 1024, TAILOR_FETCH_ALLOW_LOOPBACK: false, VIDEO_MAX_DURATION_S: 60 })
+    expect(c.MODELS_DIR).toMatch(/models\/dist$/)
+    expect(Object.isFrozen(c)).toBe(true)
+  })
+  it('reads booleans as words, never by truthiness', () => {
+    expect(loadConfig({ TAILOR_FETCH_ALLOW_LOOPBACK: 'false' }).TAILOR_FETCH_ALLOW_LOOPBACK).toBe(false)
+    expect(loadConfig({ TAILOR_FETCH_ALLOW_LOOPBACK: 'true' }).TAILOR_FETCH_ALLOW_LOOPBACK).toBe(true)
+    expect(() => loadConfig({ TAILOR_FETCH_ALLOW_LOOPBACK: 'maybe' })).toThrow(/TAILOR_FETCH_ALLOW_LOOPBACK/)
+  })
+  it('requires the gateway address with NATS', () => {
+    expect(() => loadConfig({ NATS_URL: 'nats://x:4222' })).toThrow(/GATEWAY_GRPC_ADDR/)
+    expect(loadConfig({ NATS_URL: 'nats://x:4222', GATEWAY_GRPC_ADDR: 'gateway:50051' }).GATEWAY_GRPC_ADDR).toBe('gateway:50051')
+  })
+  it('lists every bad variable at once', () => {
+    let msg = ''
+    try {
+      loadConfig({ ORT_EP: 'tpu', ACK_WAIT_MS: '5', GATEWAY_GRPC_ADDR: 'nope' })
+    } catch (err) {
+      msg = (err as Error).message
+    }
+    for (const v of ['GATEWAY_GRPC_ADDR', 'ORT_EP', 'ACK_WAIT_MS']) expect(msg).toContain(v)
+  })
+})
