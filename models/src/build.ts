@@ -9,9 +9,9 @@ import { mkdir, readFile, readdir, rename, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { MODELS, SOURCE_PACKAGE, type ModelEntry } from './catalog.ts'
+import { GENERATED, MODELS, SOURCE_PACKAGE, type GeneratedEntry, type ModelEntry } from './catalog.ts'
 import { convertGraph } from './convert/convert.ts'
-import { optimizedGraphReport, type OptimizedGraphReport } from './convert/graph-report.ts'
+import { opCountsOf, optimizedGraphReport, type OptimizedGraphReport } from './convert/graph-report.ts'
 import { OPSET } from './convert/onnx-builder.ts'
 import { loadTfjsGraphModel } from './convert/tfjs-model.ts'
 import { Manifest, type ManifestModel } from './manifest.ts'
@@ -37,8 +37,8 @@ async function lockfileIntegrity(): Promise<string | null> {
   return /integrity: ([^}\s]+)/.exec(text.slice(at, at + 400))?.[1] ?? null
 }
 
-async function converterFingerprint(): Promise<string> {
-  const dir = path.join(here, 'convert')
+async function converterFingerprint(sub = 'convert'): Promise<string> {
+  const dir = path.join(here, sub)
   const files = (await readdir(dir)).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts')).sort()
   const h = createHash('sha256')
   for (const f of files) h.update(f).update(await readFile(path.join(dir, f)))
@@ -106,12 +106,56 @@ export async function buildModels(opts: { only?: string[]; log?: (s: string) => 
     reports.push({ name: entry.name, status: 'built', ms: performance.now() - t0, bytes: bytes.length, nodes: m.onnxNodeCount })
     log(`${entry.name}: built ${file} (${(bytes.length / 1e6).toFixed(1)} MB, ${m.onnxNodeCount} nodes; ${optimized.nodeCount} after onnxruntime's optimiser, ${optimized.transposes} Transposes) in ${Math.round(performance.now() - t0)} ms`)
   }
+  for (const gen of GENERATED) {
+    if (opts.only && !opts.only.includes(gen.name)) {
+      const prev = prevModels.get(gen.name)
+      if (prev) out.push(prev)
+      continue
+    }
+    const r = await buildGenerated(gen, prevModels.get(gen.name), `${converter}|${await converterFingerprint(gen.sourceDir)}`, log)
+    out.push(r.entry)
+    reports.push(r.report)
+  }
   const manifest = { schemaVersion: 1, opset: OPSET, source: { ...SOURCE_PACKAGE, integrity }, models: out }
   Manifest.parse(manifest)
   const tmp = `${manifestPath}.tmp-${process.pid}`
   await writeFile(tmp, `${JSON.stringify(manifest, null, 2)}\n`)
   await rename(tmp, manifestPath)
   return reports
+}
+
+async function buildGenerated(gen: GeneratedEntry, prev: ManifestModel | undefined, fingerprint: string, log: (s: string) => void): Promise<{ entry: ManifestModel; report: BuildReport }> {
+  const t0 = performance.now()
+  const buildKey = sha256(`${fingerprint}|${gen.name}`)
+  const file = `${gen.name}.onnx`
+  const onnxPath = path.join(DIST_DIR, file)
+  if (prev && prev.buildKey === buildKey && existsSync(onnxPath) && sha256(await readFile(onnxPath)) === prev.sha256) {
+    log(`${gen.name}: up to date`)
+    return { entry: prev, report: { name: gen.name, status: 'up-to-date', ms: performance.now() - t0, bytes: prev.bytes, nodes: prev.onnxNodeCount } }
+  }
+  const built = gen.build()
+  const tmp = `${onnxPath}.tmp-${process.pid}`
+  await writeFile(tmp, built.bytes)
+  await rename(tmp, onnxPath)
+  const optimized = await optimizedGraphReport(built.bytes)
+  const opCounts = opCountsOf(built.bytes)
+  const entry: ManifestModel = {
+    name: gen.name,
+    file,
+    sha256: sha256(built.bytes),
+    bytes: built.bytes.length,
+    buildKey,
+    source: { package: '@tailor/models', version: 'generated', integrity: null, files: [`models/src/${gen.sourceDir}`] },
+    origin: gen.origin,
+    licence: gen.licence,
+    inputs: built.inputs.map((i) => ({ name: i.name, dtype: i.dtype, dims: i.dims, normalization: i.meaning })),
+    outputs: built.outputs.map((o) => ({ name: o.name, dtype: o.dtype, dims: o.dims, meaning: o.meaning })),
+    onnxNodeCount: Object.values(opCounts).reduce((a, c) => a + c, 0),
+    onnxOpCounts: opCounts,
+    ortOptimized: optimized,
+  }
+  log(`${gen.name}: built ${file} (${(built.bytes.length / 1e3).toFixed(1)} kB, generated; ${optimized.nodeCount} nodes after onnxruntime's optimiser) in ${Math.round(performance.now() - t0)} ms`)
+  return { entry, report: { name: gen.name, status: 'built', ms: performance.now() - t0, bytes: built.bytes.length, nodes: optimized.nodeCount } }
 }
 
 function manifestEntry(entry: ModelEntry, b: { file: string; bytes: Uint8Array; buildKey: string; integrity: string | null; opCounts: Record<string, number>; optimized: OptimizedGraphReport; sourceFiles: string[] }): ManifestModel {

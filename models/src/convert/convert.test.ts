@@ -126,7 +126,7 @@ describe('convertGraph', () => {
     const out = await runOnnx(bytes, { x: new ort.Tensor('float32', x, [1, 9, 11, 3]) })
     const ref = tf.tidy(() => {
       const xt = tf.tensor4d(x, [1, 9, 11, 3])
-      const c = tf.clipByValue(tf.add(tf.conv2d(tf.pad(xt, [[0, 0], [1, 1], [1, 1], [0, 0]]), tf.tensor4d(filter.data, [3, 3, 3, 4]), 2, 'valid'), tf.tensor1d(bias.data)), 0, 6)
+      const c = tf.clipByValue(tf.add(tf.conv2d(tf.pad(xt, [[0, 0], [1, 1], [1, 1], [0, 0]]), tf.tensor4d(filter.data, [3, 3, 3, 4]), 2, 'valid'), tf.tensor1d(bias.data)), 0, 6) as tf.Tensor4D
       const d = tf.depthwiseConv2d(c, tf.tensor4d(dw.data, [3, 3, 4, 1]), 1, 'same')
       return tf.concat([tf.add(d, tf.mean(d, 3, true)), c], 3)
     })

@@ -18,6 +18,13 @@ export interface OptimizedGraphReport {
   transposes: number
 }
 
+/** Node count by op type of a serialised ONNX model, as written. */
+export function opCountsOf(onnxBytes: Uint8Array): Record<string, number> {
+  const counts: Record<string, number> = {}
+  for (const n of onnxProto.onnx.ModelProto.decode(onnxBytes).graph?.node ?? []) counts[n.opType ?? ''] = (counts[n.opType ?? ''] ?? 0) + 1
+  return counts
+}
+
 export async function optimizedGraphReport(onnxBytes: Uint8Array): Promise<OptimizedGraphReport> {
   const dir = await mkdtemp(path.join(tmpdir(), 'tailor-ortopt-'))
   try {
