@@ -1,0 +1,142 @@
+/**
+ * Compositing (stage 4).
+ *
+ * Contract — in: the person photo, its analysis, the warped garment parts (premultiplied RGBA at
+ * the photo's size). Out: the dressed photo (RGB, same size) and the garment's final coverage
+ * (0..1, for metrics and background removal).
+ *
+ * Dresses and skirts may also cover the gap between the legs (see bridgeLegs).
+ *
+ * Occlusion order, back to front: the photo → body parts of the garment (torso, dress body, legs,
+ * skirt) → the person's arms (upper arms and forearms, from the photo) → sleeves → hands → face
+ * and hair. Every garment part is clipped to the person's silhouette dilated by 6 % of the
+ * shoulder width (clothes may stand off the body a little, never float in the background), with a
+ * soft 1–2 px edge; the parts themselves are bilinearly resampled, so their outlines are
+ * anti-aliased.
+ *
+ * Shading: the photo's own light is carried onto the garment as a ratio of the photo's local
+ * brightness (blur of 2.5 % of the shoulder width, which keeps folds and drops fine print) to its
+ * broad brightness (a quarter of the shoulder width), clamped to [0.75, 1.15] and applied at SHADING_STRENGTH: folds and shadows of the clothes the person wears
+ * darken the new garment where they darkened the old one.
+ *
+ * Where the new garment is smaller than the one worn (shorter sleeves, a shorter hem, a slimmer
+ * cut), the old garment shows there: the engine does not invent skin or background it cannot see.
+ */
+import { LM } from './pose.ts'
+import type { PersonAnalysis } from './person.ts'
+import { boxBlur, dilate, luma, threshold, type Plane, type Rgb } from './raster.ts'
+import type { WarpedPart } from './warp.ts'
+
+export const SHADING_STRENGTH = 0.6
+export const ENVELOPE_DILATE = 0.06
+
+export interface Composite {
+  rgb: Uint8Array
+  /** Coverage of the garment after clipping and occlusion (0..1). */
+  garment: Plane
+  /** The clipping envelope used (dilated person mask, 0..1). */
+  envelope: Plane
+}
+
+export function compositeGarment(
+  person: Rgb,
+  a: PersonAnalysis,
+  parts: readonly WarpedPart[],
+  o: { removeBackground: boolean; category: 'upper' | 'lower' | 'full' },
+): Composite {
+  const { width: w, height: h } = person
+  const N = w * h
+  const sw = a.shoulderWidth
+  const body = threshold(a.mask, 0.5)
+  const skirted = o.category === 'full' || parts.some((p) => p.part.name === 'skirt')
+  if (skirted) bridgeLegs(body, a)
+  const envelope = boxBlur(dilate(body, Math.max(1, ENVELOPE_DILATE * sw)), 1.5)
+  // Shading ratio from the photo's luma.
+  const L = luma(person)
+  const fine = boxBlur(L, Math.max(1, 0.025 * sw))
+  const broad = boxBlur(L, Math.max(4, 0.25 * sw))
+  const shade = new Float32Array(N)
+  for (let i = 0; i < N; i++) {
+    const r = (fine.data[i]! + 0.02) / (broad.data[i]! + 0.02)
+    const c = r < 0.75 ? 0.75 : r > 1.15 ? 1.15 : r
+    shade[i] = 1 + (c - 1) * SHADING_STRENGTH
+  }
+  const out = new Float32Array(N * 3)
+  for (let i = 0; i < N * 3; i++) out[i] = person.data[i]!
+  const coverage = new Float32Array(N)
+
+  const paint = (p: WarpedPart) => {
+    const d = p.rgba
+    const n = p.width * p.height
+    for (let yy = 0; yy < p.height; yy++) {
+      for (let xx = 0; xx < p.width; xx++) {
+        const j = yy * p.width + xx
+        const pa = d[3 * n + j]!
+        if (pa <= 0.002) continue
+        const i = (p.y0 + yy) * w + p.x0 + xx
+        const al = Math.min(1, pa) * envelope.data[i]!
+        if (al <= 0) continue
+        const k = (255 * shade[i]!) / pa // un-premultiply, shade, scale to 0..255
+        const o3 = i * 3
+        out[o3] = out[o3]! * (1 - al) + Math.min(255, d[j]! * k) * al
+        out[o3 + 1] = out[o3 + 1]! * (1 - al) + Math.min(255, d[n + j]! * k) * al
+        out[o3 + 2] = out[o3 + 2]! * (1 - al) + Math.min(255, d[2 * n + j]! * k) * al
+        coverage[i] = coverage[i]! + (1 - coverage[i]!) * al
+      }
+    }
+  }
+  const keep = (m: Plane) => {
+    for (let i = 0; i < N; i++) {
+      const k = m.data[i]!
+      if (k <= 0) continue
+      const o3 = i * 3
+      out[o3] = out[o3]! * (1 - k) + person.data[o3]! * k
+      out[o3 + 1] = out[o3 + 1]! * (1 - k) + person.data[o3 + 1]! * k
+      out[o3 + 2] = out[o3 + 2]! * (1 - k) + person.data[o3 + 2]! * k
+      coverage[i] = coverage[i]! * (1 - k)
+    }
+  }
+  for (const p of parts) if (p.part.layer === 'body') paint(p)
+  keep(a.arms)
+  for (const p of parts) if (p.part.layer === 'sleeve') paint(p)
+  keep(a.hands)
+  keep(a.head)
+
+  const rgb = new Uint8Array(N * 3)
+  if (o.removeBackground) {
+    for (let i = 0; i < N; i++) {
+      const al = Math.max(a.mask.data[i]!, coverage[i]!)
+      for (let c = 0; c < 3; c++) rgb[i * 3 + c] = Math.round(out[i * 3 + c]! * al + 255 * (1 - al))
+    }
+  } else {
+    for (let i = 0; i < N * 3; i++) rgb[i] = Math.round(out[i]!)
+  }
+  return { rgb, garment: { width: w, height: h, data: coverage }, envelope }
+}
+
+/**
+ * Dresses and skirts hang across the gap between the legs: below the hips, fill the gaps between
+ * silhouette runs that lie between the legs (narrower than the hip-joint distance, centred within
+ * it), so the envelope does not cut the skirt into trouser legs.
+ */
+function bridgeLegs(body: Plane, a: PersonAnalysis): void {
+  const pl = a.points[LM.leftHip]!
+  const pr = a.points[LM.rightHip]!
+  const hw = Math.abs(pl.x - pr.x) || 0.5 * a.shoulderWidth
+  const cx = (pl.x + pr.x) / 2
+  const y0 = Math.max(0, Math.round(Math.max(pl.y, pr.y)))
+  const { width: w, height: h } = body
+  for (let y = y0; y < h; y++) {
+    const row = y * w
+    let prevEnd = -1
+    for (let x = 0; x < w; x++) {
+      if (body.data[row + x]! <= 0.5) continue
+      if (prevEnd >= 0 && x - prevEnd > 1) {
+        const gap = x - prevEnd - 1
+        const gc = (x + prevEnd) / 2
+        if (gap < hw && Math.abs(gc - cx) < 0.6 * hw) for (let k = prevEnd + 1; k < x; k++) body.data[row + k] = 1
+      }
+      prevEnd = x
+    }
+  }
+}

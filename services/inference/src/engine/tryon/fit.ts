@@ -1,0 +1,283 @@
+/**
+ * Correspondences (stage 3 input): where each garment landmark goes on the person.
+ *
+ * Contract — in: the garment's category, landmarks and mask (garment pixels) and the person
+ * analysis. Out: `WarpPart[]`, each a piece of the garment that moves as one (torso or dress body,
+ * a sleeve, a trouser leg, a skirt) with its mask on the garment photo and matching control points
+ * (person pixels ↔ garment pixels) for a thin-plate spline, plus its layer in the occlusion order.
+ *
+ * Geometry:
+ * - Tops and dresses are placed by a similarity transform of the torso frame: the garment's
+ *   shoulder seams go K_SHOULDER × the shoulder-joint distance apart, centred LIFT × that distance
+ *   above the joints; every other landmark keeps its position relative to the shoulders scaled by
+ *   the same factor, so the garment's length on the body follows its proportions on the photo.
+ *   Waist and hem widths are widened to the person's torso silhouette where the garment would be
+ *   narrower than the body (clothes stretch). Each sleeve is turned to the upper arm: its root stays
+ *   on the shoulder–armpit seam and its cuff goes along shoulder → elbow (→ wrist when the sleeve
+ *   is longer than the upper arm) at the sleeve's scaled length.
+ * - Bottoms are placed from the hips: the garment's hip width (at the crotch) matches the person's
+ *   hip silhouette, the crotch sits CROTCH_DROP × the hip-joint distance below the hip joints, and
+ *   each leg follows hip → knee → ankle for the scaled leg length, with its scaled widths.
+ */
+import { LM } from './pose.ts'
+import type { GarmentCategory, GarmentLandmarks, SleeveLandmarks, TopLandmarks, BottomLandmarks } from './garment-shape.ts'
+import type { PersonAnalysis } from './person.ts'
+import { clamp, dist, lerp, mid, plane, type Plane, type Point } from './raster.ts'
+
+export interface WarpPart {
+  name: 'torso' | 'sleeve-left' | 'sleeve-right' | 'leg-left' | 'leg-right' | 'skirt'
+  /** The part's mask on the garment photo (0..1). */
+  mask: Plane
+  /** Control points in person pixels … */
+  targets: Point[]
+  /** … and the garment pixels they take their colour from. */
+  sources: Point[]
+  /** 'body' parts go behind the arms, 'sleeve' parts in front of them. */
+  layer: 'body' | 'sleeve'
+}
+
+/** Shoulder-seam distance of a top on the body / shoulder-joint distance. */
+export const K_SHOULDER = 1.12
+/** Height of the shoulder seams above the joints, × the joint distance. */
+export const LIFT = 0.05
+/** Crotch below the hip joints, × the hip-joint distance. */
+export const CROTCH_DROP = 0.45
+/** Height of the garment's back collar above the shoulder seams, × the joint distance. */
+export const NECK_RISE = 0.12
+
+const sub = (a: Point, b: Point): Point => ({ x: a.x - b.x, y: a.y - b.y })
+const add = (a: Point, b: Point): Point => ({ x: a.x + b.x, y: a.y + b.y })
+const mul = (a: Point, k: number): Point => ({ x: a.x * k, y: a.y * k })
+const dot = (a: Point, b: Point): number => a.x * b.x + a.y * b.y
+const norm = (a: Point): Point => {
+  const l = Math.hypot(a.x, a.y) || 1
+  return { x: a.x / l, y: a.y / l }
+}
+/** Perpendicular pointing "down" when a points right (image coordinates). */
+const perp = (a: Point): Point => ({ x: -a.y, y: a.x })
+
+/** Distance from `from` along `dir` while inside the person mask and off the arms. */
+function scanOut(p: PersonAnalysis, from: Point, dir: Point, maxDist: number): number {
+  let d = 0
+  for (; d < maxDist; d++) {
+    const x = Math.round(from.x + dir.x * d)
+    const y = Math.round(from.y + dir.y * d)
+    if (x < 0 || y < 0 || x >= p.width || y >= p.height) break
+    const i = y * p.width + x
+    if (p.mask.data[i]! < 0.5 || (d > 2 && p.arms.data[i]! > 0.5)) break
+  }
+  return d
+}
+
+/** Left/right in the image (x small = image left), whatever way the person faces. */
+function imageSides(a: Point, b: Point): [Point, Point] {
+  return a.x <= b.x ? [a, b] : [b, a]
+}
+
+export function fitParts(category: GarmentCategory, lm: GarmentLandmarks, garmentMask: Plane, person: PersonAnalysis): WarpPart[] {
+  if (lm.kind === 'top') return fitTop(category, lm, garmentMask, person)
+  return fitBottom(lm, garmentMask, person)
+}
+
+function fitTop(category: GarmentCategory, g: TopLandmarks, gm: Plane, p: PersonAnalysis): WarpPart[] {
+  const pts = p.points
+  const [psL, psR] = imageSides(pts[LM.leftShoulder]!, pts[LM.rightShoulder]!)
+  const [phL, phR] = imageSides(pts[LM.leftHip]!, pts[LM.rightHip]!)
+  const sw = dist(psL, psR)
+  // Torso frame: d along the body axis (shoulder centre → hip centre), u across it (image-right).
+  const d = norm(sub(mid(phL, phR), mid(psL, psR)))
+  const u = { x: d.y, y: -d.x }
+  const us = norm(sub(psR, psL))
+  const gsw = dist(g.shoulderL, g.shoulderR)
+  const s = (sw * K_SHOULDER) / gsw
+  // Shoulder seams: on the (possibly tilted) shoulder line, outside the joints, a little above.
+  const tShoulderL = sub(sub(psL, mul(us, ((K_SHOULDER - 1) / 2) * sw)), mul(d, LIFT * sw))
+  const tShoulderR = sub(add(psR, mul(us, ((K_SHOULDER - 1) / 2) * sw)), mul(d, LIFT * sw))
+  const mp = mid(tShoulderL, tShoulderR)
+  const mg = mid(g.shoulderL, g.shoulderR)
+  const map = (q: Point): Point => {
+    const r = sub(q, mg)
+    return add(mp, add(mul(u, r.x * s), mul(d, r.y * s)))
+  }
+  /** Relative to a shoulder seam (armpits, sleeve roots follow their own shoulder). */
+  const fromShoulder = (q: Point, gS: Point, tS: Point): Point => add(tS, add(mul(u, (q.x - gS.x) * s), mul(d, (q.y - gS.y) * s)))
+  /** Garment row (L, R) → person points, widened to the torso silhouette at that height. */
+  const widened = (l: Point, r: Point, maxGrow: number): [Point, Point] => {
+    const c = map(mid(l, r))
+    const half = (dist(l, r) / 2) * s
+    const bodyL = scanOut(p, c, mul(u, -1), 1.2 * sw)
+    const bodyR = scanOut(p, c, u, 1.2 * sw)
+    const hl = clamp(bodyL * 1.04, half, half * maxGrow)
+    const hr = clamp(bodyR * 1.04, half, half * maxGrow)
+    return [sub(c, mul(u, hl)), add(c, mul(u, hr))]
+  }
+  const [tWaistL, tWaistR] = widened(g.waistL, g.waistR, 1.6)
+  const [tHemL, tHemR] = category === 'full' ? [map(g.hemL), map(g.hemR)] : widened(g.hemL, g.hemR, 1.6)
+  const torsoSrc = [g.neck, g.shoulderL, g.shoulderR, g.armpitL, g.armpitR, mid(g.waistL, g.waistR), g.waistL, g.waistR, g.hemL, g.hemR, mid(g.hemL, g.hemR)]
+  const tArmpitL = fromShoulder(g.armpitL, g.shoulderL, tShoulderL)
+  const tArmpitR = fromShoulder(g.armpitR, g.shoulderR, tShoulderR)
+  // The back collar (top of the neck opening on the photo) sits behind the neck, above the seams.
+  const tNeck = sub(map({ x: g.neck.x, y: mg.y }), mul(d, NECK_RISE * sw))
+  const torsoDst = [tNeck, tShoulderL, tShoulderR, tArmpitL, tArmpitR, mid(tWaistL, tWaistR), tWaistL, tWaistR, tHemL, tHemR, mid(tHemL, tHemR)]
+
+  // Part masks on the garment: sleeves outside the side lines above the sleeve's end, torso the rest
+  // (overlapping, so the seam never opens).
+  const sleeveEnd = (sl: SleeveLandmarks | null) => (sl === null ? -1 : Math.max(sl.armpit.y, sl.cuff.y + sl.cuffHalfWidth))
+  const endL = sleeveEnd(g.sleeveL)
+  const endR = sleeveEnd(g.sleeveR)
+  const torsoMask = plane(gm.width, gm.height)
+  const sleeveLMask = plane(gm.width, gm.height)
+  const sleeveRMask = plane(gm.width, gm.height)
+  // Torso and sleeves overlap by `seam` either side of the side line (the sleeve is drawn over the
+  // torso), so the two splines never open a gap along the armhole.
+  const seam = Math.max(4, 0.06 * (g.sideR(0) - g.sideL(0)))
+  for (let y = 0; y < gm.height; y++) {
+    const xl = g.sideL(y)
+    const xr = g.sideR(y)
+    for (let x = 0; x < gm.width; x++) {
+      const i = y * gm.width + x
+      const a = gm.data[i]!
+      if (a <= 0) continue
+      const inL = y <= endL && x < xl + seam
+      const inR = y <= endR && x > xr - seam
+      if (inL) sleeveLMask.data[i] = a
+      if (inR) sleeveRMask.data[i] = a
+      if (!(y <= endL && x < xl - seam) && !(y <= endR && x > xr + seam)) torsoMask.data[i] = a
+    }
+  }
+  const parts: WarpPart[] = [{ name: 'torso', mask: torsoMask, targets: torsoDst, sources: torsoSrc, layer: 'body' }]
+
+  const sleeve = (name: 'sleeve-left' | 'sleeve-right', sl: SleeveLandmarks | null, mask: Plane, jS: Point, jE: Point, jW: Point, tS: Point, tA: Point) => {
+    if (sl === null) return
+    const gRoot = mid(sl.shoulder, sl.armpit)
+    const gAxis = norm(sub(sl.cuff, gRoot))
+    const gLen = dist(sl.cuff, gRoot)
+    const gN = perp(gAxis)
+    const tRoot = mid(tS, tA)
+    const len = gLen * s
+    // Person sleeve axis: from the root along the upper arm, bending at the elbow if longer.
+    const upper = dist(jS, jE)
+    const dir1 = norm(sub(jE, jS))
+    const dir2 = norm(sub(jW, jE))
+    const along = (a: number): { at: Point; dir: Point } =>
+      a <= upper ? { at: add(tRoot, mul(dir1, a)), dir: dir1 } : { at: add(add(tRoot, mul(dir1, upper)), mul(dir2, a - upper)), dir: dir2 }
+    const src: Point[] = [sl.shoulder, sl.armpit]
+    const dst: Point[] = [tS, tA]
+    // The cuff's across-axis orientation must match: the garment normal points towards gN; on the
+    // person the normal that points the same way relative to shoulder→armpit is chosen.
+    const gSide = Math.sign(dot(sub(sl.armpit, sl.shoulder), gN)) || 1
+    for (const f of [0.5, 1]) {
+      const a = f * len
+      const { at, dir } = along(a)
+      let n = perp(dir)
+      const pSide = Math.sign(dot(sub(tA, tS), n)) || 1
+      if (pSide !== gSide) n = mul(n, -1)
+      const gc = add(gRoot, mul(gAxis, f * gLen))
+      const hw = f === 1 ? sl.cuffHalfWidth : (sl.cuffHalfWidth + dist(sl.shoulder, sl.armpit) / 2) / 2
+      src.push(add(gc, mul(gN, hw)), sub(gc, mul(gN, hw)))
+      dst.push(add(at, mul(n, hw * s)), sub(at, mul(n, hw * s)))
+    }
+    parts.push({ name, mask, targets: dst, sources: src, layer: 'sleeve' })
+  }
+  // The image-left sleeve belongs to whichever arm is on the image left.
+  const leftArmIsImageLeft = pts[LM.leftShoulder]!.x <= pts[LM.rightShoulder]!.x
+  const armL = leftArmIsImageLeft ? [LM.leftShoulder, LM.leftElbow, LM.leftWrist] : [LM.rightShoulder, LM.rightElbow, LM.rightWrist]
+  const armR = leftArmIsImageLeft ? [LM.rightShoulder, LM.rightElbow, LM.rightWrist] : [LM.leftShoulder, LM.leftElbow, LM.leftWrist]
+  sleeve('sleeve-left', g.sleeveL, sleeveLMask, pts[armL[0]!]!, pts[armL[1]!]!, pts[armL[2]!]!, tShoulderL, tArmpitL)
+  sleeve('sleeve-right', g.sleeveR, sleeveRMask, pts[armR[0]!]!, pts[armR[1]!]!, pts[armR[2]!]!, tShoulderR, tArmpitR)
+  return parts
+}
+
+function fitBottom(g: BottomLandmarks, gm: Plane, p: PersonAnalysis): WarpPart[] {
+  const pts = p.points
+  const leftIsImageLeft = pts[LM.leftHip]!.x <= pts[LM.rightHip]!.x
+  const legL = leftIsImageLeft ? [LM.leftHip, LM.leftKnee, LM.leftAnkle] : [LM.rightHip, LM.rightKnee, LM.rightAnkle]
+  const legR = leftIsImageLeft ? [LM.rightHip, LM.rightKnee, LM.rightAnkle] : [LM.leftHip, LM.leftKnee, LM.leftAnkle]
+  const hipL = pts[legL[0]!]!
+  const hipR = pts[legR[0]!]!
+  const hw = dist(hipL, hipR)
+  const u = norm(sub(hipR, hipL))
+  const shoulderMid = mid(pts[LM.leftShoulder]!, pts[LM.rightShoulder]!)
+  const hipMid = mid(hipL, hipR)
+  const d = norm(sub(hipMid, shoulderMid))
+  const uu = norm({ x: d.y, y: -d.x }) // image-right, perpendicular to the body axis
+  const ux = dot(uu, u) < 0 ? mul(uu, -1) : uu
+  // Person hip silhouette at hip-joint height, from each joint outwards.
+  const outL = scanOut(p, hipL, mul(ux, -1), 1.5 * hw)
+  const outR = scanOut(p, hipR, ux, 1.5 * hw)
+  const bodyHip = clamp(hw + outL + outR, 1.25 * hw, 2.0 * hw)
+  const crotchP = add(hipMid, mul(d, CROTCH_DROP * hw))
+  const gHip = dist(g.hipL, g.hipR)
+  const s = (bodyHip * 1.03) / gHip
+  const gc = mid(g.hipL, g.hipR)
+  const anchor = add(crotchP, mul(d, 0)) // garment crotch row ↔ person crotch height
+  const map = (q: Point): Point => {
+    const r = sub(q, { x: gc.x, y: g.crotch.y })
+    return add(anchor, add(mul(ux, r.x * s), mul(d, r.y * s)))
+  }
+  const waistC = mid(g.waistL, g.waistR)
+
+  if (!g.legs) {
+    const src = [g.waistL, g.waistR, waistC, g.hipL, g.hipR, g.hemLOuter, g.hemROuter, mid(g.hemLOuter, g.hemROuter)]
+    // A skirt hangs from the hips: re-anchor at the hip row rather than a crotch.
+    const hipRow = g.hipL.y
+    const skirtMap = (q: Point): Point => {
+      const r = sub(q, { x: gc.x, y: hipRow })
+      return add(add(hipMid, mul(d, 0.1 * hw)), add(mul(ux, r.x * s), mul(d, r.y * s)))
+    }
+    return [{ name: 'skirt', mask: gm, targets: src.map(skirtMap), sources: src, layer: 'body' }]
+  }
+
+  const split = g.crotch.x
+  const maskL = plane(gm.width, gm.height)
+  const maskR = plane(gm.width, gm.height)
+  for (let y = 0; y < gm.height; y++) {
+    for (let x = 0; x < gm.width; x++) {
+      const i = y * gm.width + x
+      const a = gm.data[i]!
+      if (a <= 0) continue
+      if (x < split + 3) maskL.data[i] = a
+      if (x > split - 3) maskR.data[i] = a
+    }
+  }
+  const leg = (name: 'leg-left' | 'leg-right', chain: Point[], gOuterTop: Point, gHemOuter: Point, gHemInner: Point, mask: Plane, outward: Point): WarpPart => {
+    const gInnerTop = g.crotch
+    const gTop = mid(gOuterTop, gInnerTop)
+    const gHem = mid(gHemOuter, gHemInner)
+    const gLen = dist(gTop, gHem)
+    const len = gLen * s
+    const tOuterTop = map(gOuterTop)
+    const tInnerTop = map(gInnerTop)
+    const tTop = mid(tOuterTop, tInnerTop)
+    // Person leg polyline from the leg's top centre through knee and ankle (extended past the ankle).
+    const poly = [tTop, chain[1]!, chain[2]!]
+    const segs: { a: Point; dir: Point; len: number }[] = []
+    for (let i = 0; i + 1 < poly.length; i++) segs.push({ a: poly[i]!, dir: norm(sub(poly[i + 1]!, poly[i]!)), len: dist(poly[i]!, poly[i + 1]!) })
+    const along = (a: number): { at: Point; dir: Point } => {
+      let rest = a
+      for (let i = 0; i < segs.length; i++) {
+        const sg = segs[i]!
+        if (rest <= sg.len || i === segs.length - 1) return { at: add(sg.a, mul(sg.dir, rest)), dir: sg.dir }
+        rest -= sg.len
+      }
+      return { at: tTop, dir: d }
+    }
+    const src: Point[] = [name === 'leg-left' ? g.waistL : g.waistR, waistC, gOuterTop, gInnerTop]
+    const dst: Point[] = [map(src[0]!), map(waistC), tOuterTop, tInnerTop]
+    const topHalf = dist(gOuterTop, gInnerTop) / 2
+    const hemHalf = dist(gHemOuter, gHemInner) / 2
+    for (const f of [0.33, 0.66, 1]) {
+      const { at, dir } = along(f * len)
+      let n = perp(dir)
+      if (dot(n, outward) < 0) n = mul(n, -1)
+      const half = (topHalf + (hemHalf - topHalf) * f) * s
+      src.push(lerp(gOuterTop, gHemOuter, f), lerp(gInnerTop, gHemInner, f))
+      dst.push(add(at, mul(n, half)), sub(at, mul(n, half)))
+    }
+    return { name, mask, targets: dst, sources: src, layer: 'body' }
+  }
+  return [
+    leg('leg-left', legL.map((i) => pts[i]!), g.hipL, g.hemLOuter, g.hemLInner, maskL, mul(ux, -1)),
+    leg('leg-right', legR.map((i) => pts[i]!), g.hipR, g.hemROuter, g.hemRInner, maskR, ux),
+  ]
+}

@@ -1,0 +1,153 @@
+/**
+ * Garment extraction: a clean, soft mask of the garment on a product photo.
+ *
+ * `preprocess: true` (the default of the API): the background is estimated from the photo's border
+ * (median colour of a 2 px ring) and removed by edge-stopped region growing from the border: a
+ * pixel joins the background when it is close to the background colour (global bound) *and* close
+ * to the neighbour it is reached from (local bound), so studio gradients and soft shadows are
+ * followed while a garment edge — even a light garment on a light background, which still has a
+ * seam, shadow or texture step at its outline — stops the growth. Gaps that open to the outside
+ * (between legs, under sleeves, between straps reaching the edge of the garment) are reached and
+ * removed; a region fully enclosed by the garment is kept (a white print on a white-background
+ * photo must not become a hole). Only the large components are kept, and the outline is softened
+ * by one pixel for anti-aliasing.
+ *
+ * `preprocess: false`: the photo is taken as already cut out: its alpha channel if it has one
+ * (alpha/255 is the mask); otherwise every pixel within 0.10 (RGB distance, 0..√3 scale) of the
+ * border's median colour is background — a simple key of a uniform background, with no region
+ * growing, no hole filling and no component filtering.
+ */
+import { boxBlur, components, dilate, erode, type Plane, type Rgb } from './raster.ts'
+
+export interface GarmentMaskOptions {
+  preprocess: boolean
+}
+
+/** Distance (RGB, each channel 0..1) from the border colour under which `preprocess: false` keys a pixel out. */
+export const KEY_DISTANCE = 0.1
+const GLOBAL_DISTANCE = 0.22
+const CORE_DISTANCE = 0.035
+const LOCAL_STEP = 0.022
+
+export function borderColor(img: Rgb): [number, number, number] {
+  const { width: w, height: h, data } = img
+  const ch: number[][] = [[], [], []]
+  const push = (x: number, y: number) => {
+    const i = (y * w + x) * 3
+    for (let c = 0; c < 3; c++) ch[c]!.push(data[i + c]!)
+  }
+  for (let x = 0; x < w; x++) for (const y of [0, 1, h - 2, h - 1]) push(x, y)
+  for (let y = 2; y < h - 2; y++) for (const x of [0, 1, w - 2, w - 1]) push(x, y)
+  return ch.map((v) => {
+    v.sort((a, b) => a - b)
+    return v[v.length >> 1]! / 255
+  }) as [number, number, number]
+}
+
+function distanceTo(img: Rgb, c: readonly number[]): Float32Array {
+  const n = img.width * img.height
+  const d = new Float32Array(n)
+  for (let i = 0; i < n; i++) {
+    const r = img.data[i * 3]! / 255 - c[0]!
+    const g = img.data[i * 3 + 1]! / 255 - c[1]!
+    const b = img.data[i * 3 + 2]! / 255 - c[2]!
+    d[i] = Math.sqrt(r * r + g * g + b * b)
+  }
+  return d
+}
+
+/** Returns the garment mask (0..1) at the image's size. */
+export function extractGarmentMask(img: Rgb, alpha: Uint8Array | null, o: GarmentMaskOptions): Plane {
+  const { width: w, height: h } = img
+  const n = w * h
+  if (!o.preprocess) {
+    const out = new Float32Array(n)
+    if (alpha !== null && alpha.some((a) => a < 250)) {
+      for (let i = 0; i < n; i++) out[i] = alpha[i]! / 255
+    } else {
+      const d = distanceTo(img, borderColor(img))
+      for (let i = 0; i < n; i++) out[i] = d[i]! > KEY_DISTANCE ? 1 : 0
+    }
+    return { width: w, height: h, data: out }
+  }
+
+  // Denoise a little (JPEG blocks) before comparing neighbours.
+  const smooth = new Float32Array(n * 3)
+  for (let c = 0; c < 3; c++) {
+    const p = new Float32Array(n)
+    for (let i = 0; i < n; i++) p[i] = img.data[i * 3 + c]! / 255
+    const b = boxBlur({ width: w, height: h, data: p }, 1).data
+    for (let i = 0; i < n; i++) smooth[i * 3 + c] = b[i]!
+  }
+  const bg = borderColor(img)
+  const dBg = new Float32Array(n)
+  for (let i = 0; i < n; i++) {
+    const r = smooth[i * 3]! - bg[0]
+    const g = smooth[i * 3 + 1]! - bg[1]
+    const b = smooth[i * 3 + 2]! - bg[2]
+    dBg[i] = Math.sqrt(r * r + g * g + b * b)
+  }
+
+  // Region growing from the border (1 = background).
+  const isBg = new Uint8Array(n)
+  const stack = new Int32Array(n)
+  let sp = 0
+  const seed = (i: number) => {
+    if (isBg[i] === 0 && dBg[i]! < GLOBAL_DISTANCE) {
+      isBg[i] = 1
+      stack[sp++] = i
+    }
+  }
+  for (let x = 0; x < w; x++) (seed(x), seed((h - 1) * w + x))
+  for (let y = 0; y < h; y++) (seed(y * w), seed(y * w + w - 1))
+  const step = (from: number, to: number) => {
+    if (isBg[to] !== 0) return
+    const dt = dBg[to]!
+    if (dt >= GLOBAL_DISTANCE) return
+    let ok = dt < CORE_DISTANCE
+    if (!ok) {
+      const r = smooth[to * 3]! - smooth[from * 3]!
+      const g = smooth[to * 3 + 1]! - smooth[from * 3 + 1]!
+      const b = smooth[to * 3 + 2]! - smooth[from * 3 + 2]!
+      ok = Math.sqrt(r * r + g * g + b * b) < LOCAL_STEP && dt < dBg[from]! + LOCAL_STEP
+    }
+    if (ok) {
+      isBg[to] = 1
+      stack[sp++] = to
+    }
+  }
+  while (sp > 0) {
+    const p = stack[--sp]!
+    const x = p % w
+    if (x > 0) step(p, p - 1)
+    if (x < w - 1) step(p, p + 1)
+    if (p >= w) step(p, p - w)
+    if (p < n - w) step(p, p + w)
+  }
+
+  // Garment = not background; keep the large components.
+  const fg: Plane = { width: w, height: h, data: new Float32Array(n) }
+  for (let i = 0; i < n; i++) fg.data[i] = isBg[i] === 1 ? 0 : 1
+  const { labels, sizes } = components(fg)
+  const largest = Math.max(0, ...sizes.slice(1))
+  const keep = sizes.map((s, i) => i > 0 && s >= Math.max(0.05 * largest, 0.001 * n))
+  for (let i = 0; i < n; i++) {
+    const k = keep[labels[i]!] === true
+    fg.data[i] = k ? 1 : 0
+  }
+
+  // Regions the growth could not reach from the border (prints close to the background colour,
+  // see-through pockets) stay garment: a white print on a white-background photo must not become
+  // a hole. Soften the outline by one pixel.
+  // Close small bites along the outline (light print touching the edge of the garment).
+  // Then pull the outline in by a pixel (no background halo) and soften it.
+  const r = Math.max(1, Math.round(0.006 * Math.max(w, h)))
+  return boxBlur(erode(erode(dilate(fg, r), r), 1), 1)
+}
+
+/** Fraction of the image the mask covers (> 0.5). */
+export function maskArea(m: Plane): number {
+  let a = 0
+  for (let i = 0; i < m.data.length; i++) if (m.data[i]! > 0.5) a++
+  return a / m.data.length
+}

@@ -1,0 +1,143 @@
+/**
+ * The try-on engine adapter: opens the networks (BlazePose full + heavy, selfie segmentation, the
+ * garment-warping graph) through the session layer and runs the four stages behind the
+ * `TryOnEngine` port that jobs/try-on.ts declares:
+ *
+ *   person analysis (person.ts) ─┐
+ *   garment extraction (garment-mask.ts) + category and landmarks (garment-shape.ts)
+ *                                 ├→ correspondences (fit.ts) → warp (warp.ts, ONNX) → compositing (composite.ts)
+ *
+ * Each stage has a plain-data contract (documented in its file), so a learned warp or a generator
+ * network can replace one stage without touching the others.
+ */
+import { AppError } from '@tailor/proto'
+import type { TryOnEngine, TryOnEngineOptions, TryOnEngineResult, TryOnImage, GarmentCategory } from '../../jobs/try-on.ts'
+import { loadModelSpec } from '../manifest.ts'
+import { ModelSession, type ExecutionProvider, type ProviderFallback } from '../session.ts'
+import { compositeGarment, type Composite } from './composite.ts'
+import { fitParts, type WarpPart } from './fit.ts'
+import { extractGarmentMask, maskArea } from './garment-mask.ts'
+import { bottomLandmarks, detectCategory, maskBbox, topLandmarks, type CategoryEvidence } from './garment-shape.ts'
+import { analyzePerson, type PersonAnalysis } from './person.ts'
+import type { Plane } from './raster.ts'
+import { warpParts } from './warp.ts'
+import { loadWarpSpec } from './warp-model.ts'
+
+export const TRYON_MODELS = { poseFull: 'blazepose-full', poseHeavy: 'blazepose-heavy', selfie: 'selfie' } as const
+/** A garment must cover at least this fraction of its photo. */
+export const MIN_GARMENT_AREA = 0.02
+
+export interface OpenTryOnEngineOptions {
+  modelsDir: string
+  executionProviders?: ExecutionProvider[]
+  intraOpThreads?: number
+}
+
+/** Everything a test or the contact sheet wants to look at besides the picture. */
+export interface TryOnDetails {
+  person: PersonAnalysis
+  garmentMask: Plane
+  evidence: CategoryEvidence
+  parts: WarpPart[]
+  composite: Composite
+}
+
+export interface TryOnEngineWithDetails extends TryOnEngine {
+  readonly providerFallbacks: readonly ProviderFallback[]
+  readonly warpModelSource: 'manifest' | 'built-in-memory'
+  readonly warmupMs: number
+  tryOnDetailed(person: TryOnImage, garment: TryOnImage, o: TryOnEngineOptions): Promise<TryOnEngineResult & { details: TryOnDetails }>
+}
+
+export async function openTryOnEngine(o: OpenTryOnEngineOptions): Promise<TryOnEngineWithDetails> {
+  const sessionOpts = {
+    executionProviders: o.executionProviders ?? ['cpu'],
+    ...(o.intraOpThreads !== undefined ? { intraOpThreads: o.intraOpThreads } : {}),
+  }
+  const opened: ModelSession[] = []
+  const open = async (spec: Parameters<typeof ModelSession.open>[0]) => {
+    const s = await ModelSession.open(spec, sessionOpts)
+    opened.push(s)
+    return s
+  }
+  try {
+    const poseFull = await open(await loadModelSpec(o.modelsDir, TRYON_MODELS.poseFull))
+    const poseHeavy = await open(await loadModelSpec(o.modelsDir, TRYON_MODELS.poseHeavy))
+    const selfie = await open(await loadModelSpec(o.modelsDir, TRYON_MODELS.selfie))
+    const warpSpec = await loadWarpSpec(o.modelsDir)
+    const warp = await open(warpSpec.spec)
+    const models = { poseFull, poseHeavy, selfie }
+
+    const run = async (person: TryOnImage, garment: TryOnImage, opt: TryOnEngineOptions) => {
+      const timings: Record<string, number> = {}
+      const personRgb = { width: person.width, height: person.height, data: person.rgb }
+      const garmentRgb = { width: garment.width, height: garment.height, data: garment.rgb }
+      const analysis = await analyzePerson(personRgb, models, timings)
+      let t = performance.now()
+      const garmentMask = extractGarmentMask(garmentRgb, garment.alpha, { preprocess: opt.preprocessGarment })
+      const box = maskBbox(garmentMask)
+      if (box === null || maskArea(garmentMask) < MIN_GARMENT_AREA) {
+        throw new AppError('no_garment_detected', 'No garment was found in the garment image.')
+      }
+      const evidence = detectCategory(garmentMask, box)
+      const category: GarmentCategory = opt.garmentMode === 'auto' ? evidence.category : opt.garmentMode
+      const lm = category === 'lower' ? bottomLandmarks(garmentMask, box) : topLandmarks(garmentMask, box, category)
+      timings.garment = performance.now() - t
+      t = performance.now()
+      const parts = fitParts(category, lm, garmentMask, analysis)
+      timings.fit = performance.now() - t
+      t = performance.now()
+      const warped = await warpParts(warp, garmentRgb, parts, { width: person.width, height: person.height })
+      timings.warp = performance.now() - t
+      t = performance.now()
+      const composite = compositeGarment(personRgb, analysis, warped, { removeBackground: opt.removeBackground, category })
+      timings.composite = performance.now() - t
+      return {
+        rgb: composite.rgb, category, detectedCategory: evidence.category, timings,
+        details: { person: analysis, garmentMask, evidence, parts, composite },
+      }
+    }
+
+    // Warm-up on a synthetic pair (a grey "person" fails the person test; run the networks directly).
+    const tw = performance.now()
+    await warmUp(models, warp)
+    const warmupMs = performance.now() - tw
+
+    return {
+      provider: poseFull.provider,
+      providerFallbacks: poseFull.fallbacks,
+      warpModelSource: warpSpec.source,
+      warmupMs,
+      tryOnDetailed: run,
+      async tryOn(person, garment, opt) {
+        const { details: _details, ...r } = await run(person, garment, opt)
+        return r
+      },
+      async close() {
+        await Promise.all(opened.map((s) => s.release()))
+      },
+    }
+  } catch (err) {
+    await Promise.all(opened.map((s) => s.release()))
+    throw err
+  }
+}
+
+async function warmUp(models: { poseFull: ModelSession; poseHeavy: ModelSession; selfie: ModelSession }, warp: ModelSession): Promise<void> {
+  const img = new Float32Array(256 * 256 * 3).fill(0.5)
+  await models.poseFull.run({ input_1: { data: img, dims: [1, 256, 256, 3] } }, ['ld_3d'])
+  await models.poseHeavy.run({ input_1: { data: img, dims: [1, 256, 256, 3] } }, ['ld_3d'])
+  await models.selfie.run({ input_1: { data: img, dims: [1, 256, 256, 3] } }, ['activation_10'])
+  await warp.run(
+    {
+      garment: { data: new Float32Array(4 * 16 * 16), dims: [1, 4, 16, 16] },
+      points: { data: Float32Array.of(0, 0, 1, 0, 0, 1), dims: [1, 3, 2] },
+      coef: { data: Float32Array.of(0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 1), dims: [1, 6, 2] },
+      grid_x: { data: Float32Array.of(0, 1), dims: [2] },
+      grid_y: { data: Float32Array.of(0, 1), dims: [2] },
+      out_x: { data: new Float32Array(8), dims: [8] },
+      out_y: { data: new Float32Array(8), dims: [8] },
+    },
+    ['warped'],
+  )
+}
