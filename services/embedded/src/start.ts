@@ -56,7 +56,7 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
   // Jobs that were pending or running when the process last stopped run again.
   const unfinished = await jobs.listUnfinished()
   for (const rec of unfinished) {
-    if (rec.kind === 'remove-background') {
+    if (rec.kind === 'remove-background' || rec.kind === 'try-on') {
       await queue.publish({ id: rec.id, kind: rec.kind, params: rec.params as never, createdAt: rec.createdAt }, rec.attempts)
     }
   }

@@ -11,6 +11,7 @@ import { apiKeyAuth } from './middleware/api-key.ts'
 import { jsonObjectBody } from './middleware/json-body.ts'
 import type { ResultReader } from './results/result-reader.ts'
 import { resultRoutes } from './routes/results.ts'
+import { tryOnRoutes } from './routes/try-on.ts'
 import { videoRemoveBackgroundRoutes } from './routes/video-remove-background.ts'
 
 export interface GatewayDeps {
@@ -41,6 +42,7 @@ export function createApp(d: Omit<GatewayDeps, 'jsonBody'>) {
     })
     .use('/v1/*', apiKeyAuth(deps.config.apiKeyHashes))
     .use('/v1/*', bodyLimit({ maxSize: deps.config.maxBodyBytes }))
+    .route('/v1/try-on', tryOnRoutes(deps, { waitTimeoutMs: deps.config.tryOnWaitTimeoutMs }))
     .route('/v1/video/remove-background', videoRemoveBackgroundRoutes(deps))
     .route('/results', resultRoutes(deps))
     .notFound(() => {

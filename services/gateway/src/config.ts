@@ -26,6 +26,8 @@ const Env = z
     /** Origin used in result_url (e.g. https://tailor.example.com); defaults to the request's origin. */
     PUBLIC_BASE_URL: z.url().optional(),
     MAX_BODY_BYTES: z.coerce.number().int().positive().default(64 * 1024),
+    /** Longest a try-on request with wait_for_result "true" waits before answering 202 {job_id}. */
+    TRYON_WAIT_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(60_000),
     SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
@@ -50,6 +52,7 @@ export interface Config {
   readonly resultUrlTtlS: number
   readonly publicBaseUrl: string | undefined
   readonly maxBodyBytes: number
+  readonly tryOnWaitTimeoutMs: number
   readonly shutdownTimeoutMs: number
   readonly logLevel: string
 }
@@ -74,6 +77,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     resultUrlTtlS: e.RESULT_URL_TTL_S,
     publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
     maxBodyBytes: e.MAX_BODY_BYTES,
+    tryOnWaitTimeoutMs: e.TRYON_WAIT_TIMEOUT_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
   })

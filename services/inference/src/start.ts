@@ -7,12 +7,14 @@ import { consumeJobs, type Consumer } from './consumer/consume-jobs.ts'
 import { openJetStreamJobSource } from './consumer/job-source-jetstream.ts'
 import type { JobSource } from './consumer/job-source.ts'
 import { openMattingEngine } from './engine/matting-engine.ts'
+import { openTryOnEngine } from './engine/tryon/tryon-engine.ts'
 import { openJobEventStream } from './events/event-stream.ts'
 import type { JobEventSink } from './events/job-event-sink.ts'
 import { safeFetchToFile } from './fetch/safe-fetch.ts'
 import { removeBackground, type MattingEngine } from './jobs/remove-background.ts'
 import { runJob } from './jobs/run-job.ts'
 import { createLogger, type Logger } from './logger.ts'
+import { DEFAULT_IMAGE_LIMITS } from './media/image.ts'
 import { openObjectStoreResultStore } from './results/result-store-object-store.ts'
 import type { ResultStore } from './results/result-store.ts'
 
@@ -43,6 +45,23 @@ export async function start(config: Config, opts: { ports?: InferencePorts; logg
     'matting engine ready',
   )
 
+  const t1 = performance.now()
+  let tryOnEngine: Awaited<ReturnType<typeof openTryOnEngine>>
+  try {
+    tryOnEngine = await openTryOnEngine({
+      modelsDir: config.MODELS_DIR,
+      executionProviders: config.ORT_EP === 'cuda' ? ['cuda', 'cpu'] : ['cpu'],
+      ...(config.ORT_INTRA_OP_THREADS !== undefined ? { intraOpThreads: config.ORT_INTRA_OP_THREADS } : {}),
+    })
+  } catch (err) {
+    await engine.close()
+    throw err
+  }
+  logger.info(
+    { provider: tryOnEngine.provider, fallbacks: tryOnEngine.providerFallbacks, loadMs: Math.round(performance.now() - t1), warmupMs: Math.round(tryOnEngine.warmupMs) },
+    'try-on engine ready',
+  )
+
   let nc: NatsConnection | null = null
   let ports: InferencePorts
   try {
@@ -61,6 +80,7 @@ export async function start(config: Config, opts: { ports?: InferencePorts; logg
     }
   } catch (err) {
     await engine.close()
+    await tryOnEngine.close()
     await nc?.close()
     throw err
   }
@@ -90,6 +110,10 @@ export async function start(config: Config, opts: { ports?: InferencePorts; logg
         workRoot: config.TAILOR_WORK_DIR,
         results: ports.results,
         fetchInput: (url, dest, signal) => safeFetchToFile(url, dest, fetchOptions, signal),
+        tryOn: {
+          engine: tryOnEngine,
+          fetchInput: (url, dest, signal) => safeFetchToFile(url, dest, { ...fetchOptions, maxBytes: Math.min(fetchOptions.maxBytes, DEFAULT_IMAGE_LIMITS.maxBytes) }, signal),
+        },
         removeBackground: (req, c) => removeBackground(req, { matting: engine, signal: c.signal, onProgress: c.onProgress, limits }),
       }),
   })
@@ -103,6 +127,7 @@ export async function start(config: Config, opts: { ports?: InferencePorts; logg
       await ports.events.close()
       if (nc !== null) await nc.drain()
       await engine.close()
+      await tryOnEngine.close()
       logger.info('inference stopped')
     },
   }

@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { AppError, RESULT_EXTENSIONS, type JobEnvelope, type JobOutcome, type OutputFormat } from '@tailor/proto'
 import type { ResultStore } from '../results/result-store.ts'
+import { runTryOnJob, tryOnResultKey, type TryOnJobDeps } from './try-on.ts'
 
 /** What the remove-background pipeline needs from one job (jobs/remove-background.ts). */
 export interface RemoveBackgroundCall {
@@ -18,6 +19,8 @@ export interface RunJobDeps {
   results: ResultStore
   /** Each job works in its own fresh subdirectory of this, removed when the job ends. */
   workRoot: string
+  /** The try-on pipeline (jobs/try-on.ts); absent when this worker has no try-on engine. */
+  tryOn?: TryOnJobDeps
 }
 
 export const resultKeyFor = (jobId: string, format: OutputFormat): string => `remove-background/${jobId}.${RESULT_EXTENSIONS[format]}`
@@ -32,12 +35,19 @@ export async function runJob(
   ctx: { signal: AbortSignal; onProgress: (framesDone: number, framesTotal: number) => void },
   deps: RunJobDeps,
 ): Promise<JobOutcome & { frames?: number }> {
-  if (job.kind !== 'remove-background') {
-    return { status: 'failed', code: 'invalid_parameter', message: `This worker does not run ${job.kind} jobs.` }
+  if (job.kind === 'try-on' && deps.tryOn === undefined) {
+    return { status: 'failed', code: 'service_unavailable', message: 'This worker has no try-on engine.' }
   }
   await mkdir(deps.workRoot, { recursive: true })
   const workDir = await mkdtemp(join(deps.workRoot, `${job.id}-`))
   try {
+    if (job.kind === 'try-on') {
+      const r = await runTryOnJob(job, workDir, ctx.signal, deps.tryOn!)
+      if (ctx.signal.aborted) throw new AppError('job_cancelled', 'The job was cancelled.')
+      const key = tryOnResultKey(job.id)
+      const stored = await deps.results.put(key, r.outputPath, r.contentType)
+      return { status: 'succeeded', resultKey: key, contentType: r.contentType, bytes: stored.bytes }
+    }
     const inputPath = join(workDir, 'input')
     await deps.fetchInput(job.params.video_url, inputPath, ctx.signal)
     const r = await deps.removeBackground(

@@ -8,7 +8,8 @@
  * Orchestration only: no onnxruntime and no sharp here (STYLE.md §3.2).
  */
 import { join } from 'node:path'
-import type { ErrorCode } from '@tailor/proto'
+import { z } from 'zod'
+import { AppError, type ErrorCode, type JobEnvelope } from '@tailor/proto'
 import { decodeImage, encodeJpeg, type ImageLimits } from '../media/image.ts'
 
 export type GarmentCategory = 'upper' | 'lower' | 'full'
@@ -108,4 +109,59 @@ export async function tryOn(
     category: r.category, detectedCategory: r.detectedCategory,
     timings: { decode: tDecode, ...r.timings, encode: tEncode, total: performance.now() - t0 },
   }
+}
+
+// ---- the job: fetch → try-on → store ---------------------------------------------------------------
+
+/**
+ * What a try-on job message carries (the gateway has already validated and normalised it: the
+ * booleans are booleans here, `garment_mode` defaults to auto).
+ */
+export const TryOnParams = z.object({
+  person_image_url: z.string().min(1),
+  garment_image_url: z.string().min(1),
+  garment_mode: z.enum(['auto', 'upper', 'lower', 'full']).default('auto'),
+  preprocess_garment: z.boolean().default(true),
+  remove_background: z.boolean().default(false),
+})
+export type TryOnParams = z.infer<typeof TryOnParams>
+
+export interface TryOnJobDeps {
+  engine: TryOnEngine
+  /** Downloads a URL to a local file (fetch/safe-fetch.ts with the image limits). */
+  fetchInput(url: string, dest: string, signal: AbortSignal): Promise<unknown>
+  limits?: Partial<ImageLimits>
+}
+
+export const tryOnResultKey = (jobId: string): string => `try-on/${jobId}.jpg`
+
+/**
+ * Runs one try-on job in `workDir` (which the caller creates and removes). Returns the JPEG's path;
+ * throws AppError for inputs it cannot use (TRY_ON_INPUT_ERRORS, `input_fetch_failed`,
+ * `invalid_parameter` for a malformed message).
+ */
+export async function runTryOnJob(
+  job: Extract<JobEnvelope, { kind: 'try-on' }>,
+  workDir: string,
+  signal: AbortSignal,
+  deps: TryOnJobDeps,
+): Promise<TryOnResult> {
+  const parsed = TryOnParams.safeParse(job.params)
+  if (!parsed.success) {
+    throw new AppError('invalid_parameter', `The try-on job parameters are invalid: ${z.prettifyError(parsed.error)}`, { cause: parsed.error })
+  }
+  const p = parsed.data
+  const personPath = join(workDir, 'person')
+  const garmentPath = join(workDir, 'garment')
+  await Promise.all([
+    deps.fetchInput(p.person_image_url, personPath, signal),
+    deps.fetchInput(p.garment_image_url, garmentPath, signal),
+  ])
+  return tryOn(
+    {
+      personPath, garmentPath, workDir,
+      options: { preprocessGarment: p.preprocess_garment, garmentMode: p.garment_mode, removeBackground: p.remove_background },
+    },
+    { engine: deps.engine, signal, ...(deps.limits ? { limits: deps.limits } : {}) },
+  )
 }

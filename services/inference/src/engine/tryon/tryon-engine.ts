@@ -21,9 +21,8 @@ import { bottomLandmarks, detectCategory, maskBbox, topLandmarks, type CategoryE
 import { analyzePerson, type PersonAnalysis } from './person.ts'
 import type { Plane } from './raster.ts'
 import { warpParts } from './warp.ts'
-import { loadWarpSpec } from './warp-model.ts'
 
-export const TRYON_MODELS = { poseFull: 'blazepose-full', poseHeavy: 'blazepose-heavy', selfie: 'selfie' } as const
+export const TRYON_MODELS = { poseFull: 'blazepose-full', poseHeavy: 'blazepose-heavy', selfie: 'selfie', warp: 'tryon-warp' } as const
 /** A garment must cover at least this fraction of its photo. */
 export const MIN_GARMENT_AREA = 0.02
 
@@ -44,7 +43,6 @@ export interface TryOnDetails {
 
 export interface TryOnEngineWithDetails extends TryOnEngine {
   readonly providerFallbacks: readonly ProviderFallback[]
-  readonly warpModelSource: 'manifest' | 'built-in-memory'
   readonly warmupMs: number
   tryOnDetailed(person: TryOnImage, garment: TryOnImage, o: TryOnEngineOptions): Promise<TryOnEngineResult & { details: TryOnDetails }>
 }
@@ -64,8 +62,7 @@ export async function openTryOnEngine(o: OpenTryOnEngineOptions): Promise<TryOnE
     const poseFull = await open(await loadModelSpec(o.modelsDir, TRYON_MODELS.poseFull))
     const poseHeavy = await open(await loadModelSpec(o.modelsDir, TRYON_MODELS.poseHeavy))
     const selfie = await open(await loadModelSpec(o.modelsDir, TRYON_MODELS.selfie))
-    const warpSpec = await loadWarpSpec(o.modelsDir)
-    const warp = await open(warpSpec.spec)
+    const warp = await open(await loadModelSpec(o.modelsDir, TRYON_MODELS.warp))
     const models = { poseFull, poseHeavy, selfie }
 
     const run = async (person: TryOnImage, garment: TryOnImage, opt: TryOnEngineOptions) => {
@@ -106,7 +103,6 @@ export async function openTryOnEngine(o: OpenTryOnEngineOptions): Promise<TryOnE
     return {
       provider: poseFull.provider,
       providerFallbacks: poseFull.fallbacks,
-      warpModelSource: warpSpec.source,
       warmupMs,
       tryOnDetailed: run,
       async tryOn(person, garment, opt) {
