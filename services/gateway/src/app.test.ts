@@ -175,6 +175,11 @@ describe('job status, events and cancel', () => {
     expect(r.headers.get('accept-ranges')).toBe('bytes')
     expect(Buffer.from(await r.arrayBuffer())).toEqual(RESULT)
 
+    const head = await app.request(url.pathname + url.search, { method: 'HEAD' })
+    expect(head.status).toBe(200)
+    expect(head.headers.get('content-length')).toBe('20')
+    expect((await head.arrayBuffer()).byteLength).toBe(0)
+
     const part = await app.request(url.pathname + url.search, { headers: { range: 'bytes=5-9' } })
     expect(part.status).toBe(206)
     expect(part.headers.get('content-range')).toBe('bytes 5-9/20')
