@@ -15,10 +15,12 @@
  *                         (disabled|basic|extended|all), enableCpuMemArena, enableMemPattern (true|false),
  *                         executionMode (sequential|parallel). Empty set = onnxruntime defaults.
  *   --sweep               run a preset list of option sets (see SWEEP)
+ *   --profile N           after timing, N more runs per ORT option set with onnxruntime's profiler on,
+ *                         printing kernel time per op type (where each frame goes)
  *   --out FILE            JSON results (default models/dist/bench-models.json)
  * Example: pnpm bench:models --models rvm --no-tfjs --ort intraOpNumThreads=1 --ort intraOpNumThreads=2,enableCpuMemArena=false
  */
-import { writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
@@ -124,6 +126,7 @@ const { values: args } = parseArgs({
     'no-tfjs': { type: 'boolean' },
     ort: { type: 'string', multiple: true },
     sweep: { type: 'boolean' },
+    profile: { type: 'string' },
     out: { type: 'string' },
   },
   allowPositionals: false,
@@ -135,6 +138,7 @@ const TFJS_RUNS_LARGE = Number(args['tfjs-runs-large'] ?? 10)
 const NO_TFJS = args['no-tfjs'] === true || env.BENCH_NO_TFJS === '1'
 const MODELS = (args.models ?? env.BENCH_MODELS ?? ['rvm', ...IMAGE_MODELS].join(',')).split(',').map((s) => s.trim())
 const OUT = args.out ?? path.join(DIST_DIR, 'bench-models.json')
+const PROFILE_RUNS = Number(args.profile ?? 0)
 const optionSpecs = args.ort ?? (env.BENCH_ORT !== undefined ? env.BENCH_ORT.split(';') : [''])
 const OPTION_SETS: OrtCpuOptions[] = args.sweep === true ? SWEEP : optionSpecs.map(parseOrtOptions)
 
@@ -158,6 +162,9 @@ interface Runner {
   step(i: number): Promise<void>
   close(): Promise<void>
 }
+interface ProfiledRunner extends Runner {
+  session: ort.InferenceSession
+}
 
 async function timeRunner(r: Runner, warmup: number, runs: number): Promise<Stats> {
   const ms: number[] = []
@@ -179,12 +186,61 @@ async function timeRunner(r: Runner, warmup: number, runs: number): Promise<Stat
 
 const RVM_STATES = ['r1', 'r2', 'r3', 'r4'] as const
 
-async function ortSession(name: string, options: OrtCpuOptions): Promise<ort.InferenceSession> {
+/** Extra session options for a profiled run (not part of the tuned set). */
+interface ProfileOptions {
+  enableProfiling?: boolean
+  profileFilePrefix?: string
+}
+type SessionOptions = OrtCpuOptions & ProfileOptions
+
+async function ortSession(name: string, options: SessionOptions): Promise<ort.InferenceSession> {
   return ort.InferenceSession.create(onnxPath(name), { executionProviders: ['cpu'], ...options })
 }
 
+interface OpShare {
+  op: string
+  msPerRun: number
+  share: number
+}
+interface ProfileEvent {
+  cat?: string
+  name?: string
+  dur?: number
+  args?: { op_name?: string }
+}
+
+/** Runs `runner` with onnxruntime's profiler on and sums kernel time per op type. */
+async function profileOps(makeRunner: (o: SessionOptions) => Promise<ProfiledRunner>, o: OrtCpuOptions, runs: number): Promise<OpShare[]> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'ort-profile-'))
+  try {
+    const r = await makeRunner({ ...o, enableProfiling: true, profileFilePrefix: path.join(dir, 'p') })
+    for (let i = 0; i < runs; i++) {
+      await r.step(i)
+    }
+    r.session.endProfiling()
+    await r.close()
+    const file = readdirSync(dir).find((f) => f.endsWith('.json'))
+    if (file === undefined) {
+      throw new Error(`onnxruntime wrote no profile in ${dir}`)
+    }
+    const events = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as ProfileEvent[]
+    const byOp = new Map<string, number>()
+    for (const e of events) {
+      if (e.cat === 'Node' && e.name?.endsWith('_kernel_time') === true && e.args?.op_name !== undefined) {
+        byOp.set(e.args.op_name, (byOp.get(e.args.op_name) ?? 0) + (e.dur ?? 0))
+      }
+    }
+    const total = [...byOp.values()].reduce((a, b) => a + b, 0)
+    return [...byOp.entries()]
+      .map(([op, us]) => ({ op, msPerRun: us / 1000 / runs, share: us / total }))
+      .sort((a, b) => b.msPerRun - a.msPerRun)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
 /** rvm in onnxruntime: state tensors go straight back in, no copies. */
-async function ortRvm(frames: TensorData[], ratio: number, options: OrtCpuOptions): Promise<Runner> {
+async function ortRvm(frames: TensorData[], ratio: number, options: SessionOptions): Promise<ProfiledRunner> {
   const session = await ortSession('rvm', options)
   const src = frames.map((f) => new ort.Tensor('float32', f.data, f.dims))
   const dr = new ort.Tensor('float32', Float32Array.of(ratio), [1])
@@ -201,6 +257,7 @@ async function ortRvm(frames: TensorData[], ratio: number, options: OrtCpuOption
       out.pha?.dispose()
       state = next
     },
+    session,
     close: () => session.release(),
   }
 }
@@ -218,7 +275,7 @@ async function tfjsRvm(model: TfjsModel, frames: TensorData[], ratio: number): P
   }
 }
 
-async function ortImage(name: string, input: string, x: TensorData, options: OrtCpuOptions): Promise<Runner> {
+async function ortImage(name: string, input: string, x: TensorData, options: SessionOptions): Promise<ProfiledRunner> {
   const session = await ortSession(name, options)
   const t = new ort.Tensor('float32', x.data, x.dims)
   return {
@@ -228,6 +285,7 @@ async function ortImage(name: string, input: string, x: TensorData, options: Ort
         o.dispose()
       }
     },
+    session,
     close: () => session.release(),
   }
 }
@@ -246,6 +304,7 @@ interface OrtResult extends Stats {
   options: string
   speedup: number | null
   fps: number
+  profile?: OpShare[]
 }
 interface CaseResult {
   case: string
@@ -259,7 +318,7 @@ async function benchCase(
   model: string,
   tfjsRunner: (() => Promise<Runner>) | null,
   tfjsRuns: number,
-  ortRunner: (o: OrtCpuOptions) => Promise<Runner>,
+  ortRunner: (o: SessionOptions) => Promise<ProfiledRunner>,
 ): Promise<CaseResult> {
   const result: CaseResult = { case: id, model, tfjs: null, ort: [] }
   if (tfjsRunner !== null) {
@@ -268,7 +327,11 @@ async function benchCase(
   for (const o of OPTION_SETS) {
     const s = await timeRunner(await ortRunner(o), WARMUP, RUNS)
     const speedup = result.tfjs === null ? null : result.tfjs.medianMs / s.medianMs
-    result.ort.push({ options: describeOptions(o), ...s, speedup, fps: 1000 / s.medianMs })
+    const entry: OrtResult = { options: describeOptions(o), ...s, speedup, fps: 1000 / s.medianMs }
+    if (PROFILE_RUNS > 0) {
+      entry.profile = await profileOps(ortRunner, o, PROFILE_RUNS)
+    }
+    result.ort.push(entry)
   }
   printCase(result)
   return result
@@ -291,6 +354,10 @@ function printCase(r: CaseResult): void {
     console.log(
       `${r.case.padEnd(27)} ${`ort cpu [${o.options}]`.padEnd(40)} ${String(o.runs).padStart(4)} ${f1(o.minMs)} ${f1(o.medianMs)} ${f1(o.maxMs)} ${o.fps.toFixed(1).padStart(6)} ${o.speedup === null ? '       -' : `${o.speedup.toFixed(1)}x`.padStart(8)}`,
     )
+    if (o.profile !== undefined) {
+      const top = o.profile.slice(0, 10).map((p) => `${p.op} ${p.msPerRun.toFixed(1)} ms (${(p.share * 100).toFixed(0)}%)`)
+      console.log(`${''.padEnd(27)}   kernel time per run: ${top.join(', ')}`)
+    }
   }
 }
 
