@@ -45,22 +45,23 @@ export async function start(config: Config, opts: { ports?: InferencePorts; logg
     'matting engine ready',
   )
 
+  // The try-on engine is optional: without its models (a video-only deployment) the worker still
+  // runs video jobs, and try-on jobs fail with service_unavailable. Logged as an error, never silent.
   const t1 = performance.now()
-  let tryOnEngine: Awaited<ReturnType<typeof openTryOnEngine>>
+  let tryOnEngine: Awaited<ReturnType<typeof openTryOnEngine>> | null = null
   try {
     tryOnEngine = await openTryOnEngine({
       modelsDir: config.MODELS_DIR,
       executionProviders: config.ORT_EP === 'cuda' ? ['cuda', 'cpu'] : ['cpu'],
       ...(config.ORT_INTRA_OP_THREADS !== undefined ? { intraOpThreads: config.ORT_INTRA_OP_THREADS } : {}),
     })
+    logger.info(
+      { provider: tryOnEngine.provider, fallbacks: tryOnEngine.providerFallbacks, loadMs: Math.round(performance.now() - t1), warmupMs: Math.round(tryOnEngine.warmupMs) },
+      'try-on engine ready',
+    )
   } catch (err) {
-    await engine.close()
-    throw err
+    logger.error({ err }, 'try-on engine unavailable: try-on jobs will fail with service_unavailable')
   }
-  logger.info(
-    { provider: tryOnEngine.provider, fallbacks: tryOnEngine.providerFallbacks, loadMs: Math.round(performance.now() - t1), warmupMs: Math.round(tryOnEngine.warmupMs) },
-    'try-on engine ready',
-  )
 
   let nc: NatsConnection | null = null
   let ports: InferencePorts
@@ -80,7 +81,7 @@ export async function start(config: Config, opts: { ports?: InferencePorts; logg
     }
   } catch (err) {
     await engine.close()
-    await tryOnEngine.close()
+    await tryOnEngine?.close()
     await nc?.close()
     throw err
   }
@@ -110,10 +111,15 @@ export async function start(config: Config, opts: { ports?: InferencePorts; logg
         workRoot: config.TAILOR_WORK_DIR,
         results: ports.results,
         fetchInput: (url, dest, signal) => safeFetchToFile(url, dest, fetchOptions, signal),
-        tryOn: {
-          engine: tryOnEngine,
-          fetchInput: (url, dest, signal) => safeFetchToFile(url, dest, { ...fetchOptions, maxBytes: Math.min(fetchOptions.maxBytes, DEFAULT_IMAGE_LIMITS.maxBytes) }, signal),
-        },
+        ...(tryOnEngine !== null
+          ? {
+              tryOn: {
+                engine: tryOnEngine,
+                fetchInput: (url: string, dest: string, signal: AbortSignal) =>
+                  safeFetchToFile(url, dest, { ...fetchOptions, maxBytes: Math.min(fetchOptions.maxBytes, DEFAULT_IMAGE_LIMITS.maxBytes) }, signal),
+              },
+            }
+          : {}),
         removeBackground: (req, c) => removeBackground(req, { matting: engine, signal: c.signal, onProgress: c.onProgress, limits }),
       }),
   })
@@ -127,7 +133,7 @@ export async function start(config: Config, opts: { ports?: InferencePorts; logg
       await ports.events.close()
       if (nc !== null) await nc.drain()
       await engine.close()
-      await tryOnEngine.close()
+      await tryOnEngine?.close()
       logger.info('inference stopped')
     },
   }
