@@ -25,6 +25,7 @@ let inferenceEnv: Record<string, string>
 let gateway: ServiceProcess
 let inference: ServiceProcess
 let api: ApiClient
+let healthPort: number
 let sources: Record<string, Probe>
 
 const startGateway = async (): Promise<ServiceProcess> => {
@@ -46,6 +47,7 @@ beforeAll(async () => {
   media = await createMediaFixtures()
   workDir = await mkdtemp(join(tmpdir(), 'tailor-work-dist-'))
   const [port, grpcPort] = [await freePort(), await freePort()]
+  healthPort = await freePort()
   gatewayEnv = {
     PORT: String(port), HOST: '127.0.0.1', GRPC_PORT: String(grpcPort), NATS_URL: nats.url,
     API_KEYS: API_KEY, RESULT_URL_SECRET: 'distributed-test-secret-0123456789abcdef',
@@ -53,6 +55,7 @@ beforeAll(async () => {
   inferenceEnv = {
     NATS_URL: nats.url, GATEWAY_GRPC_ADDR: `127.0.0.1:${grpcPort}`, TAILOR_WORK_DIR: workDir,
     TAILOR_FETCH_ALLOW_LOOPBACK: 'true', ACK_WAIT_MS: '3000', MAX_DELIVER: '3', ORT_EP: 'cpu', MODELS_DIR: models.dir,
+    HEALTH_PORT: String(healthPort), HEALTH_HOST: '127.0.0.1',
   }
   ;[gateway, inference] = await Promise.all([startGateway(), startInference()])
   api = apiClient(`http://127.0.0.1:${port}`, API_KEY)
@@ -71,6 +74,15 @@ afterAll(async () => {
 })
 
 describe('distributed: gateway and inference as separate processes (NATS JetStream + gRPC)', () => {
+  it('reports health: the gateway sees the worker, inference names its execution provider', async () => {
+    const g = await fetch(`http://127.0.0.1:${gatewayEnv.PORT}/healthz`)
+    expect(g.status).toBe(200)
+    expect(await g.json()).toMatchObject({ status: 'ok', mode: 'distributed', workers_connected: 1 })
+    const i = await fetch(`http://127.0.0.1:${healthPort}/healthz`)
+    expect(i.status).toBe(200)
+    expect(await i.json()).toMatchObject({ status: 'ok', provider: 'cpu', in_flight: 0 })
+  })
+
   it('runs all nine output formats end to end', async () => {
     await runFormatMatrix({ api, baseUrl: media.baseUrl, sources, timeoutMs: JOB_TIMEOUT_MS })
     expect(await workLeft()).toEqual([])

@@ -10,6 +10,9 @@ const Env = z
     /** host:port of the gateway's job events gRPC server (distributed mode). */
     GATEWAY_GRPC_ADDR: z.string().regex(/^[^\s:]+:\d+$/, 'must be host:port').optional(),
     WORKER_ID: z.string().min(1).optional(),
+    /** GET /healthz on this port (readiness/liveness probes); off when unset. */
+    HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+    HEALTH_HOST: z.string().min(1).default('0.0.0.0'),
     ORT_EP: z.enum(['cuda', 'cpu']).default('cpu'),
     /** Directory holding manifest.json and the .onnx files built by `pnpm models`. */
     MODELS_DIR: z.string().min(1).default(fileURLToPath(new URL('../../../models/dist', import.meta.url))),

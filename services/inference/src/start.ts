@@ -11,6 +11,7 @@ import { openTryOnEngine } from './engine/tryon/tryon-engine.ts'
 import { openJobEventStream } from './events/event-stream.ts'
 import type { JobEventSink } from './events/job-event-sink.ts'
 import { safeFetchToFile } from './fetch/safe-fetch.ts'
+import { startHealthServer, type HealthServer } from './health/health-server.ts'
 import { removeBackground, type MattingEngine } from './jobs/remove-background.ts'
 import { runJob } from './jobs/run-job.ts'
 import { createLogger, type Logger } from './logger.ts'
@@ -123,12 +124,32 @@ export async function start(config: Config, opts: { ports?: InferencePorts; logg
         removeBackground: (req, c) => removeBackground(req, { matting: engine, signal: c.signal, onProgress: c.onProgress, limits }),
       }),
   })
-  logger.info({ mode: nc ? 'distributed' : 'embedded', concurrency: config.CONCURRENCY, allowLoopback: config.TAILOR_FETCH_ALLOW_LOOPBACK }, 'inference consuming jobs')
+  let stopping = false
+  const health: HealthServer | null =
+    config.HEALTH_PORT === undefined
+      ? null
+      : await startHealthServer({
+          host: config.HEALTH_HOST,
+          port: config.HEALTH_PORT,
+          report: () => ({
+            ok: !stopping && (nc === null || !nc.isClosed()),
+            provider: engine.provider ?? 'cpu',
+            fallbacks: engine.providerFallbacks ?? [],
+            try_on: tryOnEngine !== null,
+            in_flight: consumer.inFlight(),
+          }),
+        })
+  logger.info(
+    { mode: nc ? 'distributed' : 'embedded', concurrency: config.CONCURRENCY, allowLoopback: config.TAILOR_FETCH_ALLOW_LOOPBACK, healthPort: health?.port },
+    'inference consuming jobs',
+  )
 
   return {
     provider: String(engine.provider ?? 'cpu'),
     async stop() {
+      stopping = true
       await consumer.stop(config.SHUTDOWN_TIMEOUT_MS)
+      await health?.stop()
       await ports.source.close()
       await ports.events.close()
       if (nc !== null) await nc.drain()
