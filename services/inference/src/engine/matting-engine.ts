@@ -91,7 +91,7 @@ export async function openMattingEngine(opts: {
   modelsDir: string
   executionProviders?: ExecutionProvider[]
   intraOpThreads?: number
-}): Promise<MattingEngine & { warmupMs: number }> {
+}): Promise<MattingEngine & { warmupMs: number; intraOpThreads: number }> {
   const spec = await loadModelSpec(opts.modelsDir, RVM_MODEL_NAME)
   const session = await ModelSession.open(spec, {
     ...(opts.executionProviders !== undefined ? { executionProviders: opts.executionProviders } : {}),

@@ -12,6 +12,7 @@
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process'
 import { stat } from 'node:fs/promises'
+import { setPriority } from 'node:os'
 import type { Readable, Writable } from 'node:stream'
 import { z } from 'zod'
 import { AppError, type OutputFormat } from '@tailor/proto'
@@ -20,6 +21,12 @@ export const FFMPEG_BIN = 'ffmpeg'
 export const FFPROBE_BIN = 'ffprobe'
 const STDERR_TAIL_BYTES = 4096
 const PROBE_TIMEOUT_MS = 30_000
+/**
+ * Niceness of the decoder and encoder processes. On a CPU machine the network is the critical
+ * path: with ffmpeg slightly lower, the network's threads are never preempted mid-operator and
+ * ffmpeg fills the cycles they leave idle (between operators and frames).
+ */
+export const FFMPEG_NICENESS = 10
 
 /** Input limits (ARCHITECTURE.md §2); every field is configurable through the job's deps. */
 export interface VideoLimits {
@@ -357,6 +364,13 @@ interface Tracked {
 }
 
 function track(proc: Proc): Tracked {
+  if (FFMPEG_NICENESS !== 0 && proc.pid !== undefined) {
+    try {
+      setPriority(proc.pid, FFMPEG_NICENESS)
+    } catch {
+      // the process already ended, or the platform refuses: scheduling is an optimisation only
+    }
+  }
   let tail = Buffer.alloc(0)
   proc.stderr.on('data', (d: Buffer) => {
     tail = Buffer.concat([tail, d])

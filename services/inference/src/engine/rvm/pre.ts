@@ -19,15 +19,15 @@ export function chooseDownsampleRatio(
   return Math.max(0.001, Math.round(r * 1000) / 1000)
 }
 
-const INV_255 = 1 / 255
-
 /** Writes rgb24 `src` (w·h·3 bytes) into `dst` (w·h·3 floats, NHWC RGB) scaled to 0..1. */
 export function rgb24ToFloat(src: Uint8Array, dst: Float32Array): Float32Array {
   if (src.length !== dst.length) {
     throw new RangeError(`rgb24ToFloat: ${src.length} bytes for ${dst.length} floats`)
   }
-  for (let i = 0; i < src.length; i++) {
-    dst[i] = src[i]! * INV_255
+  const k = 1 / 255
+  const n = src.length
+  for (let i = 0; i < n; i++) {
+    dst[i] = src[i]! * k
   }
   return dst
 }

@@ -16,7 +16,8 @@
  *   the side line below the shoulder), the hem corners, and per sleeve its cuff (the sleeve pixels
  *   farthest from the shoulder).
  * - lower: the waistband corners (top row extents), the crotch (top of the gap between the legs),
- *   and per leg the hem's outer and inner corners.
+ *   the hips (outline extents at the crotch, or at most 0.75 × the waist width below the waistband
+ *   for wide short legs), and per leg the hem's outer and inner corners.
  */
 import type { Plane, Point } from './raster.ts'
 
@@ -327,11 +328,14 @@ export function bottomLandmarks(m: Plane, box: Bbox): BottomLandmarks {
         y--
       }
       const crotch = { x, y }
-      const hip = extent(rowRuns(m, Math.round(y), 3)) ?? top
+      // Hips: at the crotch for trousers; for wide short legs the crotch row is already the flare,
+      // so no lower than a typical rise (0.75 × the waist width) below the waistband.
+      const hipY = Math.round(Math.min(y, waistY + 0.75 * (top.x1 - top.x0)))
+      const hip = extent(rowRuns(m, hipY, 3)) ?? top
       return {
         kind: 'bottom', legs,
         waistL: { x: top.x0, y: waistY }, waistR: { x: top.x1, y: waistY }, crotch,
-        hipL: { x: hip.x0, y }, hipR: { x: hip.x1, y },
+        hipL: { x: hip.x0, y: hipY }, hipR: { x: hip.x1, y: hipY },
         hemLOuter: { x: left.x0, y: hemY }, hemLInner: { x: left.x1, y: hemY },
         hemROuter: { x: right.x1, y: hemY }, hemRInner: { x: right.x0, y: hemY },
       }

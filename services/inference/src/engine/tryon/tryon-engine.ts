@@ -38,6 +38,8 @@ export interface TryOnDetails {
   garmentMask: Plane
   evidence: CategoryEvidence
   parts: WarpPart[]
+  /** Each part's warped alpha before clipping and occlusion, over its box of the person photo. */
+  warpedCoverage: { x0: number; y0: number; width: number; height: number; alpha: Float32Array }[]
   composite: Composite
 }
 
@@ -91,7 +93,10 @@ export async function openTryOnEngine(o: OpenTryOnEngineOptions): Promise<TryOnE
       timings.composite = performance.now() - t
       return {
         rgb: composite.rgb, category, detectedCategory: evidence.category, timings,
-        details: { person: analysis, garmentMask, evidence, parts, composite },
+        details: {
+          person: analysis, garmentMask, evidence, parts, composite,
+          warpedCoverage: warped.map((w) => ({ x0: w.x0, y0: w.y0, width: w.width, height: w.height, alpha: w.rgba.subarray(3 * w.width * w.height, 4 * w.width * w.height) })),
+        },
       }
     }
 

@@ -1,0 +1,152 @@
+/**
+ * `pnpm bench:video`: end-to-end frames/s of the remove-background pipeline on a 720p ~10 s clip
+ * (video_02) to every output format, against the two stages alone, measured in the same run:
+ *
+ * - network alone: RVM on frames already in memory (same frame size, same session options);
+ * - ffmpeg alone: the same decoder and encoder (same arguments, same pipes) with frames passed
+ *   straight through; for alpha formats an elliptical soft alpha matte is attached, so the
+ *   encoder sees alpha like the real job's.
+ *
+ * On a CPU-only machine both stages share the cores, so the bound is 1/(1/model + 1/ffmpeg) and
+ * the figure of merit is end-to-end / bound (target ≥ 90 %).
+ *
+ * Usage: pnpm bench:video [--formats mp4_h264,gif] [--input path] [--model-frames 90]
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { availableParallelism, loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { OUTPUT_FORMATS, type OutputFormat } from '@tailor/proto'
+import { openMattingEngine } from '../src/engine/matting-engine.ts'
+import { chooseDownsampleRatio } from '../src/engine/rvm/pre.ts'
+import { removeBackground } from '../src/jobs/remove-background.ts'
+import { FORMAT_SPECS, openDecoder, openEncoder, outputSize, probeVideo, type VideoInfo } from '../src/media/video.ts'
+
+const REPO = new URL('../../../', import.meta.url).pathname
+const { values } = parseArgs({
+  options: {
+    input: { type: 'string', default: join(REPO, '../shared/media/video_02.mp4') },
+    models: { type: 'string', default: join(REPO, 'models/dist') },
+    formats: { type: 'string', default: OUTPUT_FORMATS.join(',') },
+    'model-frames': { type: 'string', default: '90' },
+  },
+})
+const formats = values.formats.split(',') as OutputFormat[]
+const background = (f: OutputFormat): string => (FORMAT_SPECS[f].canAlpha ? 'transparent' : '#00ff00')
+const fmt = (n: number, d = 1): string => n.toFixed(d)
+
+async function modelAlone(info: VideoInfo, engine: Awaited<ReturnType<typeof openMattingEngine>>, n: number) {
+  const size = outputSize(info, 'mp4_h264')
+  const frames: Buffer[] = []
+  const ac = new AbortController()
+  const d = openDecoder(info, size, ac.signal)
+  for await (const f of d.frames()) {
+    frames.push(f)
+    if (frames.length === Math.min(n, 60)) {
+      break
+    }
+  }
+  ac.abort()
+  await d.close()
+  const s = engine.openStream(size)
+  await s.next(frames[0]!)
+  const t0 = performance.now()
+  for (let i = 0; i < n; i++) {
+    await s.next(frames[i % frames.length]!)
+  }
+  const seconds = (performance.now() - t0) / 1000
+  s.dispose()
+  return n / seconds
+}
+
+/** Soft elliptical matte in the middle of the frame: alpha like a person's, for alpha encoders. */
+function ellipseAlpha(w: number, h: number): Uint8Array {
+  const a = new Uint8Array(w * h)
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const dx = (x - w / 2) / (w / 5)
+      const dy = (y - h / 2) / (h / 2.5)
+      const r = Math.sqrt(dx * dx + dy * dy)
+      a[y * w + x] = Math.round(255 * Math.min(1, Math.max(0, (1.1 - r) / 0.2)))
+    }
+  }
+  return a
+}
+
+async function ffmpegAlone(info: VideoInfo, format: OutputFormat, dir: string) {
+  const alpha = FORMAT_SPECS[format].canAlpha
+  const size = outputSize(info, format)
+  const signal = new AbortController().signal
+  const decoder = openDecoder(info, size, signal)
+  const outputPath = join(dir, `ffmpeg-only.${FORMAT_SPECS[format].extension}`)
+  const encoder = openEncoder({ info, size, format, alpha, outputPath, cwd: dir, signal })
+  const matte = alpha ? ellipseAlpha(size.width, size.height) : null
+  const rgba = alpha ? Buffer.allocUnsafe(size.width * size.height * 4) : null
+  const t0 = performance.now()
+  let n = 0
+  try {
+    for await (const f of decoder.frames()) {
+      if (rgba !== null && matte !== null) {
+        for (let i = 0, j = 0, k = 0; i < matte.length; i++, j += 3, k += 4) {
+          rgba[k] = f[j]!
+          rgba[k + 1] = f[j + 1]!
+          rgba[k + 2] = f[j + 2]!
+          rgba[k + 3] = matte[i]!
+        }
+        await encoder.write(rgba)
+      } else {
+        await encoder.write(f)
+      }
+      n++
+    }
+    await encoder.finish()
+  } finally {
+    await Promise.all([decoder.close(), encoder.close()])
+  }
+  return n / ((performance.now() - t0) / 1000)
+}
+
+async function main(): Promise<void> {
+  const info = await probeVideo(values.input)
+  const engine = await openMattingEngine({ modelsDir: values.models })
+  const dir = await mkdtemp(join(tmpdir(), 'tailor-bench-'))
+  console.log(
+    `input ${values.input}: ${info.width}x${info.height}, ${fmt(info.fps.num / info.fps.den, 3)} fps, ` +
+      `${info.frameCountEstimate} frames; downsample_ratio ${chooseDownsampleRatio(info.width, info.height)}`,
+  )
+  console.log(
+    `provider ${engine.provider} (intra-op threads ${engine.intraOpThreads}), cores ${availableParallelism()}, ` +
+      `load average at start ${loadavg().map((l) => fmt(l, 2)).join(' ')}`,
+  )
+  const modelFrames = Number(values['model-frames'])
+  const model = await modelAlone(info, engine, modelFrames)
+  console.log(`network alone: ${fmt(model)} frames/s (${modelFrames} frames)\n`)
+  const rows: string[][] = [
+    ['format', 'background', 'ffmpeg alone', 'network alone', 'bound', 'end-to-end', 'e2e / bound'],
+  ]
+  try {
+    for (const format of formats) {
+      const f = await ffmpegAlone(info, format, dir)
+      const bg = background(format)
+      const t0 = performance.now()
+      const r = await removeBackground(
+        { inputPath: values.input, workDir: dir, backgroundColor: bg, outputFormat: format },
+        { matting: engine, signal: new AbortController().signal, onProgress: () => undefined },
+      )
+      const e2e = r.frames / ((performance.now() - t0) / 1000)
+      const bound = 1 / (1 / model + 1 / f)
+      rows.push([format, bg, fmt(f), fmt(model), fmt(bound), fmt(e2e), `${fmt((100 * e2e) / bound, 0)} %`])
+      console.log(rows.at(-1)!.join('  '))
+    }
+  } finally {
+    await engine.close()
+    await rm(dir, { recursive: true, force: true })
+  }
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)))
+  console.log(`\nframes/s (load average at end ${loadavg().map((l) => fmt(l, 2)).join(' ')})`)
+  for (const r of rows) {
+    console.log(`| ${r.map((cell, c) => cell.padEnd(widths[c]!)).join(' | ')} |`)
+  }
+}
+
+await main()

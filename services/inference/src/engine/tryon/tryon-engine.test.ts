@@ -1,0 +1,263 @@
+/**
+ * The try-on engine on the real media in ../shared/media with the real networks from models/dist
+ * (CPU): every person × every garment, the figures the issue asks for (printed), and the bad-input
+ * table at the use-case level.
+ */
+import { mkdtemp, rm, writeFile, readFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { AppError } from '@tailor/proto'
+import { tryOn, type TryOnRequest } from '../../jobs/try-on.ts'
+import { decodeImage, encodeJpeg, encodePng } from '../../media/image.ts'
+import { LM } from './pose.ts'
+import { dilate, drawCapsule, fillPolygon, plane, threshold, type Plane } from './raster.ts'
+import { openTryOnEngine, type TryOnEngineWithDetails } from './tryon-engine.ts'
+
+const ROOT = resolve(fileURLToPath(new URL('../../../../..', import.meta.url)))
+const MEDIA = resolve(ROOT, '../shared/media')
+const MODELS = join(ROOT, 'models', 'dist')
+const PERSONS = ['person_01', 'person_02', 'person_03', 'person_04'] as const
+const GARMENTS = {
+  garment_upper_01: 'upper',
+  garment_upper_02: 'upper',
+  garment_lower_01: 'lower',
+  garment_lower_02: 'lower',
+  garment_full_01: 'full',
+} as const
+const ENGINE_TIMEOUT_MS = 300_000
+const CASE_TIMEOUT_MS = 120_000
+/** Mean absolute difference (0..255) allowed in the face box after a JPEG round trip. */
+const FACE_MAE_MAX = 2.5
+/** Dilation of the person mask for the "inside the person" figure, × shoulder width. */
+const INSIDE_DILATE = 0.06
+
+let engine: TryOnEngineWithDetails
+let work: string
+const figures: Record<string, Record<string, number | string>> = {}
+
+beforeAll(async () => {
+  engine = await openTryOnEngine({ modelsDir: MODELS })
+  work = await mkdtemp(join(tmpdir(), 'tailor-tryon-test-'))
+}, ENGINE_TIMEOUT_MS)
+
+afterAll(async () => {
+  await engine?.close()
+  if (work) await rm(work, { recursive: true, force: true })
+  console.log('try-on figures (person × garment):')
+  console.table(figures)
+})
+
+const opts = { preprocessGarment: true, garmentMode: 'auto' as const, removeBackground: false }
+
+const countIn = (m: Plane, region: Plane): { inter: number; a: number; b: number } => {
+  let inter = 0
+  let a = 0
+  let b = 0
+  for (let i = 0; i < m.data.length; i++) {
+    const x = m.data[i]! > 0.5
+    const y = region.data[i]! > 0.5
+    if (x) a++
+    if (y) b++
+    if (x && y) inter++
+  }
+  return { inter, a, b }
+}
+
+describe('category detection from the garment photo alone', () => {
+  it.each(Object.entries(GARMENTS))('%s is %s', async (g, expected) => {
+    const person = await decodeImage(join(MEDIA, 'person_02.jpg'), { what: 'person image' })
+    const garment = await decodeImage(join(MEDIA, `${g}.jpg`), { what: 'garment image', maxWorkSidePx: 768 })
+    const r = await engine.tryOnDetailed(person, garment, opts)
+    expect(r.detectedCategory, JSON.stringify(r.details.evidence)).toBe(expected)
+  }, CASE_TIMEOUT_MS)
+})
+
+describe('every person × every garment', () => {
+  const cases = PERSONS.flatMap((p) => Object.keys(GARMENTS).map((g) => [p, g] as const))
+  it.each(cases)('%s × %s completes: face unchanged, garment on the body, region covered', async (p, g) => {
+    const dir = await mkdtemp(join(work, `${p}-${g}-`))
+    const personPath = join(MEDIA, `${p}.jpg`)
+    const person = await decodeImage(personPath, { what: 'person image' })
+    const garment = await decodeImage(join(MEDIA, `${g}.jpg`), { what: 'garment image', maxWorkSidePx: 768 })
+    const r = await engine.tryOnDetailed(person, garment, opts)
+    const { details } = r
+    const a = details.person
+    expect(r.category).toBe(GARMENTS[g as keyof typeof GARMENTS])
+
+    // The JPEG the use case writes, decoded again (what a client sees).
+    const out = join(dir, 'result.jpg')
+    await encodeJpeg(r.rgb, person.width, person.height, out)
+    const back = await decodeImage(out, { what: 'result' })
+    expect([back.width, back.height]).toEqual([person.width, person.height])
+
+    // Face box from the face landmarks (0–10), widened by 20 %, clipped to the photo.
+    const face = a.points.slice(0, 11).filter((q) => q.x >= 0 && q.y >= 0 && q.x < person.width && q.y < person.height)
+    let faceMae = Number.NaN
+    if (face.length >= 3) {
+      const xs = face.map((q) => q.x)
+      const ys = face.map((q) => q.y)
+      const fw = Math.max(...xs) - Math.min(...xs)
+      const fh = Math.max(...ys) - Math.min(...ys)
+      const x0 = Math.max(0, Math.floor(Math.min(...xs) - 0.2 * fw))
+      const x1 = Math.min(person.width - 1, Math.ceil(Math.max(...xs) + 0.2 * fw))
+      const y0 = Math.max(0, Math.floor(Math.min(...ys) - 0.2 * fh))
+      const y1 = Math.min(person.height - 1, Math.ceil(Math.max(...ys) + 0.2 * fh))
+      let sum = 0
+      let n = 0
+      for (let y = y0; y <= y1; y++) {
+        for (let x = x0; x <= x1; x++) {
+          for (let c = 0; c < 3; c++) sum += Math.abs(back.rgb[(y * person.width + x) * 3 + c]! - person.rgb[(y * person.width + x) * 3 + c]!)
+          n += 3
+        }
+      }
+      faceMae = sum / n
+      expect(faceMae).toBeLessThan(FACE_MAE_MAX)
+    }
+
+    // Warped garment (before clipping) inside the dilated person mask.
+    const warped = plane(person.width, person.height)
+    // Final coverage (after clipping to the envelope and occlusion) and the raw warp output.
+    const inside = dilate(threshold(a.mask, 0.5), INSIDE_DILATE * a.shoulderWidth)
+    const cov = details.composite.garment
+    const c1 = countIn(cov, inside)
+    const insideFinal = c1.inter / Math.max(1, c1.a)
+    for (const w of details.warpedCoverage) {
+      for (let yy = 0; yy < w.height; yy++) {
+        for (let xx = 0; xx < w.width; xx++) {
+          const v = w.alpha[yy * w.width + xx]!
+          const i = (w.y0 + yy) * person.width + w.x0 + xx
+          if (v > warped.data[i]!) warped.data[i] = v
+        }
+      }
+    }
+    const c0 = countIn(warped, inside)
+    const insideWarped = c0.inter / Math.max(1, c0.a)
+    expect(insideFinal).toBeGreaterThanOrEqual(0.95)
+
+    // Region the category must cover, cut to the person mask and off the arms.
+    const region = plane(person.width, person.height)
+    const P = a.points
+    if (r.category === 'upper' || r.category === 'full') {
+      // Torso: the quadrilateral shoulders → hips.
+      fillPolygon(region, [P[LM.leftShoulder]!, P[LM.rightShoulder]!, P[LM.rightHip]!, P[LM.leftHip]!])
+    } else {
+      // Upper legs: hip → 40 % of the way to the knee, radius a quarter of the hip distance.
+      const hw = Math.hypot(P[LM.leftHip]!.x - P[LM.rightHip]!.x, P[LM.leftHip]!.y - P[LM.rightHip]!.y)
+      for (const [h, k] of [[LM.leftHip, LM.leftKnee], [LM.rightHip, LM.rightKnee]] as const) {
+        const hp = P[h]!
+        const kp = P[k]!
+        drawCapsule(region, hp, { x: hp.x + 0.4 * (kp.x - hp.x), y: hp.y + 0.4 * (kp.y - hp.y) }, 0.25 * hw)
+      }
+    }
+    for (let i = 0; i < region.data.length; i++) {
+      if (a.mask.data[i]! < 0.5 || a.arms.data[i]! > 0.5 || a.hands.data[i]! > 0.5 || a.head.data[i]! > 0.5) region.data[i] = 0
+    }
+    const cr = countIn(cov, region)
+    const coverage = cr.inter / Math.max(1, cr.b)
+    const iou = cr.inter / Math.max(1, cr.a + cr.b - cr.inter)
+    // Regions that fall outside the photo (half-body shots cut at the thigh) are not counted.
+    if (cr.b > 0.005 * person.width * person.height) expect(coverage).toBeGreaterThanOrEqual(0.85)
+
+    figures[`${p} × ${g}`] = {
+      category: r.category,
+      faceMAE: Number.isNaN(faceMae) ? 'n/a' : +faceMae.toFixed(2),
+      insideFinal: +insideFinal.toFixed(3),
+      insideWarped: +insideWarped.toFixed(3),
+      regionCoverage: +coverage.toFixed(3),
+      regionIoU: +iou.toFixed(3),
+      ms: Math.round(Object.values(r.timings).reduce((s, v) => s + v, 0)),
+    }
+  }, CASE_TIMEOUT_MS)
+})
+
+describe('person_01 × garment_upper_01 against the real photo of her wearing it', () => {
+  it('is closer to the photo on the torso than any other top', async () => {
+    const person = await decodeImage(join(MEDIA, 'person_01.jpg'), { what: 'person image' })
+    const torsoMae = async (g: string) => {
+      const garment = await decodeImage(join(MEDIA, `${g}.jpg`), { what: 'garment image', maxWorkSidePx: 768 })
+      const r = await engine.tryOnDetailed(person, garment, opts)
+      const P = r.details.person.points
+      const region = plane(person.width, person.height)
+      fillPolygon(region, [P[LM.leftShoulder]!, P[LM.rightShoulder]!, P[LM.rightHip]!, P[LM.leftHip]!])
+      let sum = 0
+      let n = 0
+      // Mean absolute RGB difference over the torso (person mask, off the arms and hands), and the
+      // difference of the mean colours (the print moves, the garment's colour must not).
+      const mean = [0, 0, 0]
+      const meanRef = [0, 0, 0]
+      for (let i = 0; i < region.data.length; i++) {
+        if (region.data[i]! < 0.5 || r.details.person.mask.data[i]! < 0.5 || r.details.person.arms.data[i]! > 0.5) continue
+        for (let c = 0; c < 3; c++) {
+          sum += Math.abs(r.rgb[i * 3 + c]! - person.rgb[i * 3 + c]!)
+          mean[c]! += r.rgb[i * 3 + c]!
+          meanRef[c]! += person.rgb[i * 3 + c]!
+        }
+        n++
+      }
+      const colourDist = Math.hypot(...mean.map((m, c) => (m - meanRef[c]!) / n))
+      return { mae: sum / (3 * n), colourDist }
+    }
+    const own = await torsoMae('garment_upper_01')
+    const other = await torsoMae('garment_upper_02')
+    console.log(`person_01 torso vs ground truth: MAE ${own.mae.toFixed(1)} (garment_upper_01) vs ${other.mae.toFixed(1)} (garment_upper_02); mean-colour distance ${own.colourDist.toFixed(1)} vs ${other.colourDist.toFixed(1)}`)
+    figures['ground truth person_01 torso'] = { ownMAE: +own.mae.toFixed(2), otherMAE: +other.mae.toFixed(2), ownColour: +own.colourDist.toFixed(2), otherColour: +other.colourDist.toFixed(2) }
+    expect(own.mae).toBeLessThan(45)
+    expect(own.mae).toBeLessThan(0.5 * other.mae)
+    expect(own.colourDist).toBeLessThan(20)
+  }, CASE_TIMEOUT_MS)
+})
+
+describe('bad inputs (use case: decode, checks, engine)', () => {
+  let dir: string
+  const files: Record<string, string> = {}
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'tailor-tryon-bad-'))
+    files.text = join(dir, 'not-an-image.jpg')
+    await writeFile(files.text, 'this is not an image, just some text\n'.repeat(50))
+    files.html = join(dir, 'page.html')
+    await writeFile(files.html, '<!doctype html><html><head><title>Garment</title></head><body><img src="x.jpg"></body></html>\n')
+    files.wide = join(dir, 'absurd.png')
+    await encodePng(new Uint8Array(20_000 * 4 * 3).fill(200), 20_000, 4, files.wide)
+    files.tiny = join(dir, 'one.png')
+    await encodePng(Uint8Array.of(255, 0, 0), 1, 1, files.tiny)
+    const full = await readFile(join(MEDIA, 'person_02.jpg'))
+    files.truncated = join(dir, 'truncated.jpg')
+    await writeFile(files.truncated, full.subarray(0, Math.floor(full.length / 4)))
+    // A product photo with nothing on it: a light studio backdrop with a soft vertical gradient.
+    const w = 600
+    const h = 800
+    const blank = new Uint8Array(w * h * 3)
+    for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) blank.fill(238 - Math.round((8 * y) / h), (y * w + x) * 3, (y * w + x) * 3 + 3)
+    files.blank = join(dir, 'blank.jpg')
+    await encodeJpeg(blank, w, h, files.blank)
+  })
+  afterAll(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true })
+  })
+  const run = (personPath: string, garmentPath: string, limits?: { maxBytes: number }) => {
+    const req: TryOnRequest = { personPath, garmentPath, workDir: dir, options: opts }
+    return tryOn(req, { engine, ...(limits ? { limits } : {}) })
+  }
+  const person = () => join(MEDIA, 'person_01.jpg')
+  const garment = () => join(MEDIA, 'garment_upper_01.jpg')
+  it.each([
+    ['not an image (text) as the garment', () => run(person(), files.text!), 'unsupported_image_format'],
+    ['an HTML page as the garment', () => run(person(), files.html!), 'unsupported_image_format'],
+    ['an image of absurd dimensions (20000×4) as the person', () => run(files.wide!, garment()), 'resolution_too_high'],
+    ['a 1×1 image as the person', () => run(files.tiny!, garment()), 'resolution_too_low'],
+    ['a truncated JPEG as the person', () => run(files.truncated!, garment()), 'malformed_image'],
+    ['a file over the size limit', () => run(person(), garment(), { maxBytes: 50_000 }), 'file_size_too_large'],
+    ['a garment photo with no garment', () => run(person(), files.blank!), 'no_garment_detected'],
+    ['a person photo with no person (a garment photo)', () => run(join(MEDIA, 'garment_lower_02.jpg'), garment()), 'no_person_detected'],
+    ['a person photo with no person (an empty backdrop)', () => run(files.blank!, garment()), 'no_person_detected'],
+  ] as const)('%s → %s', async (_name, call, code) => {
+    const err = await call().then(
+      () => null,
+      (e: unknown) => e,
+    )
+    expect(err).toBeInstanceOf(AppError)
+    expect((err as AppError).code, (err as Error).message).toBe(code)
+  }, CASE_TIMEOUT_MS)
+})
