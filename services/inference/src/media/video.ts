@@ -26,7 +26,7 @@ const PROBE_TIMEOUT_MS = 30_000
  * path: with ffmpeg slightly lower, the network's threads are never preempted mid-operator and
  * ffmpeg fills the cycles they leave idle (between operators and frames).
  */
-export const FFMPEG_NICENESS = 10
+export const FFMPEG_NICENESS: number = 10
 
 /** Input limits (ARCHITECTURE.md §2); every field is configurable through the job's deps. */
 export interface VideoLimits {
