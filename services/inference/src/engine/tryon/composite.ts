@@ -24,10 +24,10 @@
  */
 import { LM } from './pose.ts'
 import type { PersonAnalysis } from './person.ts'
-import { boxBlur, dilate, luma, threshold, type Plane, type Rgb } from './raster.ts'
+import { boxBlur, dilate, resizePlane, threshold, type Plane, type Rgb } from './raster.ts'
 import type { WarpedPart } from './warp.ts'
 
-export const SHADING_STRENGTH = 0.6
+export const SHADING_STRENGTH = 0.45
 export const ENVELOPE_DILATE = 0.06
 
 export interface Composite {
@@ -51,16 +51,17 @@ export function compositeGarment(
   const skirted = o.category === 'full' || parts.some((p) => p.part.name === 'skirt')
   if (skirted) bridgeLegs(body, a)
   const envelope = boxBlur(dilate(body, Math.max(1, ENVELOPE_DILATE * sw)), 1.5)
-  // Shading ratio from the photo's luma.
-  const L = luma(person)
-  const fine = boxBlur(L, Math.max(1, 0.025 * sw))
-  const broad = boxBlur(L, Math.max(4, 0.25 * sw))
-  const shade = new Float32Array(N)
-  for (let i = 0; i < N; i++) {
+  // Shading ratio from the photo's luma, computed at half resolution (it is smooth by design).
+  const half = halfLuma(person)
+  const fine = boxBlur(half, Math.max(1, 0.025 * sw * 0.5))
+  const broad = boxBlur(half, Math.max(2, 0.25 * sw * 0.5))
+  const shadeHalf = new Float32Array(half.data.length)
+  for (let i = 0; i < shadeHalf.length; i++) {
     const r = (fine.data[i]! + 0.02) / (broad.data[i]! + 0.02)
     const c = r < 0.75 ? 0.75 : r > 1.15 ? 1.15 : r
-    shade[i] = 1 + (c - 1) * SHADING_STRENGTH
+    shadeHalf[i] = 1 + (c - 1) * SHADING_STRENGTH
   }
+  const shade = resizePlane({ width: half.width, height: half.height, data: shadeHalf }, w, h).data
   const out = new Float32Array(N * 3)
   for (let i = 0; i < N * 3; i++) out[i] = person.data[i]!
   const coverage = new Float32Array(N)
@@ -139,4 +140,22 @@ function bridgeLegs(body: Plane, a: PersonAnalysis): void {
       prevEnd = x
     }
   }
+}
+
+/** Luma (0..1) at half resolution, 2×2 box-averaged. */
+function halfLuma(img: Rgb): Plane {
+  const w = Math.max(1, img.width >> 1)
+  const h = Math.max(1, img.height >> 1)
+  const out = new Float32Array(w * h)
+  const W = img.width
+  const d = img.data
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const a = ((2 * y) * W + 2 * x) * 3
+      const b = a + W * 3
+      const l = (i: number) => 0.299 * d[i]! + 0.587 * d[i + 1]! + 0.114 * d[i + 2]!
+      out[y * w + x] = (l(a) + l(a + 3) + l(b) + l(b + 3)) / (4 * 255)
+    }
+  }
+  return { width: w, height: h, data: out }
 }

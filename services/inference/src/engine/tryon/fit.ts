@@ -15,9 +15,10 @@
  *   narrower than the body (clothes stretch). Each sleeve is turned to the upper arm: its root stays
  *   on the shoulder–armpit seam and its cuff goes along shoulder → elbow (→ wrist when the sleeve
  *   is longer than the upper arm) at the sleeve's scaled length.
- * - Bottoms are placed from the hips: the garment's hip width (at the crotch) matches the person's
- *   hip silhouette, the crotch sits CROTCH_DROP × the hip-joint distance below the hip joints, and
- *   each leg follows hip → knee → ankle for the scaled leg length, with its scaled widths.
+ * - Bottoms are placed from the waist: the waistband sits WAIST_RISE × the hip-joint distance above
+ *   the hip joints and its width matches the person's silhouette there; rise and leg length keep
+ *   the garment's proportions, and each leg follows hip → knee → ankle for the scaled leg length,
+ *   with its scaled widths.
  */
 import { LM } from './pose.ts'
 import type { GarmentCategory, GarmentLandmarks, SleeveLandmarks, TopLandmarks, BottomLandmarks } from './garment-shape.ts'
@@ -40,8 +41,8 @@ export interface WarpPart {
 export const K_SHOULDER = 1.12
 /** Height of the shoulder seams above the joints, × the joint distance. */
 export const LIFT = 0.05
-/** Crotch below the hip joints, × the hip-joint distance. */
-export const CROTCH_DROP = 0.45
+/** Waistband of a bottom above the hip joints, × the hip-joint distance. */
+export const WAIST_RISE = 0.2
 /** Height of the garment's back collar above the shoulder seams, × the joint distance. */
 export const NECK_RISE = 0.12
 
@@ -202,30 +203,27 @@ function fitBottom(g: BottomLandmarks, gm: Plane, p: PersonAnalysis): WarpPart[]
   const d = norm(sub(hipMid, shoulderMid))
   const uu = norm({ x: d.y, y: -d.x }) // image-right, perpendicular to the body axis
   const ux = dot(uu, u) < 0 ? mul(uu, -1) : uu
-  // Person hip silhouette at hip-joint height, from each joint outwards.
-  const outL = scanOut(p, hipL, mul(ux, -1), 1.5 * hw)
-  const outR = scanOut(p, hipR, ux, 1.5 * hw)
-  const bodyHip = clamp(hw + outL + outR, 1.25 * hw, 2.0 * hw)
-  const crotchP = add(hipMid, mul(d, CROTCH_DROP * hw))
-  const gHip = dist(g.hipL, g.hipR)
-  const s = (bodyHip * 1.03) / gHip
-  const gc = mid(g.hipL, g.hipR)
-  const anchor = add(crotchP, mul(d, 0)) // garment crotch row ↔ person crotch height
+  // The waistband sits WAIST_RISE × the hip-joint distance above the hip joints; the garment's
+  // waist width matches the person's silhouette there (from each side's joint line outwards, off
+  // the arms), and everything else keeps the garment's proportions (rise, leg length).
+  const waistP = sub(hipMid, mul(d, WAIST_RISE * hw))
+  const wl = sub(waistP, mul(ux, hw / 2))
+  const wr = add(waistP, mul(ux, hw / 2))
+  const outL = scanOut(p, wl, mul(ux, -1), hw)
+  const outR = scanOut(p, wr, ux, hw)
+  const bodyWaist = clamp(hw + outL + outR, 1.2 * hw, 1.9 * hw)
+  const gWaist = dist(g.waistL, g.waistR)
+  const s = (bodyWaist * 1.02) / gWaist
+  const gw0 = mid(g.waistL, g.waistR)
   const map = (q: Point): Point => {
-    const r = sub(q, { x: gc.x, y: g.crotch.y })
-    return add(anchor, add(mul(ux, r.x * s), mul(d, r.y * s)))
+    const r = sub(q, gw0)
+    return add(waistP, add(mul(ux, r.x * s), mul(d, r.y * s)))
   }
   const waistC = mid(g.waistL, g.waistR)
 
   if (!g.legs) {
     const src = [g.waistL, g.waistR, waistC, g.hipL, g.hipR, g.hemLOuter, g.hemROuter, mid(g.hemLOuter, g.hemROuter)]
-    // A skirt hangs from the hips: re-anchor at the hip row rather than a crotch.
-    const hipRow = g.hipL.y
-    const skirtMap = (q: Point): Point => {
-      const r = sub(q, { x: gc.x, y: hipRow })
-      return add(add(hipMid, mul(d, 0.1 * hw)), add(mul(ux, r.x * s), mul(d, r.y * s)))
-    }
-    return [{ name: 'skirt', mask: gm, targets: src.map(skirtMap), sources: src, layer: 'body' }]
+    return [{ name: 'skirt', mask: gm, targets: src.map(map), sources: src, layer: 'body' }]
   }
 
   const split = g.crotch.x
@@ -271,8 +269,12 @@ function fitBottom(g: BottomLandmarks, gm: Plane, p: PersonAnalysis): WarpPart[]
       let n = perp(dir)
       if (dot(n, outward) < 0) n = mul(n, -1)
       const half = (topHalf + (hemHalf - topHalf) * f) * s
+      let inner = sub(at, mul(n, half))
+      // The inner edge never crosses the body's midline (wide legs on converging thighs would fold).
+      const side = dot(sub(inner, waistP), outward)
+      if (side < 0.02 * hw) inner = add(inner, mul(outward, 0.02 * hw - side))
       src.push(lerp(gOuterTop, gHemOuter, f), lerp(gInnerTop, gHemInner, f))
-      dst.push(add(at, mul(n, half)), sub(at, mul(n, half)))
+      dst.push(add(at, mul(n, half)), inner)
     }
     return { name, mask, targets: dst, sources: src, layer: 'body' }
   }

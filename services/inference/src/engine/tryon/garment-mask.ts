@@ -17,7 +17,7 @@
  * border's median colour is background — a simple key of a uniform background, with no region
  * growing, no hole filling and no component filtering.
  */
-import { boxBlur, components, dilate, erode, type Plane, type Rgb } from './raster.ts'
+import { boxBlur, clamp, components, dilate, erode, resizePlane, type Plane, type Rgb } from './raster.ts'
 
 export interface GarmentMaskOptions {
   preprocess: boolean
@@ -28,6 +28,8 @@ export const KEY_DISTANCE = 0.1
 const GLOBAL_DISTANCE = 0.22
 const CORE_DISTANCE = 0.035
 const LOCAL_STEP = 0.022
+/** Longest side the region growing works at. */
+export const GROW_SIDE_PX = 400
 
 export function borderColor(img: Rgb): [number, number, number] {
   const { width: w, height: h, data } = img
@@ -71,6 +73,15 @@ export function extractGarmentMask(img: Rgb, alpha: Uint8Array | null, o: Garmen
     return { width: w, height: h, data: out }
   }
 
+  // Region growing runs at ≤ GROW_SIDE_PX (2×2 box-averaged steps); the mask is upsampled after.
+  if (Math.max(w, h) > GROW_SIDE_PX) {
+    const half = halve(img)
+    const m = extractGarmentMask(half, null, o)
+    const up = resizePlane(m, w, h)
+    // Re-sharpen the bilinear edge to about a pixel of the full size.
+    for (let i = 0; i < up.data.length; i++) up.data[i] = clamp((up.data[i]! - 0.5) * 2 + 0.5, 0, 1)
+    return up
+  }
   // Denoise a little (JPEG blocks) before comparing neighbours.
   const smooth = new Float32Array(n * 3)
   for (let c = 0; c < 3; c++) {
@@ -150,4 +161,22 @@ export function maskArea(m: Plane): number {
   let a = 0
   for (let i = 0; i < m.data.length; i++) if (m.data[i]! > 0.5) a++
   return a / m.data.length
+}
+
+/** 2×2 box downsample. */
+function halve(img: Rgb): Rgb {
+  const w = img.width >> 1
+  const h = img.height >> 1
+  const out = new Uint8Array(w * h * 3)
+  const W = img.width
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const a = ((2 * y) * W + 2 * x) * 3
+      const b = a + W * 3
+      for (let c = 0; c < 3; c++) {
+        out[(y * w + x) * 3 + c] = (img.data[a + c]! + img.data[a + 3 + c]! + img.data[b + c]! + img.data[b + 3 + c]! + 2) >> 2
+      }
+    }
+  }
+  return { width: w, height: h, data: out }
 }
