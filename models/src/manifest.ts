@@ -16,7 +16,7 @@ export const ManifestModel = z.object({
   origin: z.string(),
   licence: z.string(),
   inputs: z.array(Tensor.extend({ normalization: z.string(), range: z.tuple([z.number(), z.number()]).optional() })),
-  outputs: z.array(Tensor.extend({ meaning: z.string(), tolerance: z.number().positive().optional(), toleranceWhy: z.string().optional() })),
+  outputs: z.array(Tensor.extend({ meaning: z.string(), tolerance: z.number().positive().optional(), meanTolerance: z.number().positive().optional(), toleranceWhy: z.string().optional() })),
   onnxNodeCount: z.number().int(),
   onnxOpCounts: z.record(z.string(), z.number().int()),
   /** onnxruntime's graph after its own optimisation ('extended' level) */
