@@ -6,6 +6,7 @@
  *
  * Options (CLI flags, or the env variable in brackets):
  *   --models a,b          models to run (default: all)               [BENCH_MODELS]
+ *   --cases s             only cases whose name contains s, e.g. --cases 1280x720
  *   --runs N              timed runs per case (default 20)           [BENCH_RUNS]
  *   --warmup N            untimed runs first (default 3)             [BENCH_WARMUP]
  *   --tfjs-runs-large N   tfjs timed runs at 1080p and 720x1280 (default 10: tfjs takes 1.5–2.5 s there)
@@ -120,6 +121,7 @@ const describeOptions = (o: OrtCpuOptions): string =>
 const { values: args } = parseArgs({
   options: {
     models: { type: 'string' },
+    cases: { type: 'string' },
     runs: { type: 'string' },
     warmup: { type: 'string' },
     'tfjs-runs-large': { type: 'string' },
@@ -139,6 +141,7 @@ const NO_TFJS = args['no-tfjs'] === true || env.BENCH_NO_TFJS === '1'
 const MODELS = (args.models ?? env.BENCH_MODELS ?? ['rvm', ...IMAGE_MODELS].join(',')).split(',').map((s) => s.trim())
 const OUT = args.out ?? path.join(DIST_DIR, 'bench-models.json')
 const PROFILE_RUNS = Number(args.profile ?? 0)
+const CASE_FILTER = args.cases ?? ''
 const optionSpecs = args.ort ?? (env.BENCH_ORT !== undefined ? env.BENCH_ORT.split(';') : [''])
 const OPTION_SETS: OrtCpuOptions[] = args.sweep === true ? SWEEP : optionSpecs.map(parseOrtOptions)
 
@@ -377,7 +380,7 @@ async function main(): Promise<void> {
 
   if (MODELS.includes('rvm')) {
     const tfjs = NO_TFJS ? null : await loadTfjsModel('rvm', 'wasm')
-    for (const c of RVM_CASES) {
+    for (const c of RVM_CASES.filter((x) => x.id.includes(CASE_FILTER))) {
       const frames = await videoFrames(c.video, { count: RVM_DISTINCT_FRAMES, width: c.width, height: c.height })
       results.push(
         await benchCase(
@@ -392,15 +395,16 @@ async function main(): Promise<void> {
     tfjs?.dispose()
   }
   for (const name of IMAGE_MODELS) {
-    if (!MODELS.includes(name)) {
+    const input = MODEL_INPUTS[name as ReferenceModelName].inputs[0]!
+    const id = `${name} ${input.dims[2]}x${input.dims[1]}`
+    if (!MODELS.includes(name) || !id.includes(CASE_FILTER)) {
       continue
     }
-    const input = MODEL_INPUTS[name as ReferenceModelName].inputs[0]!
     const x = await photoTensor(PHOTO, { width: input.dims[2]!, height: input.dims[1]! }, input.range ?? [0, 1])
     const tfjs = NO_TFJS ? null : await loadTfjsModel(name, 'wasm')
     results.push(
       await benchCase(
-        `${name} ${input.dims[2]}x${input.dims[1]}`,
+        id,
         name,
         tfjs === null ? null : async () => tfjsImage(tfjs, input.name, x),
         RUNS,
