@@ -27,7 +27,7 @@ import type { PersonAnalysis } from './person.ts'
 import { boxBlur, dilate, resizePlane, threshold, type Plane, type Rgb } from './raster.ts'
 import type { WarpedPart } from './warp.ts'
 
-export const SHADING_STRENGTH = 0.45
+export const SHADING_STRENGTH = 0.35
 export const ENVELOPE_DILATE = 0.06
 
 export interface Composite {
@@ -47,85 +47,126 @@ export function compositeGarment(
   const { width: w, height: h } = person
   const N = w * h
   const sw = a.shoulderWidth
-  const body = threshold(a.mask, 0.5)
-  const skirted = o.category === 'full' || parts.some((p) => p.part.name === 'skirt')
-  if (skirted) bridgeLegs(body, a)
-  const envelope = boxBlur(dilate(body, Math.max(1, ENVELOPE_DILATE * sw)), 1.5)
-  // Shading ratio from the photo's luma, computed at half resolution (it is smooth by design).
-  const half = halfLuma(person)
-  const fine = boxBlur(half, Math.max(1, 0.025 * sw * 0.5))
-  const broad = boxBlur(half, Math.max(2, 0.25 * sw * 0.5))
-  const shadeHalf = new Float32Array(half.data.length)
-  for (let i = 0; i < shadeHalf.length; i++) {
-    const r = (fine.data[i]! + 0.02) / (broad.data[i]! + 0.02)
-    const c = r < 0.75 ? 0.75 : r > 1.15 ? 1.15 : r
-    shadeHalf[i] = 1 + (c - 1) * SHADING_STRENGTH
-  }
-  const shade = resizePlane({ width: half.width, height: half.height, data: shadeHalf }, w, h).data
-  const out = new Float32Array(N * 3)
-  for (let i = 0; i < N * 3; i++) out[i] = person.data[i]!
   const coverage = new Float32Array(N)
+  const envelopeFull = new Float32Array(N)
+  const rgb = person.data.slice()
+  // All work happens in the box the parts cover (plus the envelope's reach): the rest of the photo
+  // is the photo.
+  const r = Math.max(1, ENVELOPE_DILATE * sw)
+  const margin = Math.ceil(r) + 4
+  let bx0 = w
+  let by0 = h
+  let bx1 = -1
+  let by1 = -1
+  for (const p of parts) {
+    bx0 = Math.min(bx0, p.x0)
+    by0 = Math.min(by0, p.y0)
+    bx1 = Math.max(bx1, p.x0 + p.width - 1)
+    by1 = Math.max(by1, p.y0 + p.height - 1)
+  }
+  if (bx1 >= 0) {
+    bx0 = Math.max(0, bx0 - margin)
+    by0 = Math.max(0, by0 - margin)
+    bx1 = Math.min(w - 1, bx1 + margin)
+    by1 = Math.min(h - 1, by1 + margin)
+    const cw = bx1 - bx0 + 1
+    const ch = by1 - by0 + 1
+    const cN = cw * ch
+    const crop = (m: Plane): Plane => {
+      const d = new Float32Array(cN)
+      for (let y = 0; y < ch; y++) d.set(m.data.subarray((by0 + y) * w + bx0, (by0 + y) * w + bx0 + cw), y * cw)
+      return { width: cw, height: ch, data: d }
+    }
+    const body = threshold(crop(a.mask), 0.5)
+    const skirted = o.category === 'full' || parts.some((p) => p.part.name === 'skirt')
+    if (skirted) bridgeLegs(body, a, bx0, by0)
+    const envelope = boxBlur(dilate(body, r), 1.5)
+    for (let y = 0; y < ch; y++) envelopeFull.set(envelope.data.subarray(y * cw, (y + 1) * cw), (by0 + y) * w + bx0)
 
-  const paint = (p: WarpedPart) => {
-    const d = p.rgba
-    const n = p.width * p.height
-    for (let yy = 0; yy < p.height; yy++) {
-      for (let xx = 0; xx < p.width; xx++) {
-        const j = yy * p.width + xx
-        const pa = d[3 * n + j]!
-        if (pa <= 0.002) continue
-        const i = (p.y0 + yy) * w + p.x0 + xx
-        const al = Math.min(1, pa) * envelope.data[i]!
-        if (al <= 0) continue
-        const k = (255 * shade[i]!) / pa // un-premultiply, shade, scale to 0..255
-        const o3 = i * 3
-        out[o3] = out[o3]! * (1 - al) + Math.min(255, d[j]! * k) * al
-        out[o3 + 1] = out[o3 + 1]! * (1 - al) + Math.min(255, d[n + j]! * k) * al
-        out[o3 + 2] = out[o3 + 2]! * (1 - al) + Math.min(255, d[2 * n + j]! * k) * al
-        coverage[i] = coverage[i]! + (1 - coverage[i]!) * al
+    // Shading ratio from the photo's luma, computed at half resolution (it is smooth by design).
+    const half = halfLuma(person, bx0, by0, cw, ch)
+    const fine = boxBlur(half, Math.max(1, 0.025 * sw * 0.5))
+    const broad = boxBlur(half, Math.max(2, 0.25 * sw * 0.5))
+    const shadeHalf = new Float32Array(half.data.length)
+    for (let i = 0; i < shadeHalf.length; i++) {
+      const q = (fine.data[i]! + 0.02) / (broad.data[i]! + 0.02)
+      const c = q < 0.75 ? 0.75 : q > 1.15 ? 1.15 : q
+      shadeHalf[i] = 1 + (c - 1) * SHADING_STRENGTH
+    }
+    const shade = resizePlane({ width: half.width, height: half.height, data: shadeHalf }, cw, ch).data
+
+    const out = new Float32Array(cN * 3)
+    for (let y = 0; y < ch; y++) {
+      const src = ((by0 + y) * w + bx0) * 3
+      for (let k = 0; k < cw * 3; k++) out[y * cw * 3 + k] = person.data[src + k]!
+    }
+    const paint = (p: WarpedPart) => {
+      const d = p.rgba
+      const n = p.width * p.height
+      for (let yy = 0; yy < p.height; yy++) {
+        const cy = p.y0 + yy - by0
+        for (let xx = 0; xx < p.width; xx++) {
+          const j = yy * p.width + xx
+          const pa = d[3 * n + j]!
+          if (pa <= 0.002) continue
+          const ci = cy * cw + p.x0 + xx - bx0
+          const al = Math.min(1, pa) * envelope.data[ci]!
+          if (al <= 0) continue
+          const k = (255 * shade[ci]!) / pa // un-premultiply, shade, scale to 0..255
+          const o3 = ci * 3
+          out[o3] = out[o3]! * (1 - al) + Math.min(255, d[j]! * k) * al
+          out[o3 + 1] = out[o3 + 1]! * (1 - al) + Math.min(255, d[n + j]! * k) * al
+          out[o3 + 2] = out[o3 + 2]! * (1 - al) + Math.min(255, d[2 * n + j]! * k) * al
+          const i = (p.y0 + yy) * w + p.x0 + xx
+          coverage[i] = coverage[i]! + (1 - coverage[i]!) * al
+        }
       }
     }
-  }
-  const keep = (m: Plane) => {
-    for (let i = 0; i < N; i++) {
-      const k = m.data[i]!
-      if (k <= 0) continue
-      const o3 = i * 3
-      out[o3] = out[o3]! * (1 - k) + person.data[o3]! * k
-      out[o3 + 1] = out[o3 + 1]! * (1 - k) + person.data[o3 + 1]! * k
-      out[o3 + 2] = out[o3 + 2]! * (1 - k) + person.data[o3 + 2]! * k
-      coverage[i] = coverage[i]! * (1 - k)
+    const keep = (m: Plane) => {
+      for (let y = 0; y < ch; y++) {
+        for (let x = 0; x < cw; x++) {
+          const i = (by0 + y) * w + bx0 + x
+          const k = m.data[i]!
+          if (k <= 0 || coverage[i]! <= 0) continue
+          const o3 = (y * cw + x) * 3
+          const p3 = i * 3
+          out[o3] = out[o3]! * (1 - k) + person.data[p3]! * k
+          out[o3 + 1] = out[o3 + 1]! * (1 - k) + person.data[p3 + 1]! * k
+          out[o3 + 2] = out[o3 + 2]! * (1 - k) + person.data[p3 + 2]! * k
+          coverage[i] = coverage[i]! * (1 - k)
+        }
+      }
+    }
+    for (const p of parts) if (p.part.layer === 'body') paint(p)
+    keep(a.arms)
+    for (const p of parts) if (p.part.layer === 'sleeve') paint(p)
+    keep(a.hands)
+    keep(a.head)
+    for (let y = 0; y < ch; y++) {
+      const dst = ((by0 + y) * w + bx0) * 3
+      for (let k = 0; k < cw * 3; k++) rgb[dst + k] = Math.round(out[y * cw * 3 + k]!)
     }
   }
-  for (const p of parts) if (p.part.layer === 'body') paint(p)
-  keep(a.arms)
-  for (const p of parts) if (p.part.layer === 'sleeve') paint(p)
-  keep(a.hands)
-  keep(a.head)
-
-  const rgb = new Uint8Array(N * 3)
   if (o.removeBackground) {
     for (let i = 0; i < N; i++) {
       const al = Math.max(a.mask.data[i]!, coverage[i]!)
-      for (let c = 0; c < 3; c++) rgb[i * 3 + c] = Math.round(out[i * 3 + c]! * al + 255 * (1 - al))
+      for (let c = 0; c < 3; c++) rgb[i * 3 + c] = Math.round(rgb[i * 3 + c]! * al + 255 * (1 - al))
     }
-  } else {
-    for (let i = 0; i < N * 3; i++) rgb[i] = Math.round(out[i]!)
   }
-  return { rgb, garment: { width: w, height: h, data: coverage }, envelope }
+  return { rgb, garment: { width: w, height: h, data: coverage }, envelope: { width: w, height: h, data: envelopeFull } }
 }
 
 /**
  * Dresses and skirts hang across the gap between the legs: below the hips, fill the gaps between
- * silhouette runs that lie between the legs (narrower than the hip-joint distance, centred within
+ * silhouette runs that lie between the legs (narrower than 1.6 × the hip-joint distance, centred within
  * it), so the envelope does not cut the skirt into trouser legs.
  */
-function bridgeLegs(body: Plane, a: PersonAnalysis): void {
+function bridgeLegs(body: Plane, a: PersonAnalysis, ox: number, oy: number): void {
   const pl = a.points[LM.leftHip]!
   const pr = a.points[LM.rightHip]!
   const hw = Math.abs(pl.x - pr.x) || 0.5 * a.shoulderWidth
-  const cx = (pl.x + pr.x) / 2
-  const y0 = Math.max(0, Math.round(Math.max(pl.y, pr.y)))
+  const cx = (pl.x + pr.x) / 2 - ox
+  const y0 = Math.max(0, Math.round(Math.max(pl.y, pr.y) - oy))
   const { width: w, height: h } = body
   for (let y = y0; y < h; y++) {
     const row = y * w
@@ -135,26 +176,27 @@ function bridgeLegs(body: Plane, a: PersonAnalysis): void {
       if (prevEnd >= 0 && x - prevEnd > 1) {
         const gap = x - prevEnd - 1
         const gc = (x + prevEnd) / 2
-        if (gap < hw && Math.abs(gc - cx) < 0.6 * hw) for (let k = prevEnd + 1; k < x; k++) body.data[row + k] = 1
+        if (gap < 1.6 * hw && Math.abs(gc - cx) < 0.6 * hw) for (let k = prevEnd + 1; k < x; k++) body.data[row + k] = 1
       }
       prevEnd = x
     }
   }
 }
 
-/** Luma (0..1) at half resolution, 2×2 box-averaged. */
-function halfLuma(img: Rgb): Plane {
-  const w = Math.max(1, img.width >> 1)
-  const h = Math.max(1, img.height >> 1)
+/** Luma (0..1) of the box (x0, y0, cw, ch) at half resolution, 2×2 box-averaged. */
+function halfLuma(img: Rgb, x0: number, y0: number, cw: number, ch: number): Plane {
+  const w = Math.max(1, cw >> 1)
+  const h = Math.max(1, ch >> 1)
   const out = new Float32Array(w * h)
   const W = img.width
   const d = img.data
+  const l = (i: number) => 0.299 * d[i]! + 0.587 * d[i + 1]! + 0.114 * d[i + 2]!
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
-      const a = ((2 * y) * W + 2 * x) * 3
-      const b = a + W * 3
-      const l = (i: number) => 0.299 * d[i]! + 0.587 * d[i + 1]! + 0.114 * d[i + 2]!
-      out[y * w + x] = (l(a) + l(a + 3) + l(b) + l(b + 3)) / (4 * 255)
+      const a = ((y0 + 2 * y) * W + x0 + 2 * x) * 3
+      const b = Math.min(y0 + 2 * y + 1, img.height - 1) === y0 + 2 * y ? a : a + W * 3
+      const c = Math.min(x0 + 2 * x + 1, W - 1) === x0 + 2 * x ? 0 : 3
+      out[y * w + x] = (l(a) + l(a + c) + l(b) + l(b + c)) / (4 * 255)
     }
   }
   return { width: w, height: h, data: out }
