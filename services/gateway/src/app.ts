@@ -37,8 +37,8 @@ export function createApp(d: Omit<GatewayDeps, 'jsonBody'>) {
       await next()
     })
     .get('/healthz', (c) => {
-      const h = deps.health()
-      return c.json({ status: h.ok ? 'ok' : 'unavailable', ...h }, h.ok ? 200 : 503)
+      const { ok, ...details } = deps.health()
+      return c.json({ status: ok ? 'ok' : 'unavailable', ...details }, ok ? 200 : 503)
     })
     .use('/v1/*', apiKeyAuth(deps.config.apiKeyHashes))
     .use('/v1/*', bodyLimit({ maxSize: deps.config.maxBodyBytes }))

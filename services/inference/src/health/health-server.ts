@@ -16,8 +16,8 @@ export async function startHealthServer(o: { host: string; port: number; report:
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'No such endpoint.', error_code: 'not_found' }))
       return
     }
-    const r = o.report()
-    res.writeHead(r.ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ status: r.ok ? 'ok' : 'unavailable', ...r }))
+    const { ok, ...details } = o.report()
+    res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ status: ok ? 'ok' : 'unavailable', ...details }))
   })
   await new Promise<void>((resolve) => server.listen(o.port, o.host, resolve))
   return {
