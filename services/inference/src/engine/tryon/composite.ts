@@ -10,8 +10,8 @@
  * Occlusion order, back to front: the photo → body parts of the garment (torso, dress body, legs,
  * skirt) → the person's arms (upper arms and forearms, from the photo) → sleeves → hands → face
  * and hair. Every garment part is clipped to the person's silhouette dilated by 6 % of the
- * shoulder width (clothes may stand off the body a little, never float in the background), with a
- * soft 1–2 px edge; the parts themselves are bilinearly resampled, so their outlines are
+ * shoulder width, 1.5 % above the shoulder line (clothes may stand off the body a little, never
+ * float in the background), with a soft 1–2 px edge; the parts themselves are bilinearly resampled, so their outlines are
  * anti-aliased.
  *
  * Shading: the photo's own light is carried onto the garment as a ratio of the photo's local
@@ -29,6 +29,7 @@ import type { WarpedPart } from './warp.ts'
 
 export const SHADING_STRENGTH = 0.35
 export const ENVELOPE_DILATE = 0.06
+export const ENVELOPE_DILATE_SHOULDERS = 0.015
 
 export interface Composite {
   rgb: Uint8Array
@@ -80,7 +81,20 @@ export function compositeGarment(
     const body = threshold(crop(a.mask), 0.5)
     const skirted = o.category === 'full' || parts.some((p) => p.part.name === 'skirt')
     if (skirted) bridgeLegs(body, a, bx0, by0)
-    const envelope = boxBlur(dilate(body, r), 1.5)
+    // Above the shoulder line the envelope hugs the silhouette (a collar must not stand above the
+    // shoulders into the background or the hair).
+    const loose = dilate(body, r)
+    const tight = dilate(body, Math.max(1, ENVELOPE_DILATE_SHOULDERS * sw))
+    const sl = a.points[LM.leftShoulder]!
+    const sr = a.points[LM.rightShoulder]!
+    const slope = (sl.y - sr.y) / (sl.x - sr.x || 1e-6)
+    for (let y = 0; y < ch; y++) {
+      for (let x = 0; x < cw; x++) {
+        const lineY = sr.y + slope * (bx0 + x - sr.x) - by0
+        if (y < lineY) loose.data[y * cw + x] = tight.data[y * cw + x]!
+      }
+    }
+    const envelope = boxBlur(loose, 1.5)
     for (let y = 0; y < ch; y++) envelopeFull.set(envelope.data.subarray(y * cw, (y + 1) * cw), (by0 + y) * w + bx0)
 
     // Shading ratio from the photo's luma, computed at half resolution (it is smooth by design).

@@ -38,13 +38,13 @@ export interface WarpPart {
 }
 
 /** Shoulder-seam distance of a top on the body / shoulder-joint distance. */
-export const K_SHOULDER = 1.12
+export const K_SHOULDER = 1.05
 /** Height of the shoulder seams above the joints, × the joint distance. */
-export const LIFT = 0.05
+export const LIFT = 0.22
 /** Waistband of a bottom above the hip joints, × the hip-joint distance. */
 export const WAIST_RISE = 0.2
 /** Height of the garment's back collar above the shoulder seams, × the joint distance. */
-export const NECK_RISE = 0.12
+export const NECK_RISE = 0.15
 
 const sub = (a: Point, b: Point): Point => ({ x: a.x - b.x, y: a.y - b.y })
 const add = (a: Point, b: Point): Point => ({ x: a.x + b.x, y: a.y + b.y })
