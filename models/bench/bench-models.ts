@@ -29,6 +29,7 @@ import { parseArgs } from 'node:util'
 import * as ort from 'onnxruntime-node'
 import { MODEL_INPUTS, type ReferenceModelName } from '../src/reference/model-inputs.ts'
 import { DIST_DIR, onnxPath, type OrtCpuOptions } from '../src/reference/ort-runner.ts'
+import { describeOptions, parseOrtOptions, SWEEP } from './ort-options.ts'
 import { loadTfjsModel, type TensorData, type TfjsModel } from '../src/reference/tfjs-runner.ts'
 import { photoTensor, videoFrames } from '../test/support/media-frames.ts'
 
@@ -45,78 +46,6 @@ const RVM_CASES = [
 ] as const
 const IMAGE_MODELS = ['blazepose-detector', 'blazepose-full', 'blazepose-heavy', 'selfie'] as const
 const PHOTO = 'person_01.jpg'
-
-/** Preset option sets for `--sweep`: the knobs the issue names, one change at a time from the default. */
-const SWEEP: OrtCpuOptions[] = [
-  {},
-  { intraOpNumThreads: 1 },
-  { intraOpNumThreads: 2 },
-  { intraOpNumThreads: 2, graphOptimizationLevel: 'extended' },
-  { intraOpNumThreads: 2, graphOptimizationLevel: 'basic' },
-  { intraOpNumThreads: 2, enableCpuMemArena: false },
-  { intraOpNumThreads: 2, enableMemPattern: false },
-  { intraOpNumThreads: 2, executionMode: 'parallel', interOpNumThreads: 2 },
-]
-
-// ---- options ------------------------------------------------------------------------------------
-const OPT_LEVELS = ['disabled', 'basic', 'extended', 'all'] as const
-const EXEC_MODES = ['sequential', 'parallel'] as const
-
-function parseBool(key: string, v: string): boolean {
-  if (v === 'true' || v === '1') {
-    return true
-  }
-  if (v === 'false' || v === '0') {
-    return false
-  }
-  throw new Error(`--ort ${key}=${v}: expected true or false`)
-}
-function parseInt1(key: string, v: string): number {
-  const n = Number(v)
-  if (!Number.isInteger(n) || n < 0) {
-    throw new Error(`--ort ${key}=${v}: expected a non-negative integer`)
-  }
-  return n
-}
-
-export function parseOrtOptions(spec: string): OrtCpuOptions {
-  const o: OrtCpuOptions = {}
-  for (const pair of spec.split(',').map((s) => s.trim()).filter(Boolean)) {
-    const [key = '', value = ''] = pair.split('=').map((s) => s.trim())
-    switch (key) {
-      case 'intraOpNumThreads':
-        o.intraOpNumThreads = parseInt1(key, value)
-        break
-      case 'interOpNumThreads':
-        o.interOpNumThreads = parseInt1(key, value)
-        break
-      case 'graphOptimizationLevel':
-        if (!(OPT_LEVELS as readonly string[]).includes(value)) {
-          throw new Error(`--ort ${pair}: expected one of ${OPT_LEVELS.join('|')}`)
-        }
-        o.graphOptimizationLevel = value as (typeof OPT_LEVELS)[number]
-        break
-      case 'enableCpuMemArena':
-        o.enableCpuMemArena = parseBool(key, value)
-        break
-      case 'enableMemPattern':
-        o.enableMemPattern = parseBool(key, value)
-        break
-      case 'executionMode':
-        if (!(EXEC_MODES as readonly string[]).includes(value)) {
-          throw new Error(`--ort ${pair}: expected one of ${EXEC_MODES.join('|')}`)
-        }
-        o.executionMode = value as (typeof EXEC_MODES)[number]
-        break
-      default:
-        throw new Error(`--ort ${pair}: unknown option ${key}`)
-    }
-  }
-  return o
-}
-
-const describeOptions = (o: OrtCpuOptions): string =>
-  Object.keys(o).length === 0 ? 'defaults' : Object.entries(o).map(([k, v]) => `${k}=${String(v)}`).join(',')
 
 const { values: args } = parseArgs({
   options: {
@@ -143,7 +72,7 @@ const OUT = args.out ?? path.join(DIST_DIR, 'bench-models.json')
 const PROFILE_RUNS = Number(args.profile ?? 0)
 const CASE_FILTER = args.cases ?? ''
 const optionSpecs = args.ort ?? (env.BENCH_ORT !== undefined ? env.BENCH_ORT.split(';') : [''])
-const OPTION_SETS: OrtCpuOptions[] = args.sweep === true ? SWEEP : optionSpecs.map(parseOrtOptions)
+const OPTION_SETS: readonly OrtCpuOptions[] = args.sweep === true ? SWEEP : optionSpecs.map(parseOrtOptions)
 
 // ---- timing -------------------------------------------------------------------------------------
 interface Stats {
