@@ -127,11 +127,27 @@ export async function decodeImage(
   }
 }
 
-/** Writes RGB pixels as a baseline sRGB JPEG (no metadata: orientation is already applied). */
-export async function encodeJpeg(rgb: Uint8Array, width: number, height: number, path: string, quality = 92): Promise<number> {
-  const info = await sharp(rgb, { raw: { width, height, channels: 3 } })
-    .jpeg({ quality, chromaSubsampling: '4:4:4', mozjpeg: false })
-    .toFile(path)
+/**
+ * Writes RGB pixels as a baseline sRGB JPEG with no metadata (orientation is already applied).
+ * `exifOrientation` (test fixtures only) stores the pixels turned so that a viewer honouring the
+ * EXIF tag shows them as given: 6 = stored turned 90° counter-clockwise, tagged "rotate 90° CW".
+ */
+export async function encodeJpeg(
+  rgb: Uint8Array,
+  width: number,
+  height: number,
+  path: string,
+  quality = 92,
+  o: { exifOrientation?: 1 | 3 | 6 | 8 } = {},
+): Promise<number> {
+  let img = sharp(rgb, { raw: { width, height, channels: 3 } })
+  const undo = { 1: 0, 3: 180, 6: 270, 8: 90 } as const
+  if (o.exifOrientation !== undefined && o.exifOrientation !== 1) {
+    // Materialise the turn first: sharp applies rotate() after the raw input is read.
+    const turned = await img.rotate(undo[o.exifOrientation]).raw().toBuffer({ resolveWithObject: true })
+    img = sharp(turned.data, { raw: { width: turned.info.width, height: turned.info.height, channels: 3 } }).withMetadata({ orientation: o.exifOrientation })
+  }
+  const info = await img.jpeg({ quality, chromaSubsampling: '4:4:4', mozjpeg: false }).toFile(path)
   return info.size
 }
 

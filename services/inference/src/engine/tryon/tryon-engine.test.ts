@@ -209,6 +209,24 @@ describe('person_01 × garment_upper_01 against the real photo of her wearing it
   }, CASE_TIMEOUT_MS)
 })
 
+describe('EXIF orientation', () => {
+  it('a person photo stored sideways with orientation 6 comes out upright at its displayed size', async () => {
+    const dir = await mkdtemp(join(work, 'exif-'))
+    const src = await decodeImage(join(MEDIA, 'person_02.jpg'), { what: 'person image' })
+    const sideways = join(dir, 'sideways.jpg')
+    await encodeJpeg(src.rgb, src.width, src.height, sideways, 95, { exifOrientation: 6 })
+    const back = await decodeImage(sideways, { what: 'person image' })
+    expect([back.width, back.height]).toEqual([src.width, src.height])
+    let diff = 0
+    for (let i = 0; i < src.rgb.length; i++) diff += Math.abs(back.rgb[i]! - src.rgb[i]!)
+    expect(diff / src.rgb.length).toBeLessThan(3)
+    const r = await tryOn({ personPath: sideways, garmentPath: join(MEDIA, 'garment_upper_02.jpg'), workDir: dir, options: opts }, { engine })
+    expect([r.width, r.height]).toEqual([src.width, src.height])
+    const out = await decodeImage(r.outputPath, { what: 'result' })
+    expect([out.width, out.height]).toEqual([src.width, src.height])
+  }, CASE_TIMEOUT_MS)
+})
+
 describe('bad inputs (use case: decode, checks, engine)', () => {
   let dir: string
   const files: Record<string, string> = {}

@@ -10,6 +10,7 @@
  * Each stage has a plain-data contract (documented in its file), so a learned warp or a generator
  * network can replace one stage without touching the others.
  */
+import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { AppError } from '@tailor/proto'
 import type { TryOnEngine, TryOnEngineOptions, TryOnEngineResult, TryOnImage, GarmentCategory } from '../../jobs/try-on.ts'
 import { loadModelSpec } from '../manifest.ts'
@@ -72,6 +73,8 @@ export async function openTryOnEngine(o: OpenTryOnEngineOptions): Promise<TryOnE
       const personRgb = { width: person.width, height: person.height, data: person.rgb }
       const garmentRgb = { width: garment.width, height: garment.height, data: garment.rgb }
       const analysis = await analyzePerson(personRgb, models, timings)
+      // The JS stages each hold the event loop for tens of ms: give it back between them.
+      await yieldToLoop()
       let t = performance.now()
       const garmentMask = extractGarmentMask(garmentRgb, garment.alpha, { preprocess: opt.preprocessGarment })
       const box = maskBbox(garmentMask)
@@ -82,12 +85,14 @@ export async function openTryOnEngine(o: OpenTryOnEngineOptions): Promise<TryOnE
       const category: GarmentCategory = opt.garmentMode === 'auto' ? evidence.category : opt.garmentMode
       const lm = category === 'lower' ? bottomLandmarks(garmentMask, box) : topLandmarks(garmentMask, box, category)
       timings.garment = performance.now() - t
+      await yieldToLoop()
       t = performance.now()
       const parts = fitParts(category, lm, garmentMask, analysis)
       timings.fit = performance.now() - t
       t = performance.now()
       const warped = await warpParts(warp, garmentRgb, parts, { width: person.width, height: person.height })
       timings.warp = performance.now() - t
+      await yieldToLoop()
       t = performance.now()
       const composite = compositeGarment(personRgb, analysis, warped, { removeBackground: opt.removeBackground, category })
       timings.composite = performance.now() - t
