@@ -9,7 +9,7 @@
  *   status (e.g. 422 no_person_detected); still running → 202 {job_id} to poll.
  *   "false": 202 {job_id} at once.
  * - `garment_mode` (deprecated) still overrides category detection; a request that sends it gets
- *   `Deprecation` (RFC 9745) and `Link: <…>; rel="deprecation"` response headers.
+ *   `Deprecation` response header (RFC 9745 form: `@<unix seconds>`).
  */
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -109,7 +109,6 @@ export function tryOnRoutes(deps: GatewayDeps, o: TryOnRouteOptions) {
       const body = c.req.valid('json')
       if (body.garment_mode !== undefined) {
         c.header('Deprecation', GARMENT_MODE_DEPRECATION)
-        c.header('Link', '<https://github.com/tailor/tailor#try-on>; rel="deprecation"')
       }
       const now = new Date().toISOString()
       const params = {
