@@ -6,15 +6,16 @@
  * Inputs (all float32):
  * - `garment` [P, 4, Hg, Wg] — per part, the garment photo as premultiplied RGBA 0..1 whose alpha
  *   is that part's mask (a part is a piece of the garment that moves as one: torso, one sleeve…).
- * - `points` [P, K, 2] — TPS control points in normalised output coordinates (x, y ∈ [-1, 1], the
- *   pixel-centre convention of GridSample with align_corners = 0). Unused slots: any point with zero
- *   weight in `coef`.
- * - `coef` [P, K + 3, 2] — TPS coefficients mapping an output position p to a garment position
- *   (normalised the same way): f(p) = a0 + ax·x + ay·y + Σ_k w_k U(|p − c_k|), U(r) = r² ln r²;
+ * - `points` [P, K, 2] — TPS control points on the output, in the same coordinate system as
+ *   `grid_x` / `grid_y` (the caller's choice; the try-on engine uses pixel / longer side, which
+ *   keeps the radial basis isotropic). Unused slots: any point with zero weight in `coef`.
+ * - `coef` [P, K + 3, 2] — TPS coefficients mapping an output position p to a garment position in
+ *   GridSample's normalised coordinates (x, y ∈ [-1, 1], pixel centres, align_corners = 0):
+ *   f(p) = a0 + ax·x + ay·y + Σ_k w_k U(|p − c_k|), U(r) = r² ln r²;
  *   rows 0…K−1 are w_k, rows K, K+1, K+2 are a0, ax, ay. (The K×K solve is done by the caller:
  *   ONNX has no standard linear solver, and the system is tiny.)
- * - `grid_x` [Wc], `grid_y` [Hc] — the coarse lattice on which the spline is evaluated: normalised
- *   coordinates from the first to the last output pixel centre (linspace), Wc, Hc ≥ 2.
+ * - `grid_x` [Wc], `grid_y` [Hc] — the coarse lattice on which the spline is evaluated: the
+ *   coordinates of the first to the last output pixel centre (linspace), Wc, Hc ≥ 2.
  * - `out_x` [W], `out_y` [H] — the output pixel-centre coordinates; only their lengths are used
  *   (they give Resize its output size, since a float32-only feed cannot carry int64 sizes).
  *
@@ -45,10 +46,10 @@ export interface BuiltWarpModel {
 
 const INPUTS: WarpModelIo[] = [
   { name: 'garment', dtype: 'float32', dims: ['parts', 4, 'garment_height', 'garment_width'], meaning: 'per part: premultiplied RGBA 0..1, alpha = the part mask' },
-  { name: 'points', dtype: 'float32', dims: ['parts', 'k', 2], meaning: 'TPS control points, normalised output coordinates [-1, 1]' },
-  { name: 'coef', dtype: 'float32', dims: ['parts', 'k_plus_3', 2], meaning: 'TPS weights (k rows) then a0, ax, ay: output → garment, normalised' },
-  { name: 'grid_x', dtype: 'float32', dims: ['lattice_width'], meaning: 'coarse lattice x, normalised, first to last output pixel centre' },
-  { name: 'grid_y', dtype: 'float32', dims: ['lattice_height'], meaning: 'coarse lattice y, normalised, first to last output pixel centre' },
+  { name: 'points', dtype: 'float32', dims: ['parts', 'k', 2], meaning: 'TPS control points on the output, in the coordinates of grid_x/grid_y' },
+  { name: 'coef', dtype: 'float32', dims: ['parts', 'k_plus_3', 2], meaning: 'TPS weights (k rows) then a0, ax, ay: output position → garment position in GridSample coordinates [-1, 1]' },
+  { name: 'grid_x', dtype: 'float32', dims: ['lattice_width'], meaning: 'coarse lattice x: first to last output pixel centre' },
+  { name: 'grid_y', dtype: 'float32', dims: ['lattice_height'], meaning: 'coarse lattice y: first to last output pixel centre' },
   { name: 'out_x', dtype: 'float32', dims: ['width'], meaning: 'output pixel-centre x (only the length is used)' },
   { name: 'out_y', dtype: 'float32', dims: ['height'], meaning: 'output pixel-centre y (only the length is used)' },
 ]
