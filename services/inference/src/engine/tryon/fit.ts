@@ -14,7 +14,7 @@
  *   Waist and hem widths are widened to the person's torso silhouette where the garment would be
  *   narrower than the body (clothes stretch). Each sleeve is turned to the upper arm: its root stays
  *   on the shoulder–armpit seam and its cuff goes along shoulder → elbow (→ wrist when the sleeve
- *   is longer than the upper arm) at the sleeve's scaled length.
+ *   is longer than the upper arm) at the sleeve's scaled length, never narrower than the arm.
  * - Bottoms are placed from the waist: the waistband sits WAIST_RISE × the hip-joint distance above
  *   the hip joints and its width matches the person's silhouette there; rise and leg length keep
  *   the garment's proportions, and each leg follows hip → knee → ankle for the scaled leg length,
@@ -66,6 +66,17 @@ function scanOut(p: PersonAnalysis, from: Point, dir: Point, maxDist: number): n
     if (x < 0 || y < 0 || x >= p.width || y >= p.height) break
     const i = y * p.width + x
     if (p.mask.data[i]! < 0.5 || (d > 2 && p.arms.data[i]! > 0.5)) break
+  }
+  return d
+}
+
+/** Distance from `from` along `dir` while inside the person mask (arms included). */
+function scanMask(p: PersonAnalysis, from: Point, dir: Point, maxDist: number): number {
+  let d = 0
+  for (; d < maxDist; d++) {
+    const x = Math.round(from.x + dir.x * d)
+    const y = Math.round(from.y + dir.y * d)
+    if (x < 0 || y < 0 || x >= p.width || y >= p.height || p.mask.data[y * p.width + x]! < 0.5) break
   }
   return d
 }
@@ -175,8 +186,13 @@ function fitTop(category: GarmentCategory, g: TopLandmarks, gm: Plane, p: Person
       if (pSide !== gSide) n = mul(n, -1)
       const gc = add(gRoot, mul(gAxis, f * gLen))
       const hw = f === 1 ? sl.cuffHalfWidth : (sl.cuffHalfWidth + dist(sl.shoulder, sl.armpit) / 2) / 2
+      // A sleeve is never narrower than the arm in it: measure the arm from the axis outwards (away
+      // from the torso, where the arm's edge is the silhouette's edge).
+      const out = dot(n, sub(at, mp)) >= 0 ? n : mul(n, -1)
+      const armHalf = scanMask(p, at, out, 0.5 * sw)
+      const hwP = clamp(Math.max(hw * s, 1.1 * armHalf), hw * s, 1.6 * hw * s)
       src.push(add(gc, mul(gN, hw)), sub(gc, mul(gN, hw)))
-      dst.push(add(at, mul(n, hw * s)), sub(at, mul(n, hw * s)))
+      dst.push(add(at, mul(n, hwP)), sub(at, mul(n, hwP)))
     }
     parts.push({ name, mask, targets: dst, sources: src, layer: 'sleeve' })
   }
