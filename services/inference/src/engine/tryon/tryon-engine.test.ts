@@ -116,6 +116,18 @@ describe('every person × every garment', () => {
       expect(faceMae).toBeLessThan(FACE_MAE_MAX)
     }
 
+    // Head region (face and hair above the neck, from the person mask and the landmarks): also
+    // for people whose face is cut by the frame (person_03).
+    let hs = 0
+    let hn = 0
+    for (let i = 0; i < a.head.data.length; i++) {
+      if (a.head.data[i]! < 0.99) continue
+      for (let c = 0; c < 3; c++) hs += Math.abs(back.rgb[i * 3 + c]! - person.rgb[i * 3 + c]!)
+      hn += 3
+    }
+    const headMae = hs / Math.max(1, hn)
+    if (hn > 0) expect(headMae).toBeLessThan(FACE_MAE_MAX)
+
     // Warped garment (before clipping) inside the dilated person mask.
     const warped = plane(person.width, person.height)
     // Final coverage (after clipping to the envelope and occlusion) and the raw warp output.
@@ -163,6 +175,7 @@ describe('every person × every garment', () => {
     figures[`${p} × ${g}`] = {
       category: r.category,
       faceMAE: Number.isNaN(faceMae) ? 'n/a' : +faceMae.toFixed(2),
+      headMAE: +headMae.toFixed(2),
       insideFinal: +insideFinal.toFixed(3),
       insideWarped: +insideWarped.toFixed(3),
       regionCoverage: +coverage.toFixed(3),
