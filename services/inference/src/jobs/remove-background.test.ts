@@ -169,7 +169,7 @@ async function checkResult(
   const { background, person } = classifyBlocks(netAlpha!, size.width, size.height)
   const bgCount = background.reduce((a, b) => a + b, 0)
   const personCount = person.reduce((a, b) => a + b, 0)
-  expect(bgCount).toBeGreaterThan(n / 10)
+  expect(bgCount).toBeGreaterThan(Math.min(n / 10, 2000))
   expect(personCount).toBeGreaterThan(1000)
 
   if (alpha) {
@@ -315,7 +315,7 @@ describe('geometry', () => {
     await ffmpeg(['-i', VIDEO_01, '-t', '1', '-vf', 'scale=241:455', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv444p', '-c:a', 'copy', coded])
     await ffmpeg(['-i', coded, '-map', '0', '-c', 'copy', '-metadata:s:v:0', 'rotate=90', rotated])
     const info = await probeVideo(rotated)
-    expect([info.codedWidth, info.codedHeight, info.width, info.height, info.rotation]).toEqual([241, 455, 455, 241, 270])
+    expect([info.codedWidth, info.codedHeight, info.width, info.height, info.rotation]).toEqual([241, 455, 455, 241, 90])
     const h264 = await runJob(rotated, 'mp4_h264', '#00ff00')
     await checkResult(rotated, h264, 'mp4_h264', '#00ff00')
     const prores = await runJob(rotated, 'mov_proresks', 'transparent')
@@ -337,7 +337,7 @@ describe('bad inputs', () => {
     ['an image', async () => `${MEDIA_DIR}person_01.jpg`, 'malformed_video'],
     ['zero bytes', async () => writeIn('empty.mp4', ''), 'malformed_video'],
     ['truncated, index at the end (video_01)', async () => truncate(VIDEO_01, 600_000), 'malformed_video'],
-    ['truncated, index first (video_02)', async () => truncate(VIDEO_02, 800_000), 'malformed_video'],
+    ['truncated, index first (video_02)', async () => truncate(VIDEO_02, 250_000), 'malformed_video'],
     ['61 s long', async () => lavfi('long.mp4', 'testsrc=size=128x128:rate=5', 61), 'video_too_long'],
     ['4112 px wide', async () => lavfi('wide.mp4', 'testsrc=size=4112x80:rate=5', 0.2), 'resolution_too_high'],
     ['48x48', async () => lavfi('tiny.mp4', 'testsrc=size=48x48:rate=5', 0.2), 'resolution_too_low'],

@@ -63,7 +63,10 @@ export interface VideoInfo {
   height: number
   codedWidth: number
   codedHeight: number
-  /** Degrees from the display matrix (or the legacy `rotate` tag), normalised to 0, 90, 180, 270. */
+  /**
+   * Degrees from the display matrix as ffprobe reports them (or the legacy `rotate` tag),
+   * normalised to 0, 90, 180, 270; ffmpeg applies it on decode (autorotate).
+   */
   rotation: number
   /** The frame rate the output is written at (r_frame_rate when it agrees with avg_frame_rate). */
   fps: Rational
@@ -379,7 +382,13 @@ function track(proc: Proc): Tracked {
     }
   })
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    proc.once('error', () => resolve({ code: -1, signal: null }))
+    // An abort also emits 'error' (AbortError) while the killed process is still running, so only
+    // a failed spawn (no pid) resolves here; otherwise wait for 'close', i.e. the real exit.
+    proc.once('error', () => {
+      if (proc.pid === undefined) {
+        resolve({ code: -1, signal: null })
+      }
+    })
     proc.once('close', (code, signal) => resolve({ code, signal }))
   })
   return { proc, exited, stderrTail: () => tail.toString('utf8') }
