@@ -191,6 +191,7 @@ describe('job status, events and cancel', () => {
     const bad = await app.request(url.pathname + url.search, { headers: { range: 'bytes=20-' } })
     expect(bad.status).toBe(416)
     expect(bad.headers.get('content-range')).toBe('bytes */20')
+    expect(await bad.json()).toMatchObject({ error_code: 'range_not_satisfiable' })
 
     // Tampered and expired URLs.
     const tampered = new URL(url)

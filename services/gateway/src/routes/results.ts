@@ -42,7 +42,8 @@ export function resultRoutes(deps: GatewayDeps) {
       'Cache-Control': 'private, max-age=300',
     }
     if (range === 'bad') {
-      return c.body(null, 416, { ...headers, 'Content-Range': `bytes */${size}` })
+      c.header('Content-Range', `bytes */${size}`)
+      throw new AppError('range_not_satisfiable', `The requested range is outside the result (${size} bytes); ask for bytes=0-${size - 1} or a part of it.`)
     }
     const { start, end } = range ?? { start: 0, end: size - 1 }
     headers['Content-Length'] = String(end - start + 1)
