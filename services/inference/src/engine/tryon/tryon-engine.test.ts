@@ -222,6 +222,34 @@ describe('person_01 × garment_upper_01 against the real photo of her wearing it
   }, CASE_TIMEOUT_MS)
 })
 
+describe('stages are replaceable', () => {
+  it('a compositor given at open replaces the built-in one; the other stages still run', async () => {
+    const seen: string[] = []
+    const custom = await openTryOnEngine({
+      modelsDir: MODELS,
+      stages: {
+        compositor: {
+          composite(person, a, warped) {
+            seen.push(`${a.points.length} points, ${warped.length} parts`)
+            const rgb = new Uint8Array(person.width * person.height * 3).fill(7)
+            const flat = plane(person.width, person.height)
+            return { rgb, garment: flat, envelope: flat }
+          },
+        },
+      },
+    })
+    try {
+      const person = await decodeImage(join(MEDIA, 'person_02.jpg'), { what: 'person image' })
+      const garment = await decodeImage(join(MEDIA, 'garment_upper_01.jpg'), { what: 'garment image', maxWorkSidePx: 768 })
+      const r = await custom.tryOn(person, garment, opts)
+      expect(r.rgb.every((v) => v === 7)).toBe(true)
+      expect(seen).toEqual(['35 points, 3 parts'])
+    } finally {
+      await custom.close()
+    }
+  }, CASE_TIMEOUT_MS)
+})
+
 describe('EXIF orientation', () => {
   it('a person photo stored sideways with orientation 6 comes out upright at its displayed size', async () => {
     const dir = await mkdtemp(join(work, 'exif-'))

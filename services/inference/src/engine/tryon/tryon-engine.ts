@@ -7,8 +7,9 @@
  *   garment extraction (garment-mask.ts) + category and landmarks (garment-shape.ts)
  *                                 ├→ correspondences (fit.ts) → warp (warp.ts, ONNX) → compositing (composite.ts)
  *
- * Each stage has a plain-data contract (documented in its file), so a learned warp or a generator
- * network can replace one stage without touching the others.
+ * Each stage is an interface with a plain-data contract (stages.ts), so a learned warp or a
+ * generator network can replace one stage (`openTryOnEngine({ stages: { warper } })`) without
+ * touching the others.
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { AppError } from '@tailor/proto'
@@ -19,8 +20,9 @@ import { compositeGarment, type Composite } from './composite.ts'
 import { fitParts, type WarpPart } from './fit.ts'
 import { extractGarmentMask, maskArea } from './garment-mask.ts'
 import { bottomLandmarks, detectCategory, maskBbox, topLandmarks, type CategoryEvidence } from './garment-shape.ts'
-import { analyzePerson, type PersonAnalysis } from './person.ts'
+import { analyzePerson, type PersonAnalysis, type PersonModels } from './person.ts'
 import type { Plane } from './raster.ts'
+import type { GarmentAnalysis, TryOnStages } from './stages.ts'
 import { warpParts } from './warp.ts'
 
 export const TRYON_MODELS = { poseFull: 'blazepose-full', poseHeavy: 'blazepose-heavy', selfie: 'selfie', warp: 'tryon-warp' } as const
@@ -31,6 +33,8 @@ export interface OpenTryOnEngineOptions {
   modelsDir: string
   executionProviders?: ExecutionProvider[]
   intraOpThreads?: number
+  /** Replaces built-in stages (a learned warp, a generator…); the rest stay as they are. */
+  stages?: Partial<TryOnStages>
 }
 
 /** Everything a test or the contact sheet wants to look at besides the picture. */
@@ -67,39 +71,28 @@ export async function openTryOnEngine(o: OpenTryOnEngineOptions): Promise<TryOnE
     const selfie = await open(await loadModelSpec(o.modelsDir, TRYON_MODELS.selfie))
     const warp = await open(await loadModelSpec(o.modelsDir, TRYON_MODELS.warp))
     const models = { poseFull, poseHeavy, selfie }
+    const stages: TryOnStages = { ...builtInStages(models, warp), ...o.stages }
 
     const run = async (person: TryOnImage, garment: TryOnImage, opt: TryOnEngineOptions) => {
       const timings: Record<string, number> = {}
       const personRgb = { width: person.width, height: person.height, data: person.rgb }
       const garmentRgb = { width: garment.width, height: garment.height, data: garment.rgb }
-      const analysis = await analyzePerson(personRgb, models, timings)
+      const analysis = await stages.person.analyze(personRgb, timings)
       // The JS stages each hold the event loop for tens of ms: give it back between them.
       await yieldToLoop()
       let t = performance.now()
-      const garmentMask = extractGarmentMask(garmentRgb, garment.alpha, { preprocess: opt.preprocessGarment })
-      const box = maskBbox(garmentMask)
-      if (box === null || maskArea(garmentMask) < MIN_GARMENT_AREA) {
-        throw new AppError('no_garment_detected', 'No garment was found in the garment image.')
-      }
-      const evidence = detectCategory(garmentMask, box)
-      const category: GarmentCategory = opt.garmentMode === 'auto' ? evidence.category : opt.garmentMode
-      const lm = category === 'lower' ? bottomLandmarks(garmentMask, box) : topLandmarks(garmentMask, box, category)
+      const g = stages.garment.extract(garmentRgb, garment.alpha, { preprocess: opt.preprocessGarment, garmentMode: opt.garmentMode })
       timings.garment = performance.now() - t
       await yieldToLoop()
-      t = performance.now()
-      const parts = fitParts(category, lm, garmentMask, analysis)
-      timings.fit = performance.now() - t
-      t = performance.now()
-      const warped = await warpParts(warp, garmentRgb, parts, { width: person.width, height: person.height })
-      timings.warp = performance.now() - t
+      const { parts, warped } = await stages.warper.warp(garmentRgb, g, analysis, timings)
       await yieldToLoop()
       t = performance.now()
-      const composite = compositeGarment(personRgb, analysis, warped, { removeBackground: opt.removeBackground, category })
+      const composite = stages.compositor.composite(personRgb, analysis, warped, { removeBackground: opt.removeBackground, category: g.category })
       timings.composite = performance.now() - t
       return {
-        rgb: composite.rgb, category, detectedCategory: evidence.category, timings,
+        rgb: composite.rgb, category: g.category, detectedCategory: g.evidence.category, timings,
         details: {
-          person: analysis, garmentMask, evidence, parts, composite,
+          person: analysis, garmentMask: g.mask, evidence: g.evidence, parts, composite,
           warpedCoverage: warped.map((w) => ({ x0: w.x0, y0: w.y0, width: w.width, height: w.height, alpha: w.rgba.subarray(3 * w.width * w.height, 4 * w.width * w.height) })),
         },
       }
@@ -146,4 +139,36 @@ async function warmUp(models: { poseFull: ModelSession; poseHeavy: ModelSession;
     },
     ['warped'],
   )
+}
+
+/** The built-in geometric stages (see each module for its method). */
+export function builtInStages(models: PersonModels, warp: ModelSession): TryOnStages {
+  return {
+    person: { analyze: (img, timings) => analyzePerson(img, models, timings) },
+    garment: {
+      extract(img, alpha, o): GarmentAnalysis {
+        const mask = extractGarmentMask(img, alpha, { preprocess: o.preprocess })
+        const box = maskBbox(mask)
+        if (box === null || maskArea(mask) < MIN_GARMENT_AREA) {
+          throw new AppError('no_garment_detected', 'No garment was found in the garment image.')
+        }
+        const evidence = detectCategory(mask, box)
+        const category: GarmentCategory = o.garmentMode === 'auto' ? evidence.category : o.garmentMode
+        const landmarks = category === 'lower' ? bottomLandmarks(mask, box) : topLandmarks(mask, box, category)
+        return { mask, category, evidence, landmarks }
+      },
+    },
+    warper: {
+      async warp(garment, g, person, timings) {
+        let t = performance.now()
+        const parts = fitParts(g.category, g.landmarks, g.mask, person)
+        if (timings) timings.fit = performance.now() - t
+        t = performance.now()
+        const warped = await warpParts(warp, garment, parts, { width: person.width, height: person.height })
+        if (timings) timings.warp = performance.now() - t
+        return { parts, warped }
+      },
+    },
+    compositor: { composite: (person, a, warped, o) => compositeGarment(person, a, warped, o) },
+  }
 }

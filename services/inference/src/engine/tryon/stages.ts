@@ -1,0 +1,64 @@
+/**
+ * The four stages of the try-on engine as replaceable interfaces. The built-in implementations are
+ * geometric (tryon-engine.ts wires them); a learned network placed in models/ can replace one stage
+ * — a learned warp for `GarmentWarper`, a generator for `Compositor` — without touching the others,
+ * as long as it keeps the stage's contract (all coordinates in pixels of the image named).
+ */
+import type { GarmentMode } from '../../jobs/try-on.ts'
+import type { Composite } from './composite.ts'
+import type { WarpPart } from './fit.ts'
+import type { CategoryEvidence, GarmentCategory, GarmentLandmarks } from './garment-shape.ts'
+import type { PersonAnalysis } from './person.ts'
+import type { Plane, Rgb } from './raster.ts'
+import type { WarpedPart } from './warp.ts'
+
+/**
+ * Stage 1. In: the person photo (upright RGB). Out: landmarks, soft person mask, head / hands / arms
+ * regions, shoulder width (person.ts). Throws AppError `no_person_detected`.
+ */
+export interface PersonAnalyzer {
+  analyze(img: Rgb, timings?: Record<string, number>): Promise<PersonAnalysis>
+}
+
+/** What stage 2 finds on the garment photo (garment pixels). */
+export interface GarmentAnalysis {
+  /** Soft garment mask 0..1 (garment-mask.ts; `preprocess: false` semantics documented there). */
+  mask: Plane
+  /** The category used (garment_mode when given, else detected) and the detection evidence. */
+  category: GarmentCategory
+  evidence: CategoryEvidence
+  landmarks: GarmentLandmarks
+}
+
+/**
+ * Stage 2. In: the garment photo (RGB, alpha if the file had one) and the request's options. Out:
+ * `GarmentAnalysis`. Throws AppError `no_garment_detected`.
+ */
+export interface GarmentExtractor {
+  extract(img: Rgb, alpha: Uint8Array | null, o: { preprocess: boolean; garmentMode: GarmentMode }): GarmentAnalysis
+}
+
+/**
+ * Stage 3. In: the garment photo and its analysis, the person analysis. Out: the garment parts
+ * (with their correspondences, fit.ts) and each part warped onto the person photo as premultiplied
+ * RGBA over its box (warp.ts, the ONNX warp graph).
+ */
+export interface GarmentWarper {
+  warp(garment: Rgb, g: GarmentAnalysis, person: PersonAnalysis, timings?: Record<string, number>): Promise<{ parts: WarpPart[]; warped: WarpedPart[] }>
+}
+
+/**
+ * Stage 4. In: the person photo, its analysis, the warped parts. Out: the dressed photo at the same
+ * size and the garment's final coverage (composite.ts: occlusion order, shading, edges, optional
+ * white background).
+ */
+export interface Compositor {
+  composite(person: Rgb, a: PersonAnalysis, warped: readonly WarpedPart[], o: { removeBackground: boolean; category: GarmentCategory }): Composite
+}
+
+export interface TryOnStages {
+  person: PersonAnalyzer
+  garment: GarmentExtractor
+  warper: GarmentWarper
+  compositor: Compositor
+}
