@@ -91,12 +91,37 @@ export const MODELS: ModelEntry[] = [
       { name: 'r3o', from: 'Identity_4:0', dtype: 'float32', dims: ['batch', 'r3h', 'r3w', 40], meaning: 'recurrent state 3 (1/8)' },
       { name: 'r4o', from: 'Identity_5:0', dtype: 'float32', dims: ['batch', 'r4h', 'r4w', 64], meaning: 'recurrent state 4 (1/16)' },
     ],
-    // `downsample_ratio == 1` selects a branch without the resize and the refiner. The ONNX graph
-    // is built with both predicates false: it always resizes by the ratio and refines with the
-    // fast guided filter. A ratio of 1 still works (the resize is then to the same size).
+    // `downsample_ratio == 1` selects a branch without the resize and the refiner. This graph is
+    // built with both predicates false: it always resizes by the ratio and refines with the fast
+    // guided filter, so give it ratios below 1; the ratio-1 branch is `rvm-ratio1` below.
     branches: {
       [`${RVM_PREFIX}/cond/Squeeze`]: false,
       [`${RVM_PREFIX}/cond_1/Squeeze`]: false,
+    },
+  },
+  {
+    // The original's `downsample_ratio == 1` branch: the network at the input's own resolution,
+    // without the resize and the guided-filter refiner. For inputs small enough that no downsampling
+    // is wanted (the video engine picks it when the ratio would be 1).
+    name: 'rvm-ratio1',
+    file: 'models/rvm.json',
+    origin: 'Robust Video Matting (Lin et al. 2021), MobileNetV3 variant, TensorFlow export by the RVM authors, converted to tfjs by @vladmandic; the graph\'s downsample_ratio == 1 branch',
+    licence: 'GPL-3.0',
+    inputs: [
+      { name: 'src', dtype: 'float32', dims: ['batch', 'height', 'width', 3], normalization: 'RGB, NHWC, scaled to [0, 1]', range: [0, 1] },
+      state('r1i'), state('r2i'), state('r3i'), state('r4i'),
+    ],
+    outputs: [
+      { name: 'fgr', from: 'Identity:0', dtype: 'float32', dims: ['batch', 'height', 'width', 3], meaning: 'foreground colour, RGB [0, 1]' },
+      { name: 'pha', from: 'Identity_1:0', dtype: 'float32', dims: ['batch', 'height', 'width', 1], meaning: 'alpha matte [0, 1]' },
+      { name: 'r1o', from: 'Identity_2:0', dtype: 'float32', dims: ['batch', 'r1h', 'r1w', 16], meaning: 'recurrent state 1 (1/2 of the input size)' },
+      { name: 'r2o', from: 'Identity_3:0', dtype: 'float32', dims: ['batch', 'r2h', 'r2w', 20], meaning: 'recurrent state 2 (1/4)' },
+      { name: 'r3o', from: 'Identity_4:0', dtype: 'float32', dims: ['batch', 'r3h', 'r3w', 40], meaning: 'recurrent state 3 (1/8)' },
+      { name: 'r4o', from: 'Identity_5:0', dtype: 'float32', dims: ['batch', 'r4h', 'r4w', 64], meaning: 'recurrent state 4 (1/16)' },
+    ],
+    branches: {
+      [`${RVM_PREFIX}/cond/Squeeze`]: true,
+      [`${RVM_PREFIX}/cond_1/Squeeze`]: true,
     },
   },
   {

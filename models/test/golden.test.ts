@@ -25,9 +25,11 @@ const PHOTOS = ['person_01.jpg', 'person_02.jpg', 'person_03.jpg', 'person_04.jp
 const IMAGE_MODELS = ['blazepose-detector', 'blazepose-full', 'blazepose-heavy', 'selfie'] as const
 const RVM_FRAMES = Number(process.env.GOLDEN_RVM_FRAMES ?? 30)
 const RVM_CASES = [
-  { video: 'video_02.mp4', ratio: 0.25 }, // 1280x720 landscape
-  { video: 'video_01.mp4', ratio: 0.25 }, // 480x908 portrait
-  { video: 'video_01.mp4', ratio: 0.375 },
+  { model: 'rvm', video: 'video_02.mp4', ratio: 0.25 }, // 1280x720 landscape
+  { model: 'rvm', video: 'video_01.mp4', ratio: 0.25 }, // 480x908 portrait
+  { model: 'rvm', video: 'video_01.mp4', ratio: 0.375 },
+  // The original's ratio-1 branch (no resize, no refiner), on a small clip as the engine uses it.
+  { model: 'rvm-ratio1', video: 'video_01.mp4', ratio: 1, width: 240, height: 454 },
 ] as const
 const RVM_STATES = ['r1', 'r2', 'r3', 'r4'] as const
 /** The per-frame alpha error may not grow: last-10 mean ≤ GROWTH_FACTOR × first-10 mean + GROWTH_SLACK. */
@@ -107,6 +109,7 @@ interface RvmFrameRecord {
   stateMax: Record<string, number>
 }
 interface RvmCaseRecord {
+  model: string
   video: string
   ratio: number
   width: number
@@ -145,7 +148,7 @@ afterAll(() => {
     const stMax = Math.max(...c.frames.flatMap((f) => Object.values(f.stateMax)))
     const over = Math.max(...c.frames.map((f) => f.phaOver))
     lines.push(
-      `  rvm ${c.video} ${c.width}x${c.height}@${c.ratio}: ${c.frames.length} frames, pha max ${fmt(phaMax)} (≤ ${over} px/frame over bound), ` +
+      `  ${c.model} ${c.video} ${c.width}x${c.height}@${c.ratio}: ${c.frames.length} frames, pha max ${fmt(phaMax)} (≤ ${over} px/frame over bound), ` +
         `pha mean first/last-${GROWTH_WINDOW} ${fmt(c.growth.phaMeanFirst)}/${fmt(c.growth.phaMeanLast)}, ` +
         `fgr max ${fmt(fgrMax)}, state max ${fmt(stMax)}  ${c.failures.length === 0 ? 'ok' : `FAIL (${c.failures.length})`}`,
     )
@@ -171,8 +174,9 @@ function checkOutput(model: ManifestModel, caseName: string, output: string, ref
   return d
 }
 
-function checkInputRanges(name: ReferenceModelName, m: ManifestModel, failures: string[]): void {
+function checkInputRanges(name: ReferenceModelName, m: ManifestModel, failures: string[], skip: readonly string[] = []): void {
   for (const spec of MODEL_INPUTS[name].inputs) {
+    if (skip.includes(spec.name)) continue
     const declared = m.inputs.find((i) => i.name === spec.name)
     if (declared === undefined) {
       failures.push(`${name}: manifest has no input ${spec.name}`)
@@ -220,17 +224,20 @@ const zeroState = (): TensorData => ({ data: new Float32Array(1), dims: [1, 1, 1
 
 describe('golden rvm', () => {
   it.each(RVM_CASES)(
-    `$video at downsample_ratio $ratio: ${RVM_FRAMES} frames with recurrent state, error does not grow`,
-    async ({ video, ratio }) => {
-      const m = manifestEntry('rvm')
+    `$model: $video at downsample_ratio $ratio: ${RVM_FRAMES} frames with recurrent state, error does not grow`,
+    async (c) => {
+      const { model, video, ratio } = c
+      const m = manifestEntry(model)
       const failures: string[] = []
-      checkInputRanges('rvm', m, failures)
-      const frames = await videoFrames(video, { count: RVM_FRAMES })
+      // rvm-ratio1 is the same source graph with the ratio fixed to 1: no downsample_ratio input.
+      checkInputRanges('rvm', m, failures, model === 'rvm' ? [] : ['downsample_ratio'])
+      const frames = await videoFrames(video, 'width' in c ? { count: RVM_FRAMES, width: c.width, height: c.height } : { count: RVM_FRAMES })
       const [, height = 0, width = 0] = frames[0]!.dims
       const tfjs = await loadTfjsModel('rvm', RVM_BACKEND)
-      const onnx = await openOrtModel('rvm', {}, path.join(DIST_DIR, m.file))
-      const caseName = `${video}@${ratio}`
-      const rec: RvmCaseRecord = { video, ratio, width, height, frames: [], growth: { phaMeanFirst: 0, phaMeanLast: 0, phaMaxFirst: 0, phaMaxLast: 0 }, failures }
+      const onnx = await openOrtModel(model, {}, path.join(DIST_DIR, m.file))
+      const takesRatio = onnx.inputNames.includes('downsample_ratio')
+      const caseName = `${model} ${video}@${ratio}`
+      const rec: RvmCaseRecord = { model, video, ratio, width, height, frames: [], growth: { phaMeanFirst: 0, phaMeanLast: 0, phaMaxFirst: 0, phaMaxLast: 0 }, failures }
       report.rvm.push(rec)
       const dr: TensorData = { data: Float32Array.of(ratio), dims: [1] }
       let refState: Record<string, TensorData> = Object.fromEntries(RVM_STATES.map((s) => [`${s}i`, zeroState()]))
@@ -238,7 +245,7 @@ describe('golden rvm', () => {
       try {
         for (const [i, src] of frames.entries()) {
           const ref = await tfjs.run({ src, ...refState, downsample_ratio: dr })
-          const got = await onnx.run({ src, ...gotState, downsample_ratio: dr })
+          const got = await onnx.run(takesRatio ? { src, ...gotState, downsample_ratio: dr } : { src, ...gotState })
           const frameFailures: string[] = []
           const stats = Object.fromEntries(
             tfjs.outputNames.map((o) => [o, checkOutput(m, `${caseName} frame ${i}`, o, ref[o], got[o], frameFailures)]),
@@ -272,10 +279,10 @@ describe('golden rvm', () => {
       }
       const g = rec.growth
       if (!(g.phaMeanLast <= GROWTH_FACTOR * g.phaMeanFirst + GROWTH_SLACK)) {
-        failures.push(`rvm ${caseName} pha: mean abs error grows: last-${n} ${fmt(g.phaMeanLast)} > ${GROWTH_FACTOR}×first-${n} ${fmt(g.phaMeanFirst)} + ${fmt(GROWTH_SLACK)}`)
+        failures.push(`${caseName} pha: mean abs error grows: last-${n} ${fmt(g.phaMeanLast)} > ${GROWTH_FACTOR}×first-${n} ${fmt(g.phaMeanFirst)} + ${fmt(GROWTH_SLACK)}`)
       }
       if (!(g.phaMaxLast <= GROWTH_FACTOR * g.phaMaxFirst + GROWTH_SLACK)) {
-        failures.push(`rvm ${caseName} pha: max abs error grows: last-${n} ${fmt(g.phaMaxLast)} > ${GROWTH_FACTOR}×first-${n} ${fmt(g.phaMaxFirst)} + ${fmt(GROWTH_SLACK)}`)
+        failures.push(`${caseName} pha: max abs error grows: last-${n} ${fmt(g.phaMaxLast)} > ${GROWTH_FACTOR}×first-${n} ${fmt(g.phaMaxFirst)} + ${fmt(GROWTH_SLACK)}`)
       }
       expect(failures, failures.join('\n')).toEqual([])
     },

@@ -100,8 +100,14 @@ class Converter {
   ref(ref: string): Out {
     if (ref.startsWith('^')) throw new ConversionError(`control input ${ref} used as data`)
     const [name, idxStr] = splitRef(ref)
-    const outs = this.convertNode(name)
     const idx = Number(idxStr ?? 0)
+    const sw = this.m.nodes.get(name)
+    if (sw?.op === 'Switch') {
+      // Lazy: the data of a dead output is never converted (it may use inputs the graph drops).
+      const [dataRef, predRef] = this.dataInputs(sw)
+      return (this.predicate(predRef!) ? 1 : 0) === idx ? this.ref(dataRef!) : DEAD
+    }
+    const outs = this.convertNode(name)
     const v = outs[idx]
     if (v === undefined) throw new ConversionError(`node ${name} has no output ${idx}`)
     return v
@@ -128,11 +134,6 @@ class Converter {
       const live = this.dataInputs(n).map((r) => this.ref(r)).filter((v): v is Val => v !== DEAD)
       if (live.length !== 1) throw new ConversionError(`Merge ${name}: ${live.length} live inputs (expected exactly 1)`)
       outs = [live[0]!]
-    } else if (n.op === 'Switch') {
-      const [dataRef, predRef] = this.dataInputs(n)
-      const pred = this.predicate(predRef!)
-      const data = this.ref(dataRef!)
-      outs = pred ? [DEAD, data] : [data, DEAD]
     } else if (CONV_OPS.has(n.op)) {
       // Resolves its own inputs, so that a Pad it absorbs is never emitted.
       outs = [this.conv(n)]
@@ -641,18 +642,14 @@ class Converter {
 
   // ---- convolutions --------------------------------------------------------------------------
 
-  conv(n: TfNode, dilation?: number[]): Val {
+  conv(n: TfNode, dilation?: number[]): Out {
     const b = this.b
     const refs = this.dataInputs(n)
-    const ins = refs.map((r, i) => {
-      if (i === 0) return undefined
-      const v = this.ref(r)
-      if (v === DEAD) throw new ConversionError(`${n.op} ${n.name}: dead input ${r}`)
-      return v
-    })
+    const ins = refs.map((r, i) => (i === 0 ? undefined : this.ref(r)))
+    if (ins.some((v) => v === DEAD)) return DEAD
     if ((attrString(n, 'data_format') ?? 'NHWC') !== 'NHWC') throw new ConversionError(`${n.op} ${n.name}: data_format must be NHWC`)
     const depthwise = n.op.includes('Depthwise')
-    const filter = this.constOf(ins[1]!, `${n.op} filter`)
+    const filter = this.constOf(ins[1] as Val, `${n.op} filter`)
     const [kh, kw, cin, mult] = filter.dims as [number, number, number, number]
     const strides = attrInts(n, 'strides') ?? [1, 1, 1, 1]
     const dil = dilation ?? (attrInts(n, 'dilations') ?? [1, 1, 1, 1]).slice(1, 3)
@@ -677,7 +674,7 @@ class Converter {
       }
     }
     const xVal = this.ref(xRef)
-    if (xVal === DEAD) throw new ConversionError(`${n.op} ${n.name}: dead input ${xRef}`)
+    if (xVal === DEAD) return DEAD
     if (padding === 'SAME') attrs.auto_pad = 'SAME_UPPER'
     else if (padding === 'VALID') attrs.pads = pads
     else if (padding === 'EXPLICIT') {
@@ -700,7 +697,7 @@ class Converter {
     const fused = n.op.startsWith('_Fused') || n.op.startsWith('Fused') ? (attrStrings(n, 'fused_ops') ?? []) : []
     let rest = fused
     if (fused[0] === 'BiasAdd') {
-      const bias = this.constOf(ins[2]!, 'bias')
+      const bias = this.constOf(ins[2] as Val, 'bias')
       inputs.push(b.initializer(`${n.name}/bias`, 'float32', [bias.data.length], bias.data))
       rest = fused.slice(1)
     } else if (fused.length > 0) {
@@ -716,7 +713,7 @@ class Converter {
         case 'Tanh': y = b.op('Tanh', [y]); break
         case 'LeakyRelu': y = b.op('LeakyRelu', [y], { alpha: { float: attrFloat(n, 'leakyrelu_alpha') ?? 0.2 } }); break
         case 'Prelu': {
-          const alpha = this.constOf(ins[3]!, 'prelu alpha')
+          const alpha = this.constOf(ins[3] as Val, 'prelu alpha')
           y = b.op('PRelu', [y, this.operandNchw(this.konstVal(alpha, 'alpha'))])
           break
         }
@@ -728,7 +725,7 @@ class Converter {
   }
 
   /** SpaceToBatchND → conv (VALID, stride 1) → BatchToSpaceND ≡ a dilated VALID convolution. */
-  dilatedConv(n: TfNode): Val {
+  dilatedConv(n: TfNode): Out {
     const [convRef, blockRef] = this.dataInputs(n)
     const convNode = this.node(splitRef(convRef!)[0])
     if (!/Conv2D|Depthwise/.test(convNode.op)) throw new ConversionError(`BatchToSpaceND ${n.name}: input is ${convNode.op}, not a convolution`)
