@@ -303,7 +303,11 @@ const toYuv = (pixFmt: string): string =>
  * Video encoder arguments per format, chosen for this 2-core CPU reference machine where the
  * encoder shares the cores with the network (see the README table for measured speeds).
  */
-export function videoEncoderArgs(format: OutputFormat, alpha: boolean): string[] {
+export function videoEncoderArgs(
+  format: OutputFormat,
+  alpha: boolean,
+  size: { width: number; height: number },
+): string[] {
   switch (format) {
     case 'mp4_h264':
     case 'mkv_h264':
@@ -324,20 +328,28 @@ export function videoEncoderArgs(format: OutputFormat, alpha: boolean): string[]
       return ['-vf', `scale=out_color_matrix=bt709:out_range=tv,format=${alpha ? 'yuva444p10le' : 'yuv444p10le'}`]
         .concat(['-c:v', 'prores_ks', '-profile:v', '4444', '-vendor', 'apl0'])
         .concat(alpha ? ['-alpha_bits', '16'] : [], BT709, ['-color_range', 'tv'])
-    case 'gif':
+    case 'gif': {
+      // One palette per frame (stats_mode=single + new=1) keeps memory flat; a whole-clip palette
+      // would buffer every frame. The statistics come from a copy scaled down to about 320x240,
+      // which is most of the speed, at no visible cost for 256 colours.
+      const k = gifPaletteScale(size)
+      const stats = k > 1 ? `scale=iw/${k}:ih/${k}:flags=bilinear,` : ''
       return [
         '-filter_complex',
-        alpha
-          ? '[0:v]split[a][b];[a]palettegen=max_colors=256:reserve_transparent=1:stats_mode=single[p];' +
-            '[b][p]paletteuse=new=1:dither=bayer:bayer_scale=3:alpha_threshold=128[v]'
-          : '[0:v]split[a][b];[a]palettegen=max_colors=256:reserve_transparent=0:stats_mode=single[p];' +
-            '[b][p]paletteuse=new=1:dither=bayer:bayer_scale=3[v]',
+        `[0:v]split[a][b];[a]${stats}palettegen=max_colors=256:reserve_transparent=${alpha ? 1 : 0}:stats_mode=single[p];` +
+          `[b][p]paletteuse=new=1:dither=bayer:bayer_scale=3${alpha ? ':alpha_threshold=128' : ''}[v]`,
         '-map',
         '[v]',
         '-c:v',
         'gif',
       ]
+    }
   }
+}
+
+/** Integer downscale of the frame whose colours the per-frame GIF palette is built from. */
+export function gifPaletteScale(size: { width: number; height: number }): number {
+  return Math.max(1, Math.floor(Math.sqrt((size.width * size.height) / (320 * 240))))
 }
 
 function audioArgs(format: OutputFormat, info: VideoInfo): { input: string[]; output: string[] } {
@@ -506,7 +518,7 @@ export function openEncoder(o: {
   }
   const pixFmt = o.alpha ? 'rgba' : 'rgb24'
   const audio = audioArgs(o.format, o.info)
-  const video = videoEncoderArgs(o.format, o.alpha)
+  const video = videoEncoderArgs(o.format, o.alpha, o.size)
   const args = ['-nostdin', '-hide_banner', '-loglevel', 'error', '-y']
     .concat(['-f', 'rawvideo', '-pix_fmt', pixFmt, '-video_size', `${o.size.width}x${o.size.height}`])
     .concat(['-framerate', `${o.info.fps.num}/${o.info.fps.den}`, '-i', 'pipe:0'], audio.input)
