@@ -36,6 +36,12 @@ export function startService(entry: string, env: Record<string, string>): Servic
   proc.stdout?.on('data', onData)
   proc.stderr?.on('data', onData)
   const exited = new Promise<void>((r) => proc.once('exit', () => r()))
+  // Never outlive the test process, whatever happens to its hooks.
+  const reap = (): void => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL')
+  }
+  process.once('exit', reap)
+  void exited.then(() => process.removeListener('exit', reap))
   return {
     proc,
     output: () => out,

@@ -28,15 +28,14 @@ let api: ApiClient
 let healthPort: number
 let sources: Record<string, Probe>
 
-const startGateway = async (): Promise<ServiceProcess> => {
-  const g = startService('services/gateway/src/main.ts', gatewayEnv)
-  await g.waitFor('gateway listening')
-  return g
+// Each process is assigned before it is awaited, so afterAll stops it even when its start fails.
+const startGateway = async (): Promise<void> => {
+  gateway = startService('services/gateway/src/main.ts', gatewayEnv)
+  await gateway.waitFor('gateway listening')
 }
-const startInference = async (): Promise<ServiceProcess> => {
-  const i = startService('services/inference/src/main.ts', inferenceEnv)
-  await i.waitFor('inference consuming jobs')
-  return i
+const startInference = async (): Promise<void> => {
+  inference = startService('services/inference/src/main.ts', inferenceEnv)
+  await inference.waitFor('inference consuming jobs')
 }
 const workLeft = async (): Promise<string[]> => readdir(workDir).catch(() => [])
 
@@ -57,7 +56,7 @@ beforeAll(async () => {
     TAILOR_FETCH_ALLOW_LOOPBACK: 'true', ACK_WAIT_MS: '3000', MAX_DELIVER: '3', ORT_EP: 'cpu', MODELS_DIR: models.dir,
     HEALTH_PORT: String(healthPort), HEALTH_HOST: '127.0.0.1',
   }
-  ;[gateway, inference] = await Promise.all([startGateway(), startInference()])
+  await Promise.all([startGateway(), startInference()])
   api = apiClient(`http://127.0.0.1:${port}`, API_KEY)
   sources = {}
   for (const f of ['short_01.mp4', 'short_02.mp4']) sources[f] = await probe(join(media.dir, f))
@@ -169,7 +168,7 @@ describe('distributed: gateway and inference as separate processes (NATS JetStre
     await inference.stop('SIGKILL')
     const stalled = await api.status(id)
     expect(stalled.status).toBe('running')
-    inference = await startInference()
+    await startInference()
     const s = await api.wait(id, JOB_TIMEOUT_MS)
     expect(s).toMatchObject({ status: 'completed', progress: 1 })
     expect(inference.output()).toContain(`"jobId":"${id}","attempt":2`) // redelivered by JetStream
@@ -186,7 +185,7 @@ describe('distributed: gateway and inference as separate processes (NATS JetStre
     const id = await api.start({ video_url: `${media.baseUrl}/medium_01.mp4`, output_format: 'webm_vp9', background_color: 'transparent' })
     await api.waitUntil(id, (s) => s.status === 'running', JOB_TIMEOUT_MS)
     await gateway.stop()
-    gateway = await startGateway()
+    await startGateway()
     const s1 = await api.status(id)
     expect(['running', 'completed']).toContain(s1.status)
     const s = await api.wait(id, JOB_TIMEOUT_MS)

@@ -23,10 +23,10 @@ let apiKey: string
 let api: ApiClient
 let sources: Record<string, Probe>
 
-const startTailor = async (extra: Record<string, string> = {}): Promise<ServiceProcess> => {
-  const p = startService(ENTRY, { ...env, ...extra })
-  await p.waitFor('Tailor is running at')
-  return p
+// Assigned before it is awaited, so afterAll stops it even when its start fails.
+const startTailor = async (extra: Record<string, string> = {}): Promise<void> => {
+  tailor = startService(ENTRY, { ...env, ...extra })
+  await tailor.waitFor('Tailor is running at')
 }
 const workLeft = async (): Promise<string[]> => readdir(join(dataDir, 'work'))
 
@@ -36,7 +36,7 @@ beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'tailor-data-'))
   port = await freePort()
   env = { PORT: String(port), TAILOR_DATA_DIR: dataDir, TAILOR_FETCH_ALLOW_LOOPBACK: 'true', HOST: '127.0.0.1', MODELS_DIR: models.dir }
-  tailor = await startTailor()
+  await startTailor()
   apiKey = /X-API-KEY: (tailor_[A-Za-z0-9_-]+)/.exec(tailor.output())?.[1] ?? ''
   api = apiClient(`http://127.0.0.1:${port}`, apiKey)
   sources = {}
@@ -102,7 +102,7 @@ describe('embedded: gateway + one inference worker in one process, no NATS', () 
     const id = await api.start({ video_url: `${media.baseUrl}/medium_01.mp4`, output_format: 'mkv_h264', background_color: '#123' })
     await api.waitUntil(id, (s) => s.status === 'running' && s.progress > 0.1, JOB_TIMEOUT_MS)
     await tailor.stop('SIGKILL')
-    tailor = await startTailor()
+    await startTailor()
     expect(tailor.output()).not.toMatch(/X-API-KEY: tailor_/)
     expect(tailor.output()).toContain('requeued unfinished jobs')
     const old = await api.status(done.job_id)
@@ -116,7 +116,7 @@ describe('embedded: gateway + one inference worker in one process, no NATS', () 
 
   it('accepts TAILOR_API_KEY instead of creating a key', async () => {
     await tailor.stop()
-    tailor = await startTailor({ TAILOR_API_KEY: 'scripted-key-123456' })
+    await startTailor({ TAILOR_API_KEY: 'scripted-key-123456' })
     expect(tailor.output()).toContain('Accepting the API key from TAILOR_API_KEY')
     const r = await apiClient(`http://127.0.0.1:${port}`, 'scripted-key-123456').submit({ video_url: 'http://127.0.0.1/x.mp4', output_format: 'nope' })
     expect(r.status).toBe(400)
