@@ -222,6 +222,21 @@ describe('person_01 × garment_upper_01 against the real photo of her wearing it
   }, CASE_TIMEOUT_MS)
 })
 
+describe('garment_mode overrides detection, preprocess_garment "false" takes the photo as cut out', () => {
+  it('every garment in every forced mode completes (no crash on a wrong override) and uses that mode', async () => {
+    const person = await decodeImage(join(MEDIA, 'person_02.jpg'), { what: 'person image' })
+    let k = 0
+    for (const g of Object.keys(GARMENTS)) {
+      const garment = await decodeImage(join(MEDIA, `${g}.jpg`), { what: 'garment image', maxWorkSidePx: 768 })
+      for (const mode of ['upper', 'lower', 'full'] as const) {
+        const r = await engine.tryOn(person, garment, { ...opts, garmentMode: mode, preprocessGarment: k++ % 2 === 0 })
+        expect(r.category).toBe(mode)
+        expect(r.detectedCategory).toBe(GARMENTS[g as keyof typeof GARMENTS])
+      }
+    }
+  }, 2 * CASE_TIMEOUT_MS)
+})
+
 describe('stages are replaceable', () => {
   it('a compositor given at open replaces the built-in one; the other stages still run', async () => {
     const seen: string[] = []
