@@ -12,9 +12,10 @@ import { startService, type ServiceProcess } from '../helpers/processes.ts'
 
 /**
  * The full ../shared/media clips (about 10 s each) through the embedded path. Minutes on a CPU
- * machine, so opt-in: TAILOR_TEST_FULL_MEDIA=1 pnpm test:int.
+ * machine, so they are their own suite, `pnpm test:full` (vitest.full.config.ts), not part of
+ * `pnpm test`; the default suite runs a full clip through the pipeline once
+ * (services/inference/src/jobs/remove-background.test.ts).
  */
-const ENABLED = process.env.TAILOR_TEST_FULL_MEDIA === '1'
 const JOB_TIMEOUT_MS = 600_000
 const API_KEY = 'full-media-test-key'
 
@@ -24,7 +25,7 @@ let dataDir: string
 let tailor: ServiceProcess
 let api: ApiClient
 
-describe.runIf(ENABLED)('full-length clips, embedded path', () => {
+describe('full-length clips, embedded path', () => {
   beforeAll(async () => {
     models = await snapshotModels()
     media = await createMediaFixtures()
