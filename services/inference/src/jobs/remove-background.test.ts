@@ -31,6 +31,7 @@ const FORMAT_TIMEOUT_MS = 120_000
 const FULL_CLIP_TIMEOUT_MS = 300_000
 const SETUP_TIMEOUT_MS = 120_000
 const ABORT_DEADLINE_MS = 1_000
+const MAX_RSS_GROWTH_MIB = 200
 const TRIM_S = 1
 /** The frame whose pixels are checked (lets the recurrent state settle). */
 const CHECK_FRAME = 12
@@ -261,14 +262,22 @@ function recordingEngine(k: number): { engine: MattingEngine; recorded: () => Re
   }
 }
 
-async function runJob(input: string, format: OutputFormat, backgroundColor: string) {
+async function runJob(
+  input: string,
+  format: OutputFormat,
+  backgroundColor: string,
+  onProgress: (done: number, total: number) => void = () => undefined,
+) {
   const progress: [number, number][] = []
   const info = await probeVideo(input)
   const checkFrame = Math.min(CHECK_FRAME, info.frameCountEstimate - 2)
   const spy = recordingEngine(checkFrame)
   const r = await removeBackground(
     { inputPath: input, workDir: await workDir(), backgroundColor, outputFormat: format },
-    { matting: spy.engine, signal: new AbortController().signal, onProgress: (d, t) => progress.push([d, t]) },
+    { matting: spy.engine, signal: new AbortController().signal, onProgress: (d, t) => {
+      progress.push([d, t])
+      onProgress(d, t)
+    } },
   )
   expect(progress.at(-1)).toEqual([r.frames, r.frames])
   return { ...r, checkFrame, recorded: spy.recorded() }
@@ -325,8 +334,13 @@ describe('geometry', () => {
 
 describe('a full clip', () => {
   it('video_02 (720p, 29.97 fps, audio + data track) to mp4_h264', async () => {
-    const r = await runJob(VIDEO_02, 'mp4_h264', '#00ff00')
+    // Memory stays flat: a per-frame leak (a 720p fgr output is 11 MB) would add gigabytes here.
+    const rss: [number, number][] = []
+    const r = await runJob(VIDEO_02, 'mp4_h264', '#00ff00', (done) => rss.push([done, process.memoryUsage().rss]))
     expect(r.frames).toBe(289)
+    const early = Math.max(...rss.filter(([d]) => d <= 80).map(([, m]) => m))
+    const late = Math.max(...rss.filter(([d]) => d > 80).map(([, m]) => m))
+    expect((late - early) / 2 ** 20, 'RSS growth after frame 80 (MiB)').toBeLessThan(MAX_RSS_GROWTH_MIB)
     await checkResult(VIDEO_02, r, 'mp4_h264', '#00ff00')
   }, FULL_CLIP_TIMEOUT_MS)
 })
