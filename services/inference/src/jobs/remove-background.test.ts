@@ -25,7 +25,7 @@ import {
   VIDEO_02,
   MEDIA_DIR,
   MODELS_DIR,
-} from './remove-background.test-support.ts'
+} from '../media/video.test-support.ts'
 
 const FORMAT_TIMEOUT_MS = 120_000
 const FULL_CLIP_TIMEOUT_MS = 300_000

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ffmpeg, VIDEO_01, VIDEO_02 } from '../jobs/remove-background.test-support.ts'
+import { ffmpeg, VIDEO_01, VIDEO_02 } from './video.test-support.ts'
 import { chooseFps, openDecoder, outputSize, parseRational, probeVideo } from './video.ts'
 
 let root: string

@@ -1,5 +1,5 @@
 /**
- * Test-only helpers for the remove-background tests: real ffmpeg/ffprobe to make inputs and to read
+ * Test-only helpers for the video tests: real ffmpeg/ffprobe to make inputs and to read
  * results back (never mocked), the paths of the real media and models, and process accounting.
  */
 import { execFile } from 'node:child_process'
