@@ -332,6 +332,15 @@ describe('geometry', () => {
   }, FORMAT_TIMEOUT_MS)
 })
 
+describe('audio', () => {
+  it('a clip without audio gives an output without audio', async () => {
+    const silent = join(root, 'silent.mp4')
+    await ffmpeg(['-i', clips['video_01']!, '-map', '0:v', '-c', 'copy', silent])
+    const r = await runJob(silent, 'mkv_vp9', '#ffffff')
+    await checkResult(silent, r, 'mkv_vp9', '#ffffff')
+  }, FORMAT_TIMEOUT_MS)
+})
+
 describe('a full clip', () => {
   it('video_02 (720p, 29.97 fps, audio + data track) to mp4_h264', async () => {
     // Memory stays flat: a per-frame leak (a 720p fgr output is 11 MB) would add gigabytes here.

@@ -63,3 +63,36 @@ describe('openDecoder', () => {
     expect(sizes).toEqual(Array(7).fill(98 * 64 * 3))
   })
 })
+
+describe('accepted inputs', () => {
+  // [file, encoder args]: every accepted container, several codecs, decoded frame by frame.
+  const inputs: [string, string[]][] = [
+    ['vp9.webm', ['-c:v', 'libvpx-vp9', '-deadline', 'realtime', '-cpu-used', '8']],
+    ['vp8.webm', ['-c:v', 'libvpx', '-deadline', 'realtime', '-cpu-used', '8']],
+    ['h264.mkv', ['-c:v', 'libx264', '-preset', 'ultrafast']],
+    ['hevc.mp4', ['-c:v', 'libx265', '-preset', 'ultrafast', '-x265-params', 'log-level=error']],
+    ['prores.mov', ['-c:v', 'prores_ks', '-profile:v', '4444', '-pix_fmt', 'yuva444p10le']],
+    ['anim.gif', ['-c:v', 'gif']],
+  ]
+  it.each(inputs)('%s', async (name, enc) => {
+    const p = join(root, name)
+    await ffmpeg(['-f', 'lavfi', '-i', 'testsrc2=size=96x64:rate=10', '-frames:v', '5', ...enc, p])
+    const info = await probeVideo(p)
+    expect([info.width, info.height, info.audio]).toEqual([96, 64, null])
+    const d = openDecoder(info, { width: 96, height: 64 }, new AbortController().signal)
+    let n = 0
+    for await (const f of d.frames()) {
+      expect(f.length).toBe(96 * 64 * 3)
+      n++
+    }
+    await d.close()
+    expect(n).toBe(5)
+  })
+
+  it('refuses a container that is not accepted (AVI) as malformed_video', async () => {
+    const p = join(root, 'clip.avi')
+    await ffmpeg(['-f', 'lavfi', '-i', 'testsrc2=size=96x64:rate=10', '-frames:v', '5', '-c:v', 'libx264', p])
+    await expect(probeVideo(p)).rejects.toMatchObject({ code: 'malformed_video' })
+  })
+})
+
