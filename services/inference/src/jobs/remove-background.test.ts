@@ -359,6 +359,11 @@ describe('bad inputs', () => {
     ['not a video', async () => writeIn('hello.mp4', 'this is not a video\n'), 'malformed_video'],
     ['an image', async () => `${MEDIA_DIR}person_01.jpg`, 'malformed_video'],
     ['zero bytes', async () => writeIn('empty.mp4', ''), 'malformed_video'],
+    [
+      'a playlist pointing at a local file',
+      async () => writeIn('list.mp4', `#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\n${VIDEO_01}\n#EXT-X-ENDLIST\n`),
+      'malformed_video',
+    ],
     ['truncated, index at the end (video_01)', async () => truncate(VIDEO_01, 600_000), 'malformed_video'],
     ['truncated, index first (video_02)', async () => truncate(VIDEO_02, 250_000), 'malformed_video'],
     ['61 s long', async () => lavfi('long.mp4', 'testsrc=size=128x128:rate=5', 61), 'video_too_long'],

@@ -6,7 +6,8 @@
  * - `openEncoder` runs a second ffmpeg that reads raw frames on stdin (honouring `drain`) and maps
  *   the audio straight from the input file.
  *
- * ffmpeg only ever reads local files (`-protocol_whitelist file,pipe`); processes are spawned with
+ * ffmpeg only ever reads local files through our demuxers (`-protocol_whitelist file`,
+ * `-format_whitelist`; the raw frames go through pipes); processes are spawned with
  * argument arrays (no shell), an AbortSignal and SIGKILL, and their stderr is kept only as a 4 KB
  * tail for the error message.
  */
@@ -44,6 +45,11 @@ export const DEFAULT_VIDEO_LIMITS: Readonly<VideoLimits> = Object.freeze({
 
 /** Containers and codecs we accept (ARCHITECTURE.md §2); anything else is `malformed_video`. */
 const ACCEPTED_FORMATS = ['mov', 'mp4', 'matroska', 'webm', 'gif'] as const
+/**
+ * Every ffmpeg/ffprobe that opens the input gets both whitelists: only the `file` protocol, and
+ * only our demuxers, so a playlist-like input (HLS, concat, …) cannot make ffmpeg open other files.
+ */
+const INPUT_GUARD = ['-protocol_whitelist', 'file', '-format_whitelist', ACCEPTED_FORMATS.join(',')]
 const ACCEPTED_VIDEO_CODECS = ['h264', 'hevc', 'vp8', 'vp9', 'av1', 'prores', 'gif'] as const
 
 export interface Rational {
@@ -169,7 +175,7 @@ export async function probeVideo(
   ])
   const { code, stdout, stderrTail } = await runToEnd(
     FFPROBE_BIN,
-    ['-v', 'error', '-protocol_whitelist', 'file', '-print_format', 'json']
+    ['-v', 'error', ...INPUT_GUARD, '-print_format', 'json']
       .concat(['-show_format', '-show_streams', '-i', path]),
     signal,
   )
@@ -357,7 +363,7 @@ function audioArgs(format: OutputFormat, info: VideoInfo): { input: string[]; ou
   if (info.audio === null || kind === 'none') {
     return { input: [], output: ['-an'] }
   }
-  const input = ['-protocol_whitelist', 'file', '-i', info.path]
+  const input = [...INPUT_GUARD, '-i', info.path]
   const map = ['-map', `1:${info.audio.streamIndex}`]
   if (kind === 'aac') {
     return { input, output: map.concat(info.audio.codec === 'aac' ? ['-c:a', 'copy'] : ['-c:a', 'aac', '-b:a', '160k']) }
@@ -440,7 +446,7 @@ export function openDecoder(
   const { width, height } = size
   const crop = width !== info.width || height !== info.height ? ['-vf', `crop=${width}:${height}:0:0`] : []
   const args = ['-nostdin', '-hide_banner', '-loglevel', 'error', '-xerror']
-    .concat(['-protocol_whitelist', 'file,pipe', '-i', info.path])
+    .concat(INPUT_GUARD, ['-i', info.path])
     .concat(['-map', `0:${info.videoStreamIndex}`, '-an', '-sn', '-dn'], crop)
     .concat(['-fps_mode', 'passthrough', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'])
   const proc = spawn(FFMPEG_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], signal, killSignal: 'SIGKILL' })
