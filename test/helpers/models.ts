@@ -18,7 +18,7 @@ interface ManifestEntry {
  * matches it), so a `pnpm models` rebuild running beside the tests cannot break them halfway.
  * Waits (up to ~5 min) while models/dist is being rewritten.
  */
-export async function snapshotModels(names: string[] = ['rvm']): Promise<{ dir: string; remove(): Promise<void> }> {
+export async function snapshotModels(names: string[] = ['rvm', 'rvm-ratio1']): Promise<{ dir: string; remove(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'tailor-models-'))
   let last = ''
   for (let attempt = 0; attempt < SNAPSHOT_ATTEMPTS; attempt++) {

@@ -14,7 +14,7 @@ import { freePort, startNatsServer, type NatsServer } from '../helpers/nats-serv
 import { startService, type ServiceProcess } from '../helpers/processes.ts'
 
 const API_KEY = 'integration-test-key-tryon-distributed'
-const MODELS = ['rvm', 'blazepose-full', 'blazepose-heavy', 'selfie', 'tryon-warp']
+const MODELS = ['rvm', 'rvm-ratio1', 'blazepose-full', 'blazepose-heavy', 'selfie', 'tryon-warp']
 const JOB_TIMEOUT_MS = 120_000
 const POLL_MS = 250
 

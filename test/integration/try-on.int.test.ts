@@ -15,7 +15,7 @@ import { freePort } from '../helpers/nats-server.ts'
 import { startService, type ServiceProcess } from '../helpers/processes.ts'
 
 const ENTRY = 'services/embedded/src/main.ts'
-const MODELS = ['rvm', 'blazepose-full', 'blazepose-heavy', 'selfie', 'tryon-warp']
+const MODELS = ['rvm', 'rvm-ratio1', 'blazepose-full', 'blazepose-heavy', 'selfie', 'tryon-warp']
 const JOB_TIMEOUT_MS = 120_000
 const POLL_MS = 250
 

@@ -5,6 +5,10 @@
  * Contract of the graph: `src` [1,H,W,3] NHWC RGB 0..1, recurrent `r1i..r4i` (zeros [1,1,1,1] on
  * the first frame, then the previous `r1o..r4o`), `downsample_ratio` [1]; outputs `fgr`
  * [1,H,W,3], `pha` [1,H,W,1], `r1o..r4o`.
+ *
+ * Two graphs from the same weights (models/README.md): `rvm` (downsample + guided-filter refiner,
+ * for ratios below 1) and `rvm-ratio1` (the original's ratio-1 branch, no `downsample_ratio`
+ * input). A stream uses `rvm-ratio1` when the ratio chosen for its frame size is 1.
  */
 import type { MattingEngine, MattingFrame, MattingStream } from '../jobs/remove-background.ts'
 import { loadModelSpec } from './manifest.ts'
@@ -12,10 +16,12 @@ import { chooseDownsampleRatio, rgb24ToFloat } from './rvm/pre.ts'
 import { ModelSession, type ExecutionProvider, type TensorData } from './session.ts'
 
 export const RVM_MODEL_NAME = 'rvm'
+export const RVM_RATIO1_MODEL_NAME = 'rvm-ratio1'
 const STATE_IN = ['r1i', 'r2i', 'r3i', 'r4i'] as const
 const STATE_OUT = ['r1o', 'r2o', 'r3o', 'r4o'] as const
 const OUTPUTS = ['fgr', 'pha', ...STATE_OUT] as const
-const WARMUP_SIZE = { width: 320, height: 180 }
+const WARMUP_SIZE = { width: 640, height: 360 }
+const WARMUP_SIZE_RATIO1 = { width: 160, height: 96 }
 const WARMUP_FRAMES = 2
 
 const zeroState = (): TensorData => ({ data: new Float32Array(1), dims: [1, 1, 1, 1] })
@@ -27,13 +33,21 @@ class RvmStream implements MattingStream {
   #state: TensorData[] = STATE_IN.map(zeroState)
   #disposed = false
 
+  readonly session: ModelSession
+
   constructor(
-    private readonly session: ModelSession,
+    sessions: { refined: ModelSession; ratio1: ModelSession },
     readonly width: number,
     readonly height: number,
   ) {
     this.#src = new Float32Array(width * height * 3)
     this.#ratio = Float32Array.of(chooseDownsampleRatio(width, height))
+    this.session = this.#ratio[0] === 1 ? sessions.ratio1 : sessions.refined
+  }
+
+  /** The graph this stream runs (`rvm` or `rvm-ratio1`). */
+  get model(): string {
+    return this.session.spec.name
   }
 
   get downsampleRatio(): number {
@@ -47,8 +61,8 @@ class RvmStream implements MattingStream {
     rgb24ToFloat(rgb, this.#src)
     const feeds: Record<string, TensorData> = {
       src: { data: this.#src, dims: [1, this.height, this.width, 3] },
-      downsample_ratio: { data: this.#ratio, dims: [1] },
     }
+    if (this.#ratio[0] !== 1) feeds.downsample_ratio = { data: this.#ratio, dims: [1] }
     STATE_IN.forEach((name, i) => {
       feeds[name] = this.#state[i]!
     })
@@ -65,7 +79,10 @@ class RvmStream implements MattingStream {
 }
 
 class RvmMattingEngine implements MattingEngine {
-  constructor(private readonly session: ModelSession) {}
+  constructor(
+    private readonly session: ModelSession,
+    private readonly ratio1: ModelSession,
+  ) {}
   get provider(): ExecutionProvider {
     return this.session.provider
   }
@@ -76,10 +93,10 @@ class RvmMattingEngine implements MattingEngine {
     return this.session.intraOpThreads
   }
   openStream(size: { width: number; height: number }): MattingStream {
-    return new RvmStream(this.session, size.width, size.height)
+    return new RvmStream({ refined: this.session, ratio1: this.ratio1 }, size.width, size.height)
   }
-  close(): Promise<void> {
-    return this.session.release()
+  async close(): Promise<void> {
+    await Promise.all([this.session.release(), this.ratio1.release()])
   }
 }
 
@@ -92,22 +109,32 @@ export async function openMattingEngine(opts: {
   executionProviders?: ExecutionProvider[]
   intraOpThreads?: number
 }): Promise<MattingEngine & { warmupMs: number; intraOpThreads: number }> {
-  const spec = await loadModelSpec(opts.modelsDir, RVM_MODEL_NAME)
-  const session = await ModelSession.open(spec, {
+  const sessionOptions = {
     ...(opts.executionProviders !== undefined ? { executionProviders: opts.executionProviders } : {}),
     ...(opts.intraOpThreads !== undefined ? { intraOpThreads: opts.intraOpThreads } : {}),
-  })
-  const engine = new RvmMattingEngine(session)
-  const t0 = performance.now()
+  }
+  const session = await ModelSession.open(await loadModelSpec(opts.modelsDir, RVM_MODEL_NAME), sessionOptions)
+  let ratio1: ModelSession
   try {
-    const stream = engine.openStream(WARMUP_SIZE)
-    const frame = new Uint8Array(WARMUP_SIZE.width * WARMUP_SIZE.height * 3).fill(128)
-    for (let i = 0; i < WARMUP_FRAMES; i++) {
-      await stream.next(frame)
-    }
-    stream.dispose()
+    ratio1 = await ModelSession.open(await loadModelSpec(opts.modelsDir, RVM_RATIO1_MODEL_NAME), sessionOptions)
   } catch (err) {
     await session.release()
+    throw err
+  }
+  const engine = new RvmMattingEngine(session, ratio1)
+  const t0 = performance.now()
+  try {
+    // Warm both graphs: WARMUP_SIZE takes the refined one, WARMUP_SIZE_RATIO1 the ratio-1 one.
+    for (const size of [WARMUP_SIZE, WARMUP_SIZE_RATIO1]) {
+      const stream = engine.openStream(size)
+      const frame = new Uint8Array(size.width * size.height * 3).fill(128)
+      for (let i = 0; i < WARMUP_FRAMES; i++) {
+        await stream.next(frame)
+      }
+      stream.dispose()
+    }
+  } catch (err) {
+    await engine.close()
     throw err
   }
   return Object.assign(engine, { warmupMs: performance.now() - t0 })
