@@ -1,0 +1,54 @@
+// Lint enforces the module boundaries of STYLE.md §3.2: each native or network library is
+// imported by exactly one adapter module (or the composition roots), never by use cases.
+import tseslint from 'typescript-eslint'
+
+const owned = [
+  { name: 'onnxruntime-node', owners: ['services/inference/src/engine/session.ts'], why: 'only engine/session.ts touches onnxruntime-node' },
+  { name: 'sharp', owners: ['services/inference/src/media/image.ts'], why: 'only media/image.ts touches sharp' },
+  { name: 'node:child_process', owners: ['services/inference/src/media/video.ts', 'services/inference/src/media/video.test-support.ts'], why: 'only media/video.ts runs ffmpeg' },
+  { name: 'child_process', owners: [], why: 'use node:child_process, only in media/video.ts' },
+  {
+    group: '@nats-io/*',
+    owners: [
+      'services/gateway/src/jobs/publisher-jetstream.ts', 'services/gateway/src/jobs/job-store-kv.ts',
+      'services/gateway/src/results/result-reader-object-store.ts', 'services/gateway/src/start.ts',
+      'services/inference/src/consumer/job-source-jetstream.ts', 'services/inference/src/results/result-store-object-store.ts',
+      'services/inference/src/start.ts',
+    ],
+    why: 'NATS is reached only through the JetStream adapters and the composition roots',
+  },
+  { group: '@grpc/*', owners: ['services/gateway/src/events/grpc-server.ts', 'services/inference/src/events/event-stream.ts'], why: 'gRPC lives in events/ only' },
+]
+
+const restriction = (except) => {
+  const rules = owned.filter((o) => o !== except)
+  return [
+    'error',
+    {
+      paths: rules.filter((o) => o.name).map((o) => ({ name: o.name, message: o.why })),
+      patterns: rules.filter((o) => o.group).map((o) => ({ group: [o.group], message: o.why })),
+    },
+  ]
+}
+
+export default tseslint.config(
+  { ignores: ['**/node_modules/**', '**/dist/**', 'proto/gen/**', '**/*.tmp.*'] },
+  {
+    files: ['**/*.ts'],
+    languageOptions: { parser: tseslint.parser },
+    plugins: { '@typescript-eslint': tseslint.plugin },
+    rules: {
+      'no-debugger': 'error',
+      'no-var': 'error',
+      'prefer-const': 'error',
+      eqeqeq: ['error', 'always', { null: 'ignore' }],
+    },
+  },
+  { files: ['services/**/*.ts', 'proto/src/**/*.ts'], rules: { 'no-restricted-imports': restriction(undefined) } },
+  ...owned.map((o) => ({ files: o.owners, rules: { 'no-restricted-imports': restriction(o) } })).filter((c) => c.files.length > 0),
+  {
+    // Tests may reach the world directly to check results (ffprobe, real NATS), never to fake it.
+    files: ['services/**/*.test.ts', 'test/**/*.ts'],
+    rules: { 'no-restricted-imports': 'off' },
+  },
+)
