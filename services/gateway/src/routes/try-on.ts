@@ -21,7 +21,7 @@ import { AppError, HTTP_STATUS, type JobEnvelope } from '@tailor/proto'
 import type { AppEnv, GatewayDeps } from '../app.ts'
 import { isFinal, type JobRecord } from '../jobs/job-store.ts'
 import { resultUrl } from '../signing.ts'
-import { statusDocument } from './video-remove-background.ts'
+import { isHttpUrl, jobRoutes, show } from './job-routes.ts'
 
 export const GARMENT_MODES = ['auto', 'full', 'upper', 'lower'] as const
 /** RFC 9745 `Deprecation` value: the moment garment_mode was deprecated (2025-01-01T00:00:00Z). */
@@ -29,19 +29,6 @@ export const GARMENT_MODE_DEPRECATION = '@1735689600'
 export const DEFAULT_WAIT_TIMEOUT_MS = 60_000
 /** How often a waiting request re-reads the job record. */
 export const WAIT_POLL_MS = 100
-
-const show = (v: unknown): string => {
-  const s = JSON.stringify(v) ?? String(v)
-  return s.length > 80 ? `${s.slice(0, 77)}...` : s
-}
-const isHttpUrl = (s: string): boolean => {
-  try {
-    const u = new URL(s)
-    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname.length > 0
-  } catch {
-    return false
-  }
-}
 
 const url = (name: string) =>
   z
@@ -97,12 +84,6 @@ async function waitForFinal(deps: GatewayDeps, id: string, timeoutMs: number, si
 }
 
 export function tryOnRoutes(deps: GatewayDeps, o: TryOnRouteOptions) {
-  const notFound = (id: string): AppError => new AppError('not_found', `No try-on job with id ${show(id)}.`)
-  const load = async (id: string): Promise<JobRecord> => {
-    const rec = await deps.jobs.get(id)
-    if (rec === null || rec.kind !== 'try-on') throw notFound(id)
-    return rec
-  }
   const baseUrl = (c: Context<AppEnv>) => deps.config.publicBaseUrl ?? new URL(c.req.url).origin
   return new Hono<AppEnv>()
     .post('/', deps.jsonBody, validateBody, async (c) => {
@@ -144,25 +125,5 @@ export function tryOnRoutes(deps: GatewayDeps, o: TryOnRouteOptions) {
       }
       return c.json({ job_id: rec.id }, 202)
     })
-    .get('/job/:id', async (c) => {
-      const rec = await load(c.req.param('id'))
-      return c.json(statusDocument(rec, baseUrl(c), deps.config.resultUrlSecret, deps.config.resultUrlTtlS, Math.floor(Date.now() / 1000)))
-    })
-    .post('/job/:id/cancel', async (c) => {
-      const id = c.req.param('id')
-      await load(id)
-      let finished = false
-      const rec = await deps.jobs.update(id, (r) => {
-        if (isFinal(r.status)) {
-          finished = true
-          return null
-        }
-        return { ...r, status: 'failed', error: { code: 'job_cancelled', message: 'The job was cancelled at the client\'s request.' }, updatedAt: new Date().toISOString() }
-      })
-      if (rec === null) throw notFound(id)
-      if (finished) throw new AppError('job_finished', `Job ${id} has already finished (${rec.status}); only pending or running jobs can be cancelled.`)
-      deps.cancel.cancel(id)
-      c.get('log').info({ jobId: id }, 'try-on job cancelled')
-      return c.json({ message: `Job ${id} was cancelled.` }, 200)
-    })
+    .route('/', jobRoutes(deps, 'try-on', 'try-on'))
 }

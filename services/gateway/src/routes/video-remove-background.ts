@@ -5,21 +5,7 @@ import { z } from 'zod'
 import { ALPHA_FORMATS, AppError, BACKGROUND_COLOR_RE, OUTPUT_FORMATS, type JobEnvelope, type OutputFormat } from '@tailor/proto'
 import type { AppEnv, GatewayDeps } from '../app.ts'
 import type { JobRecord } from '../jobs/job-store.ts'
-import { isFinal } from '../jobs/job-store.ts'
-import { resultUrl } from '../signing.ts'
-
-const show = (v: unknown): string => {
-  const s = JSON.stringify(v) ?? String(v)
-  return s.length > 80 ? `${s.slice(0, 77)}...` : s
-}
-const isHttpUrl = (s: string): boolean => {
-  try {
-    const u = new URL(s)
-    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname.length > 0
-  } catch {
-    return false
-  }
-}
+import { isHttpUrl, jobRoutes, show } from './job-routes.ts'
 
 /** Request body (spec 2.3). Messages say what was wrong and what is allowed. */
 export const RemoveBackgroundBody = z
@@ -55,26 +41,7 @@ const validateBody = zValidator('json', RemoveBackgroundBody, (result) => {
   throw new AppError('invalid_parameter', first?.message ?? 'Invalid parameters.', { cause: result.error })
 })
 
-/** Public status document. */
-export function statusDocument(rec: JobRecord, baseUrl: string, secret: string, ttlS: number, nowS: number) {
-  return {
-    job_id: rec.id,
-    status: rec.status,
-    progress: rec.progress,
-    result_url: rec.status === 'completed' && rec.result !== null ? resultUrl(baseUrl, secret, rec.result.key, nowS, ttlS) : null,
-    error: rec.status === 'failed' && rec.error !== null ? { message: rec.error.message, error_code: rec.error.code } : null,
-    created_at: rec.createdAt,
-    updated_at: rec.updatedAt,
-  }
-}
-
 export function videoRemoveBackgroundRoutes(deps: GatewayDeps) {
-  const notFound = (id: string): AppError => new AppError('not_found', `No video background removal job with id ${show(id)}.`)
-  const load = async (id: string): Promise<JobRecord> => {
-    const rec = await deps.jobs.get(id)
-    if (rec === null || rec.kind !== 'remove-background') throw notFound(id)
-    return rec
-  }
   return new Hono<AppEnv>()
     .post('/', deps.jsonBody, validateBody, async (c) => {
       const body = c.req.valid('json')
@@ -95,26 +62,5 @@ export function videoRemoveBackgroundRoutes(deps: GatewayDeps) {
       c.get('log').info({ jobId: rec.id, format: params.output_format }, 'job accepted')
       return c.json({ job_id: rec.id }, 202)
     })
-    .get('/job/:id', async (c) => {
-      const rec = await load(c.req.param('id'))
-      const base = deps.config.publicBaseUrl ?? new URL(c.req.url).origin
-      return c.json(statusDocument(rec, base, deps.config.resultUrlSecret, deps.config.resultUrlTtlS, Math.floor(Date.now() / 1000)))
-    })
-    .post('/job/:id/cancel', async (c) => {
-      const id = c.req.param('id')
-      await load(id)
-      let finished = false
-      const rec = await deps.jobs.update(id, (r) => {
-        if (isFinal(r.status)) {
-          finished = true
-          return null
-        }
-        return { ...r, status: 'failed', error: { code: 'job_cancelled', message: 'The job was cancelled at the client\'s request.' }, updatedAt: new Date().toISOString() }
-      })
-      if (rec === null) throw notFound(id)
-      if (finished) throw new AppError('job_finished', `Job ${id} has already finished (${rec.status}); only pending or running jobs can be cancelled.`)
-      deps.cancel.cancel(id)
-      c.get('log').info({ jobId: id }, 'job cancel accepted')
-      return c.json({ message: `Job ${id} was cancelled.` }, 200)
-    })
+    .route('/', jobRoutes(deps, 'remove-background', 'video background removal'))
 }
