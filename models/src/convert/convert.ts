@@ -66,7 +66,6 @@ class Converter {
   readonly b = new OnnxGraphBuilder()
   readonly memo = new Map<string, Out[]>()
   readonly transposed = new Map<string, string>()
-  readonly materialized = new Map<string, string>()
   readonly consumers = new Map<string, { node: TfNode; slot: number }[]>()
   readonly inProgress = new Set<string>()
 
@@ -174,14 +173,10 @@ class Converter {
   mat(v: Val): Val {
     if (v.name !== '' || !v.konst) return v
     const k = v.konst
-    const key = `${k.dtype}:${k.dims.join(',')}:${(k as { id?: string }).id ?? ''}`
-    void key
-    const name = this.b.initializer('const', k.dtype === 'bool' ? 'bool' : k.dtype, k.dims, k.data)
-    return { ...v, name }
+    return { ...v, name: this.b.initializer('const', k.dtype, k.dims, k.data) }
   }
 
-  konstVal(k: ConstTensor, hint: string): Val {
-    void hint
+  konstVal(k: ConstTensor): Val {
     return { name: '', dtype: k.dtype, rank: k.dims.length, nchw: false, konst: k }
   }
 
@@ -238,11 +233,11 @@ class Converter {
     if (v.nchw) return v.name
     if (v.konst) {
       const k = v.konst
-      if (k.data.length === 1) return this.b.initializer('scalar', k.dtype === 'bool' ? 'bool' : k.dtype, [], k.data)
+      if (k.data.length === 1) return this.b.initializer('scalar', k.dtype, [], k.data)
       if (k.dims.length > 4) throw new ConversionError(`cannot broadcast a rank-${k.dims.length} constant against NHWC`)
       const dims = [...Array(4 - k.dims.length).fill(1), ...k.dims] as number[]
       const t = transposeConst({ ...k, dims }, NHWC_TO_NCHW)
-      return this.b.initializer('const_nchw', t.dtype === 'bool' ? 'bool' : t.dtype, t.dims, t.data)
+      return this.b.initializer('const_nchw', t.dtype, t.dims, t.data)
     }
     if (v.rank === 4) return this.toNchw(v).name
     if (v.rank === 0) return v.name
@@ -266,7 +261,7 @@ class Converter {
       case 'Const': {
         const k = this.m.weights.get(n.name)
         if (!k) throw new ConversionError(`Const ${n.name} has no weight`)
-        return one(this.konstVal(k, n.name))
+        return one(this.konstVal(k))
       }
       case 'Identity':
       case 'StopGradient':
@@ -288,7 +283,7 @@ class Converter {
       case 'Add': case 'AddV2': case 'Sub': case 'RealDiv': case 'Div':
       case 'Minimum': case 'Maximum': case 'Pow': case 'SquaredDifference': {
         const [x, y] = ins as [Val, Val]
-        if (x.konst && y.konst) return one(this.konstVal(foldBinary(n.op, x.konst, y.konst), n.name))
+        if (x.konst && y.konst) return one(this.konstVal(foldBinary(n.op, x.konst, y.konst)))
         if ((n.op === 'Minimum' || n.op === 'Maximum') && x.dtype === 'float32') {
           // min/max against a scalar is a Clip: onnxruntime's Min/Max broadcast ~20× slower
           const [v, k] = y.konst?.data.length === 1 ? [x, y.konst] : x.konst?.data.length === 1 ? [y, x.konst] : [undefined, undefined]
@@ -306,7 +301,7 @@ class Converter {
       }
       case 'FloorMod': {
         const [x, y] = ins as [Val, Val]
-        if (x.konst && y.konst) return one(this.konstVal(foldBinary(n.op, x.konst, y.konst), n.name))
+        if (x.konst && y.konst) return one(this.konstVal(foldBinary(n.op, x.konst, y.konst)))
         const al = this.align(x, y)
         if (x.dtype !== 'int32') {
           // x - floor(x / y) * y
@@ -361,7 +356,7 @@ class Converter {
       case 'Cast': {
         const x = ins[0]!
         const to = tfType(attrType(n, 'DstT') ?? 'DT_FLOAT')
-        if (x.konst) return one(this.konstVal(castConst(x.konst, to), n.name))
+        if (x.konst) return one(this.konstVal(castConst(x.konst, to)))
         if (x.dtype === to) return one(x)
         return one({ ...x, dtype: to, name: b.op('Cast', [x.name], { to: onnxTypeCode(to) }, n.name) })
       }
@@ -415,7 +410,7 @@ class Converter {
         if (rank === null) throw new ConversionError(`ConcatV2 ${n.name}: rank unknown`)
         let axis = this.ints(axisV, 'concat axis')[0]!
         if (axis < 0) axis += rank
-        if (parts.every((p) => p.konst)) return one(this.konstVal(concatConst(parts.map((p) => p.konst!), axis), n.name))
+        if (parts.every((p) => p.konst)) return one(this.konstVal(concatConst(parts.map((p) => p.konst!), axis)))
         const hires = parts.some((p) => p.hires)
         if (rank === 4 && parts.some((p) => p.nchw) && parts.some(isHiresPlain)) {
           const names = parts.map((p) => this.toNhwc(this.mat(p)).name)
@@ -429,7 +424,7 @@ class Converter {
       }
       case 'Pack': {
         const axis0 = attrInt(n, 'axis') ?? 0
-        if (ins.every((p) => p.konst)) return one(this.konstVal(packConst(ins.map((p) => p.konst!), axis0), n.name))
+        if (ins.every((p) => p.konst)) return one(this.konstVal(packConst(ins.map((p) => p.konst!), axis0)))
         const rank = ins[0]!.rank
         if (rank === null) throw new ConversionError(`Pack ${n.name}: rank unknown`)
         const axis = axis0 < 0 ? axis0 + rank + 1 : axis0
@@ -459,7 +454,7 @@ class Converter {
       case 'Shape': {
         const x = ins[0]!
         const outType = tfType(attrType(n, 'out_type') ?? 'DT_INT32')
-        if (x.konst) return one(this.konstVal({ dtype: 'int32', dims: [x.konst.dims.length], data: Int32Array.from(x.konst.dims) }, n.name))
+        if (x.konst) return one(this.konstVal({ dtype: 'int32', dims: [x.konst.dims.length], data: Int32Array.from(x.konst.dims) }))
         let s = b.op('Shape', [x.name], {}, n.name)
         if (x.nchw) s = b.op('Gather', [s, b.i64(NCHW_TO_NHWC)], { axis: 0 })
         if (outType !== 'int64') s = b.op('Cast', [s], { to: onnxTypeCode(outType) })
@@ -714,7 +709,7 @@ class Converter {
         case 'LeakyRelu': y = b.op('LeakyRelu', [y], { alpha: { float: attrFloat(n, 'leakyrelu_alpha') ?? 0.2 } }); break
         case 'Prelu': {
           const alpha = this.constOf(ins[3] as Val, 'prelu alpha')
-          y = b.op('PRelu', [y, this.operandNchw(this.konstVal(alpha, 'alpha'))])
+          y = b.op('PRelu', [y, this.operandNchw(this.konstVal(alpha))])
           break
         }
         default:
@@ -795,7 +790,7 @@ class Converter {
       const en = Math.min(Math.max(norm(ends[0]!), s > 0 ? 0 : -1), len)
       for (let i = st; s > 0 ? i < en : i > en; i += s) out.push(data[i]!)
       const dims = shrink & 1 ? [] : [out.length]
-      return this.konstVal({ dtype: x0.konst.dtype, dims, data: x0.konst.dtype === 'float32' ? Float32Array.from(out) : Int32Array.from(out) }, n.name)
+      return this.konstVal({ dtype: x0.konst.dtype, dims, data: x0.konst.dtype === 'float32' ? Float32Array.from(out) : Int32Array.from(out) })
     }
     let x = this.mat(x0)
     if (x.nchw && shrink !== 0) x = this.toNhwc(x)
