@@ -19,6 +19,17 @@ export type JobStatus = (typeof JOB_STATUSES)[number]
 export const STREAM = 'JOBS'
 export const DURABLE = 'inference'
 export const subjectFor = (kind: JobKind): string => `jobs.${kind}.v1`
+/**
+ * The JOBS stream as both services create it (whichever starts first): a work queue over
+ * `jobs.>` with a 2-minute de-duplication window for msgID = job id. One definition, so the
+ * gateway's and inference's copies cannot drift.
+ */
+export const JOBS_STREAM_CONFIG = {
+  name: STREAM,
+  subjects: ['jobs.>'],
+  retention: 'workqueue',
+  duplicate_window: 120_000_000_000,
+} as const
 
 export const RemoveBackgroundParams = z.object({
   video_url: z.string().url(),

@@ -1,18 +1,9 @@
 import type { JobEnvelope } from '@tailor/proto'
+import type { JobDelivery } from '@tailor/inference/src/consumer/job-source.ts'
 
 interface Item {
   job: JobEnvelope
   deliveries: number
-}
-
-/** One delivery as the inference consumer loop sees it (structurally its JobDelivery). */
-export interface InProcessDelivery {
-  readonly data: unknown
-  readonly deliveryCount: number
-  ack(): Promise<void>
-  nak(delayMs: number): void
-  term(reason: string): void
-  working(): void
 }
 
 const NEXT_WAIT_MS = 1_000
@@ -35,7 +26,7 @@ export class InProcessQueue {
     this.#waiters.shift()?.()
   }
 
-  async next(): Promise<InProcessDelivery | null> {
+  async next(): Promise<JobDelivery | null> {
     if (this.#items.length === 0) {
       await new Promise<void>((resolve) => {
         const t = setTimeout(() => {

@@ -1,6 +1,6 @@
 import { jetstream, jetstreamManager, RetentionPolicy, type JetStreamClient } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
-import { AppError, STREAM, subjectFor } from '@tailor/proto'
+import { AppError, JOBS_STREAM_CONFIG, STREAM, subjectFor } from '@tailor/proto'
 import type { JobPublisher } from './publisher.ts'
 
 /** Creates the JOBS work-queue stream if missing (idempotent; inference does the same). */
@@ -10,7 +10,7 @@ export async function ensureJobsStream(nc: NatsConnection): Promise<void> {
     await jsm.streams.info(STREAM)
   } catch {
     try {
-      await jsm.streams.add({ name: STREAM, subjects: ['jobs.>'], retention: RetentionPolicy.Workqueue, duplicate_window: 120_000_000_000 })
+      await jsm.streams.add({ ...JOBS_STREAM_CONFIG, subjects: [...JOBS_STREAM_CONFIG.subjects], retention: RetentionPolicy.Workqueue })
     } catch (err) {
       await jsm.streams.info(STREAM).catch(() => Promise.reject(err)) // created meanwhile by the other service
     }

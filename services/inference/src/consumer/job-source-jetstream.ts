@@ -1,6 +1,6 @@
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, type JsMsg } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
-import { DURABLE, STREAM } from '@tailor/proto'
+import { DURABLE, JOBS_STREAM_CONFIG, STREAM } from '@tailor/proto'
 import type { JobDelivery, JobSource } from './job-source.ts'
 
 const PULL_EXPIRES_MS = 5_000
@@ -34,7 +34,7 @@ export async function openJetStreamJobSource(nc: NatsConnection, o: { ackWaitMs:
     await jsm.streams.info(STREAM)
   } catch {
     try {
-      await jsm.streams.add({ name: STREAM, subjects: ['jobs.>'], retention: RetentionPolicy.Workqueue, duplicate_window: 120_000_000_000 })
+      await jsm.streams.add({ ...JOBS_STREAM_CONFIG, subjects: [...JOBS_STREAM_CONFIG.subjects], retention: RetentionPolicy.Workqueue })
     } catch (err) {
       await jsm.streams.info(STREAM).catch(() => Promise.reject(err)) // created meanwhile by the other service
     }
