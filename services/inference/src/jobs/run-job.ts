@@ -13,7 +13,7 @@ export interface RemoveBackgroundCall {
 }
 
 export interface RunJobDeps {
-  /** Downloads a video_url to a local file (fetch/safe-fetch.ts with the configured limits). */
+  /** Downloads a video_url to a local file (@tailor/proto/net safeFetchToFile with the configured limits). */
   fetchInput(url: string, dest: string, signal: AbortSignal): Promise<unknown>
   removeBackground: RemoveBackgroundCall
   results: ResultStore

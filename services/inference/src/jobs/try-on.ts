@@ -3,7 +3,7 @@
  *
  * decode + check both images (media/image.ts) → engine (person analysis, garment extraction and
  * category, warp, compositing; engine/tryon/) → JPEG at the person photo's size, EXIF orientation
- * applied. Inputs are local files (fetched by the caller with fetch/safe-fetch.ts).
+ * applied. Inputs are local files (fetched by the caller with @tailor/proto/net safeFetchToFile).
  *
  * Orchestration only: no onnxruntime and no sharp here (STYLE.md §3.2).
  */
@@ -128,7 +128,7 @@ export type TryOnParams = z.infer<typeof TryOnParams>
 
 export interface TryOnJobDeps {
   engine: TryOnEngine
-  /** Downloads a URL to a local file (fetch/safe-fetch.ts with the image limits). */
+  /** Downloads a URL to a local file (@tailor/proto/net safeFetchToFile with the image limits). */
   fetchInput(url: string, dest: string, signal: AbortSignal): Promise<unknown>
   limits?: Partial<ImageLimits>
 }

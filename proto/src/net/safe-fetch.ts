@@ -5,7 +5,7 @@ import https from 'node:https'
 import { lookup as dnsLookup } from 'node:dns/promises'
 import type { LookupFunction, Socket } from 'node:net'
 import { isIP } from 'node:net'
-import { AppError } from '@tailor/proto'
+import { AppError } from '../errors.ts'
 import { classifyAddress, isAllowedAddress } from './address-policy.ts'
 
 export interface ResolvedAddress {
