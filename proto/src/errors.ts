@@ -24,6 +24,8 @@ export const HTTP_STATUS = {
   service_unavailable: 503,
   // Job-only codes (carried in a failed job's `error`, not as an HTTP status of the POST).
   request_timeout: 504,
+  /** The job was delivered MAX_DELIVER times and its worker stopped (crashed, was killed) every time. */
+  worker_crashed: 500,
   job_expired: 410,
   job_cancelled: 409,
   malformed_video: 400,

@@ -11,13 +11,12 @@
  * - `garment_mode` (deprecated) still overrides category detection; a request that sends it gets
  *   `Deprecation` response header (RFC 9745 form: `@<unix seconds>`).
  */
-import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Hono, type Context } from 'hono'
 import { zValidator } from '@hono/zod-validator'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { z } from 'zod'
-import { AppError, HTTP_STATUS, type JobEnvelope } from '@tailor/proto'
+import { AppError, HTTP_STATUS, newJobId, type JobEnvelope } from '@tailor/proto'
 import type { AppEnv, GatewayDeps } from '../app.ts'
 import { isFinal, type JobRecord } from '../jobs/job-store.ts'
 import { resultUrl } from '../signing.ts'
@@ -100,7 +99,7 @@ export function tryOnRoutes(deps: GatewayDeps, o: TryOnRouteOptions) {
         remove_background: body.remove_background,
       }
       const rec: JobRecord = {
-        id: randomUUID(), kind: 'try-on', status: 'pending', progress: 0, params,
+        id: newJobId(), kind: 'try-on', status: 'pending', progress: 0, params,
         result: null, error: null, attempts: 0, createdAt: now, updatedAt: now,
       }
       await deps.jobs.create(rec)

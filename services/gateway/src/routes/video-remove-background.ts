@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto'
 import { Hono } from 'hono'
 import { zValidator } from '@hono/zod-validator'
 import { z } from 'zod'
-import { ALPHA_FORMATS, AppError, BACKGROUND_COLOR_RE, OUTPUT_FORMATS, type JobEnvelope, type OutputFormat } from '@tailor/proto'
+import { ALPHA_FORMATS, AppError, BACKGROUND_COLOR_RE, newJobId, OUTPUT_FORMATS, type JobEnvelope, type OutputFormat } from '@tailor/proto'
 import type { AppEnv, GatewayDeps } from '../app.ts'
 import type { JobRecord } from '../jobs/job-store.ts'
 import { isHttpUrl, jobRoutes, show } from './job-routes.ts'
@@ -48,7 +47,7 @@ export function videoRemoveBackgroundRoutes(deps: GatewayDeps) {
       const now = new Date().toISOString()
       const params = { video_url: body.video_url, background_color: body.background_color, output_format: body.output_format as OutputFormat }
       const rec: JobRecord = {
-        id: randomUUID(), kind: 'remove-background', status: 'pending', progress: 0, params,
+        id: newJobId(), kind: 'remove-background', status: 'pending', progress: 0, params,
         result: null, error: null, attempts: 0, createdAt: now, updatedAt: now,
       }
       await deps.jobs.create(rec)

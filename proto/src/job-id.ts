@@ -1,0 +1,50 @@
+/**
+ * Job ids are UUIDv7 (RFC 9562): the first 48 bits are the creation time in Unix milliseconds, so
+ * an id whose record has expired can be told from one that was never issued, and ids sort by
+ * creation time. Browser-safe (Web Crypto's getRandomValues only).
+ */
+
+const HEX = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+
+let lastMs = -1
+let lastSeq = 0
+
+/**
+ * A new UUIDv7. Within one millisecond the 12-bit `rand_a` field is a counter seeded at random
+ * (RFC 9562 §6.2 method 1), so ids made by one process are strictly increasing.
+ */
+export function newJobId(nowMs: number = Date.now()): string {
+  const bytes = new Uint8Array(16)
+  globalThis.crypto.getRandomValues(bytes)
+  let ms = Math.max(Math.floor(nowMs), lastMs)
+  let seq: number
+  if (ms === lastMs) {
+    seq = lastSeq + 1
+    if (seq > 0xfff) {
+      ms += 1 // counter exhausted: borrow the next millisecond (stays monotonic)
+      seq = bytes[6]! & 0x07
+    }
+  } else {
+    seq = ((bytes[6]! & 0x07) << 8) | bytes[7]! // leave headroom for the counter
+  }
+  lastMs = ms
+  lastSeq = seq
+  // 48-bit big-endian timestamp.
+  bytes[0] = Math.floor(ms / 2 ** 40) & 0xff
+  bytes[1] = Math.floor(ms / 2 ** 32) & 0xff
+  bytes[2] = (ms >>> 24) & 0xff
+  bytes[3] = (ms >>> 16) & 0xff
+  bytes[4] = (ms >>> 8) & 0xff
+  bytes[5] = ms & 0xff
+  bytes[6] = 0x70 | ((seq >>> 8) & 0x0f) // version 7
+  bytes[7] = seq & 0xff
+  bytes[8] = 0x80 | (bytes[8]! & 0x3f) // variant 10
+  const h = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
+}
+
+/** The creation time (Unix ms) of a UUIDv7 job id, or null for anything else (older random v4 ids too). */
+export function jobIdTimeMs(id: string): number | null {
+  if (!HEX.test(id)) return null
+  return parseInt(id.slice(0, 8) + id.slice(9, 13), 16)
+}
