@@ -17,6 +17,7 @@ describe('job ids (UUIDv7)', () => {
     const ids = [newJobId(t), newJobId(t), newJobId(t), newJobId(t - 5_000), newJobId(t + 1)]
     expect([...ids].sort()).toEqual(ids)
     expect(new Set(ids).size).toBe(ids.length)
+    expect(jobIdTimeMs(newJobId(t - 3_600_000))).toBe(t - 3_600_000) // an explicit older time is taken as given
   })
 
   it('stays monotonic when the per-millisecond counter runs out', () => {

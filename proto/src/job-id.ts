@@ -6,17 +6,20 @@
 
 const HEX = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
+/** A larger step back is taken as meant (an explicit time), not as clock jitter. */
+const MAX_CLOCK_STEP_BACK_MS = 10_000
 let lastMs = -1
 let lastSeq = 0
 
 /**
  * A new UUIDv7. Within one millisecond the 12-bit `rand_a` field is a counter seeded at random
- * (RFC 9562 §6.2 method 1), so ids made by one process are strictly increasing.
+ * (RFC 9562 §6.2 method 1), so ids made by one process are strictly increasing (across small clock steps back too).
  */
 export function newJobId(nowMs: number = Date.now()): string {
   const bytes = new Uint8Array(16)
   globalThis.crypto.getRandomValues(bytes)
-  let ms = Math.max(Math.floor(nowMs), lastMs)
+  let ms = Math.floor(nowMs)
+  if (ms < lastMs && lastMs - ms < MAX_CLOCK_STEP_BACK_MS) ms = lastMs // a small clock step back keeps ids increasing
   let seq: number
   if (ms === lastMs) {
     seq = lastSeq + 1

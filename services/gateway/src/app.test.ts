@@ -79,7 +79,7 @@ describe('POST /v1/video/remove-background', () => {
     const r = await post({ video_url: 'https://example.com/v.mp4' })
     expect(r.status).toBe(202)
     const { job_id } = (await r.json()) as { job_id: string }
-    expect(job_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    expect(job_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
     expect(published).toEqual([
       { id: job_id, kind: 'remove-background', createdAt: expect.any(String), params: { video_url: 'https://example.com/v.mp4', background_color: '#000000', output_format: 'mp4_h264' } },
     ])

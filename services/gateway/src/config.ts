@@ -23,6 +23,12 @@ const Env = z
     /** HMAC secret for result URLs; every gateway replica must share it. */
     RESULT_URL_SECRET: z.string().min(32, 'must be at least 32 characters'),
     RESULT_URL_TTL_S: z.coerce.number().int().positive().default(3600),
+    /** How long a stored result is kept after its job completed (Object Store bucket TTL / data-dir sweep). */
+    RESULT_RETENTION_S: z.coerce.number().int().positive().default(7200),
+    /** A result URL outlives its own expiry by at least this much before the result is deleted (clock skew, downloads in flight). */
+    RESULT_EXPIRY_MARGIN_S: z.coerce.number().int().min(0).default(300),
+    /** How long a job record is kept after its last change (KV bucket TTL / data-dir sweep). */
+    JOB_RETENTION_S: z.coerce.number().int().positive().default(86_400),
     /** Origin used in result_url (e.g. https://tailor.example.com); defaults to the request's origin. */
     PUBLIC_BASE_URL: z.url().optional(),
     MAX_BODY_BYTES: z.coerce.number().int().positive().default(64 * 1024),
@@ -34,6 +40,12 @@ const Env = z
   .superRefine((env, ctx) => {
     if (env.API_KEYS.length === 0 && env.TAILOR_API_KEY === undefined && env.API_KEY_SHA256.length === 0) {
       ctx.addIssue({ code: 'custom', path: ['API_KEYS'], message: 'set API_KEYS, TAILOR_API_KEY or API_KEY_SHA256: no API key would be accepted' })
+    }
+    if (env.RESULT_RETENTION_S < env.RESULT_URL_TTL_S + env.RESULT_EXPIRY_MARGIN_S) {
+      ctx.addIssue({ code: 'custom', path: ['RESULT_RETENTION_S'], message: 'must be at least RESULT_URL_TTL_S + RESULT_EXPIRY_MARGIN_S: a result URL must not outlive its result' })
+    }
+    if (env.JOB_RETENTION_S < env.RESULT_RETENTION_S) {
+      ctx.addIssue({ code: 'custom', path: ['JOB_RETENTION_S'], message: 'must be at least RESULT_RETENTION_S: a job record must outlive its result' })
     }
   })
 
@@ -50,6 +62,10 @@ export interface Config {
   readonly apiKeyHashes: readonly Buffer[]
   readonly resultUrlSecret: string
   readonly resultUrlTtlS: number
+  /** Retention (seconds): results after completion, the URL margin before deletion, records after their last change. */
+  readonly resultRetentionS: number
+  readonly resultExpiryMarginS: number
+  readonly jobRetentionS: number
   readonly publicBaseUrl: string | undefined
   readonly maxBodyBytes: number
   readonly tryOnWaitTimeoutMs: number
@@ -75,6 +91,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     apiKeyHashes: Object.freeze([...hashes].map((h) => Buffer.from(h, 'hex'))),
     resultUrlSecret: e.RESULT_URL_SECRET,
     resultUrlTtlS: e.RESULT_URL_TTL_S,
+    resultRetentionS: e.RESULT_RETENTION_S,
+    resultExpiryMarginS: e.RESULT_EXPIRY_MARGIN_S,
+    jobRetentionS: e.JOB_RETENTION_S,
     publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
     maxBodyBytes: e.MAX_BODY_BYTES,
     tryOnWaitTimeoutMs: e.TRYON_WAIT_TIMEOUT_MS,

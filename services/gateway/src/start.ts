@@ -46,10 +46,10 @@ export async function start(config: Config, opts: { ports?: GatewayPorts; logger
   } else {
     if (config.natsUrl === undefined) throw new Error('NATS_URL is required to run the gateway on its own (or use the embedded mode)')
     nc = await connect({ servers: config.natsUrl, name: 'tailor-gateway', maxReconnectAttempts: -1 })
-    const jobs = await openKvJobStore(nc)
+    const jobs = await openKvJobStore(nc, { ttlMs: config.jobRetentionS * 1000 })
     handleJobEvent = createJobEventHandler(jobs, logger)
     grpcServer = await startJobEventsServer({ host: config.host, port: config.grpcPort, handle: handleJobEvent, logger })
-    ports = { jobs, publisher: await openJetStreamPublisher(nc), cancel: grpcServer, results: await openObjectStoreResultReader(nc) }
+    ports = { jobs, publisher: await openJetStreamPublisher(nc), cancel: grpcServer, results: await openObjectStoreResultReader(nc, { ttlMs: config.resultRetentionS * 1000 }) }
   }
   const conn = nc
   const grpcSrv = grpcServer

@@ -26,7 +26,9 @@ export function createJobEventHandler(store: JobStore, log: Logger): (e: JobEven
           return stamp(r, { status: 'running', progress: Math.round(p * 1000) / 1000 })
         }
         case 'completed':
-          return stamp(r, { status: 'completed', progress: 1, result: { key: e.resultKey, contentType: e.contentType, bytes: e.bytes } })
+          return stamp(r, {
+            status: 'completed', progress: 1, result: { key: e.resultKey, contentType: e.contentType, bytes: e.bytes }, completedAt: new Date().toISOString(),
+          })
         case 'failed':
           return stamp(r, { status: 'failed', error: { code: e.code, message: e.message } })
       }

@@ -1,14 +1,32 @@
+import { jetstreamManager } from '@nats-io/jetstream'
 import { Kvm, type KV } from '@nats-io/kv'
-import type { NatsConnection } from '@nats-io/transport-node'
+import { nanos, type NatsConnection } from '@nats-io/transport-node'
 import { AppError } from '@tailor/proto'
 import type { JobRecord, JobStore } from './job-store.ts'
 
 export const JOBS_BUCKET = 'jobs'
 const CAS_ATTEMPTS = 20
 
-/** Adapter: JetStream KV bucket `jobs`, one key per job id; updates are compare-and-set. */
+/**
+ * Sets a JetStream stream's max_age (a bucket's TTL) when it differs: `create` leaves an existing
+ * bucket's settings alone, so a bucket made before retention existed, or with another value, is
+ * brought to the configured one. The duplicate window may not exceed max_age.
+ */
+export async function ensureStreamMaxAge(nc: NatsConnection, stream: string, maxAgeMs: number): Promise<void> {
+  const jsm = await jetstreamManager(nc)
+  const info = await jsm.streams.info(stream)
+  const maxAge = nanos(maxAgeMs)
+  if (info.config.max_age === maxAge) return
+  await jsm.streams.update(stream, { max_age: maxAge, duplicate_window: Math.min(info.config.duplicate_window, maxAge) })
+}
+
+/**
+ * Adapter: JetStream KV bucket `jobs`, one key per job id; updates are compare-and-set. With
+ * `ttlMs` (JOB_RETENTION_S) a record is removed that long after its last change.
+ */
 export async function openKvJobStore(nc: NatsConnection, opts: { ttlMs?: number } = {}): Promise<JobStore> {
   const kv: KV = await new Kvm(nc).create(JOBS_BUCKET, { history: 1, ...(opts.ttlMs ? { ttl: opts.ttlMs } : {}) })
+  if (opts.ttlMs) await ensureStreamMaxAge(nc, `KV_${JOBS_BUCKET}`, opts.ttlMs)
   const get = async (id: string): Promise<{ rec: JobRecord; revision: number } | null> => {
     const e = await kv.get(id)
     if (e === null || e.operation !== 'PUT' || e.length === 0) return null

@@ -13,6 +13,8 @@ export interface JobRecord {
   attempts: number
   createdAt: string
   updatedAt: string
+  /** When the job completed (set with the result; retention of the result counts from it). */
+  completedAt?: string
 }
 
 /**

@@ -3,9 +3,10 @@
  * (ARCHITECTURE.md §2), and the helpers their request schemas use.
  */
 import { Hono } from 'hono'
-import { AppError, type JobKind } from '@tailor/proto'
+import { AppError, jobIdTimeMs, type JobKind } from '@tailor/proto'
 import type { AppEnv, GatewayDeps } from '../app.ts'
 import { isFinal, type JobRecord } from '../jobs/job-store.ts'
+import { EXPIRED_MESSAGE, isExpiredId, isResultExpired } from '../jobs/retention.ts'
 import { resultUrl } from '../signing.ts'
 
 /** A value as JSON, cut to 80 characters, for error sentences. */
@@ -36,23 +37,49 @@ export function statusDocument(rec: JobRecord, baseUrl: string, secret: string, 
   }
 }
 
+/**
+ * What a poll of an expired job answers (200, not an HTTP error: the job existed and is over).
+ * `rec` is null when the record itself has expired; its creation time then comes from the UUIDv7 id.
+ */
+export function expiredStatusDocument(id: string, rec: JobRecord | null, nowMs: number) {
+  const created = rec?.createdAt ?? new Date(jobIdTimeMs(id) ?? nowMs).toISOString()
+  return {
+    job_id: id,
+    status: 'failed' as const,
+    progress: rec?.progress ?? 0,
+    result_url: null,
+    error: { message: rec === null ? EXPIRED_MESSAGE.record : EXPIRED_MESSAGE.result, error_code: 'job_expired' as const },
+    created_at: created,
+    updated_at: rec?.updatedAt ?? created,
+  }
+}
+
 /** GET /job/{id} and POST /job/{id}/cancel for jobs of one kind; `label` names the kind in sentences. */
 export function jobRoutes(deps: GatewayDeps, kind: JobKind, label: string) {
   const notFound = (id: string): AppError => new AppError('not_found', `No ${label} job with id ${show(id)}.`)
-  const load = async (id: string): Promise<JobRecord> => {
+  const expired = (id: string): AppError =>
+    new AppError('job_finished', `Job ${id} has expired; only pending or running jobs can be cancelled.`)
+  /** The record, or 'expired' for an id whose record was removed after JOB_RETENTION_S. */
+  const load = async (id: string): Promise<JobRecord | 'expired'> => {
     const rec = await deps.jobs.get(id)
+    if (rec === null && isExpiredId(id, Date.now(), deps.config)) return 'expired'
     if (rec === null || rec.kind !== kind) throw notFound(id)
     return rec
   }
   return new Hono<AppEnv>()
     .get('/job/:id', async (c) => {
-      const rec = await load(c.req.param('id'))
+      const id = c.req.param('id')
+      const rec = await load(id)
+      const nowMs = Date.now()
+      if (rec === 'expired' || isResultExpired(rec, nowMs, deps.config)) {
+        return c.json(expiredStatusDocument(id, rec === 'expired' ? null : rec, nowMs))
+      }
       const base = deps.config.publicBaseUrl ?? new URL(c.req.url).origin
       return c.json(statusDocument(rec, base, deps.config.resultUrlSecret, deps.config.resultUrlTtlS, Math.floor(Date.now() / 1000)))
     })
     .post('/job/:id/cancel', async (c) => {
       const id = c.req.param('id')
-      await load(id)
+      if ((await load(id)) === 'expired') throw expired(id)
       let finished = false
       const rec = await deps.jobs.update(id, (r) => {
         if (isFinal(r.status)) {
