@@ -2,3 +2,4 @@
 // A separate entry point (`@tailor/proto/net`) so browser code importing `@tailor/proto` never pulls node:http.
 export * from './address-policy.ts'
 export * from './safe-fetch.ts'
+export * from './safe-post.ts'
