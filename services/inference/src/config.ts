@@ -33,6 +33,12 @@ const Env = z
     VIDEO_MAX_SIDE_PX: z.coerce.number().int().positive().default(4096),
     VIDEO_MIN_SIDE_PX: z.coerce.number().int().positive().default(64),
     TAILOR_FETCH_ALLOW_LOOPBACK: z.stringbool().default(false),
+    /**
+     * Longest one delivery of a job may run, per kind; then it fails with request_timeout (ffmpeg
+     * killed, work dir removed) and the worker takes the next job. Fractions allowed (tests).
+     */
+    VIDEO_JOB_TIMEOUT_S: z.coerce.number().positive().default(1800),
+    TRYON_JOB_TIMEOUT_S: z.coerce.number().positive().default(300),
     /** How long a finished job waits for the gateway to acknowledge its final event. */
     FINAL_EVENT_TIMEOUT_MS: z.coerce.number().int().positive().default(300_000),
     SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),

@@ -107,6 +107,7 @@ export async function start(config: Config, opts: { ports?: InferencePorts; logg
     ackWaitMs: config.ACK_WAIT_MS,
     maxDeliver: config.MAX_DELIVER,
     finalEventTimeoutMs: config.FINAL_EVENT_TIMEOUT_MS,
+    jobTimeoutMs: { 'remove-background': config.VIDEO_JOB_TIMEOUT_S * 1000, 'try-on': config.TRYON_JOB_TIMEOUT_S * 1000 },
     run: (job, ctx) =>
       runJob(job, ctx, {
         workRoot: config.TAILOR_WORK_DIR,

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { AppError, type JobEnvelope, type JobEvent, type JobEventAck, type JobOutcome } from '@tailor/proto'
 import type { JobEventSink } from '../events/job-event-sink.ts'
 import { createLogger } from '../logger.ts'
+import { abortedOutcome } from '../jobs/run-job.ts'
 import { consumeJobs, type Consumer } from './consume-jobs.ts'
 import type { JobDelivery, JobSource } from './job-source.ts'
 
@@ -64,6 +65,7 @@ async function runOne(o: {
   run: (job: JobEnvelope, ctx: { signal: AbortSignal; onProgress: (a: number, b: number) => void }) => Promise<JobOutcome & { frames?: number }>
   answer?: (e: JobEvent) => JobEventAck | Error
   ackWaitMs?: number
+  jobTimeoutMs?: number
   onSink?: (sink: ReturnType<typeof fakeSink>) => void
   until: (c: Calls) => boolean
 }): Promise<Calls> {
@@ -79,6 +81,7 @@ async function runOne(o: {
     ackWaitMs: o.ackWaitMs ?? 60_000,
     maxDeliver: 3,
     finalEventTimeoutMs: 1000,
+    jobTimeoutMs: { 'remove-background': o.jobTimeoutMs ?? 60_000, 'try-on': o.jobTimeoutMs ?? 60_000 },
     progressIntervalMs: 0,
   })
   const deadline = Date.now() + 5000
@@ -128,6 +131,35 @@ describe('consumeJobs', () => {
     const c = await runOne({ deliveryCount: 4, run: async () => ((ran = true), succeeded), until: done })
     expect(ran).toBe(false)
     expect(c.log).toEqual(['event:failed', 'term:max_deliver'])
+    expect(c.events[0]).toMatchObject({ type: 'failed', code: 'worker_crashed', message: expect.stringMatching(/delivered 3 times/) })
+  })
+
+  it('aborts a job that runs past its kind\'s time limit: failed request_timeout, then term', async () => {
+    let abortedAfterMs = -1
+    const c = await runOne({
+      jobTimeoutMs: 200,
+      run: (_j, ctx) =>
+        new Promise((resolve) => {
+          const t0 = Date.now()
+          ctx.signal.addEventListener('abort', () => {
+            abortedAfterMs = Date.now() - t0
+            resolve(abortedOutcome(ctx.signal))
+          })
+        }),
+      until: done,
+    })
+    expect(abortedAfterMs).toBeGreaterThanOrEqual(150)
+    expect(abortedAfterMs).toBeLessThan(2000)
+    expect(c.log).toEqual(['event:running', 'event:failed', 'term:request_timeout'])
+    expect(c.events[1]).toMatchObject({ code: 'request_timeout', message: expect.stringMatching(/longer than 0.2 s/) })
+  })
+
+  it('a job that ends in time is not aborted afterwards (the limit is per job, cleared at its end)', async () => {
+    let signal: AbortSignal | null = null
+    const c = await runOne({ jobTimeoutMs: 150, run: async (_j, ctx) => ((signal = ctx.signal), succeeded), until: done })
+    await new Promise((r) => setTimeout(r, 300))
+    expect(signal!.aborted).toBe(false)
+    expect(c.log.at(-1)).toBe('ack')
   })
 
   it('drops a job the gateway no longer wants (cancelled before it started)', async () => {

@@ -1,4 +1,4 @@
-import { JobEnvelope, toAppError, type AppError, type JobEvent, type JobOutcome } from '@tailor/proto'
+import { AppError, JobEnvelope, toAppError, type JobEvent, type JobKind, type JobOutcome } from '@tailor/proto'
 import type { JobEventSink } from '../events/job-event-sink.ts'
 import type { Logger } from '../logger.ts'
 import type { JobDelivery, JobSource } from './job-source.ts'
@@ -15,6 +15,11 @@ export interface ConsumeOptions {
   ackWaitMs: number
   maxDeliver: number
   finalEventTimeoutMs: number
+  /**
+   * Longest one delivery of a job of each kind may run; then it is aborted (ffmpeg killed, work
+   * dir removed) and fails with `request_timeout`.
+   */
+  jobTimeoutMs: Readonly<Record<JobKind, number>>
   /** Progress events are sent at most this often per job. */
   progressIntervalMs?: number
 }
@@ -61,10 +66,16 @@ export function consumeJobs(o: ConsumeOptions): Consumer {
       await final({ type: 'failed', jobId: job.id, code: e.code, message: e.message })
     }
     const t0 = performance.now()
+    let timeout: NodeJS.Timeout | undefined
     try {
       if (d.deliveryCount > o.maxDeliver) {
+        // Every earlier delivery ended without an ack, nak or term of ours: its worker died
+        // (crash, OOM kill, SIGKILL) or hung past the ack wait. Running it again would loop.
         log.error({ maxDeliver: o.maxDeliver }, 'job gave up after too many deliveries')
-        await fail({ code: 'unexpected_error', message: `The job failed ${o.maxDeliver} times; giving up.` })
+        await fail({
+          code: 'worker_crashed',
+          message: `The job was delivered ${d.deliveryCount - 1} times and never finished: its worker stopped each time (crashed or was killed); giving up.`,
+        })
         d.term('max_deliver')
         return
       }
@@ -75,6 +86,11 @@ export function consumeJobs(o: ConsumeOptions): Consumer {
         return
       }
       log.info({ kind: job.kind }, 'job started')
+      const limitMs = o.jobTimeoutMs[job.kind]
+      timeout = setTimeout(() => {
+        log.warn({ limitMs }, 'job timed out; aborting it')
+        ac.abort(new AppError('request_timeout', `The job ran longer than ${limitMs / 1000} s, the limit for ${job.kind} jobs, and was stopped.`))
+      }, limitMs)
       let lastProgress = 0
       const onProgress = (framesDone: number, framesTotal: number): void => {
         const now = performance.now()
@@ -124,6 +140,7 @@ export function consumeJobs(o: ConsumeOptions): Consumer {
       }
     } finally {
       clearInterval(beat)
+      clearTimeout(timeout)
       active.delete(job.id)
     }
   }

@@ -23,6 +23,16 @@ export interface RunJobDeps {
   tryOn?: TryOnJobDeps
 }
 
+/**
+ * Why an aborted job stopped: the consumer aborts with AppError `request_timeout` when the job ran
+ * past its limit; any other reason (client cancel, shutdown) is `job_cancelled`.
+ */
+export function abortedOutcome(signal: AbortSignal): JobOutcome {
+  const r: unknown = signal.reason
+  if (r instanceof AppError && r.code === 'request_timeout') return { status: 'failed', code: r.code, message: r.message }
+  return { status: 'failed', code: 'job_cancelled', message: 'The job was cancelled.' }
+}
+
 export const resultKeyFor = (jobId: string, format: OutputFormat): string => `remove-background/${jobId}.${RESULT_EXTENSIONS[format]}`
 
 /**
@@ -59,7 +69,7 @@ export async function runJob(
     const stored = await deps.results.put(key, r.outputPath, r.contentType)
     return { status: 'succeeded', resultKey: key, contentType: r.contentType, bytes: stored.bytes, frames: r.frames }
   } catch (err) {
-    if (ctx.signal.aborted) return { status: 'failed', code: 'job_cancelled', message: 'The job was cancelled.' }
+    if (ctx.signal.aborted) return abortedOutcome(ctx.signal)
     if (err instanceof AppError && !err.retryable) return { status: 'failed', code: err.code, message: err.message }
     throw err
   } finally {
