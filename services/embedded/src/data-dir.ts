@@ -6,6 +6,8 @@ export interface DataDir {
   jobsDir: string
   resultsDir: string
   workDir: string
+  /** POST /v1/uploads files (kept 1 hour), read by inference for `tailor://uploads/<id>` inputs. */
+  uploadsDir: string
   /** HMAC secret for result URLs, created once and kept (URLs survive a restart). */
   resultUrlSecret: string
   /** sha256 hex of the generated API key, when one exists. */
@@ -31,8 +33,8 @@ async function readOptional(path: string): Promise<string | null> {
  * its sha256 is written (mode 0600); the key itself is returned once, to be printed.
  */
 export async function openDataDir(dir: string, o: { createApiKey: boolean }): Promise<DataDir> {
-  const d = { jobsDir: join(dir, 'jobs'), resultsDir: join(dir, 'results'), workDir: join(dir, 'work') }
-  for (const p of [dir, d.jobsDir, d.resultsDir, d.workDir]) await mkdir(p, { recursive: true, mode: 0o700 })
+  const d = { jobsDir: join(dir, 'jobs'), resultsDir: join(dir, 'results'), workDir: join(dir, 'work'), uploadsDir: join(dir, 'uploads') }
+  for (const p of [dir, d.jobsDir, d.resultsDir, d.workDir, d.uploadsDir]) await mkdir(p, { recursive: true, mode: 0o700 })
   let secret = await readOptional(join(dir, SECRET_FILE))
   if (secret === null || secret.length < 32) {
     secret = randomBytes(32).toString('base64url')

@@ -2,9 +2,11 @@ import { pino, type Logger } from 'pino'
 import { loadConfig as loadGatewayConfig } from '@tailor/gateway/src/config.ts'
 import { openFileJobStore } from '@tailor/gateway/src/jobs/job-store-files.ts'
 import { createFileResultReader } from '@tailor/gateway/src/results/result-reader-files.ts'
+import { openFileUploadStore } from '@tailor/gateway/src/uploads/upload-store-files.ts'
 import { start as startGateway } from '@tailor/gateway/src/start.ts'
 import { loadConfig as loadInferenceConfig } from '@tailor/inference/src/config.ts'
 import { createFileResultStore } from '@tailor/inference/src/results/result-store-files.ts'
+import { createFileUploadSource } from '@tailor/inference/src/uploads/upload-source-files.ts'
 import { start as startInference } from '@tailor/inference/src/start.ts'
 import type { Config } from './config.ts'
 import { openDataDir } from './data-dir.ts'
@@ -40,14 +42,14 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
   const jobs = await openFileJobStore(data.jobsDir)
   const gateway = await startGateway(gatewayConfig, {
     logger: logger.child({ service: 'gateway' }),
-    ports: { jobs, publisher: queue, cancel: events, results: createFileResultReader(data.resultsDir) },
+    ports: { jobs, publisher: queue, cancel: events, results: createFileResultReader(data.resultsDir), uploads: await openFileUploadStore(data.uploadsDir) },
   })
   events.connect(gateway.handleJobEvent)
   let inference
   try {
     inference = await startInference(inferenceConfig, {
       logger: logger.child({ service: 'inference' }),
-      ports: { source: queue, events, results: createFileResultStore(data.resultsDir) },
+      ports: { source: queue, events, results: createFileResultStore(data.resultsDir), uploads: createFileUploadSource(data.uploadsDir) },
     })
   } catch (err) {
     await gateway.stop()

@@ -32,6 +32,9 @@ const Env = z
     /** Origin used in result_url (e.g. https://tailor.example.com); defaults to the request's origin. */
     PUBLIC_BASE_URL: z.url().optional(),
     MAX_BODY_BYTES: z.coerce.number().int().positive().default(64 * 1024),
+    /** POST /v1/uploads size limits by media kind (the same as inference's input limits). */
+    UPLOAD_MAX_IMAGE_BYTES: z.coerce.number().int().positive().default(25 * 1024 * 1024),
+    UPLOAD_MAX_VIDEO_BYTES: z.coerce.number().int().positive().default(100 * 1024 * 1024),
     /** Longest a try-on request with wait_for_result "true" waits before answering 202 {job_id}. */
     TRYON_WAIT_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(60_000),
     SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
@@ -68,6 +71,8 @@ export interface Config {
   readonly jobRetentionS: number
   readonly publicBaseUrl: string | undefined
   readonly maxBodyBytes: number
+  readonly uploadMaxImageBytes: number
+  readonly uploadMaxVideoBytes: number
   readonly tryOnWaitTimeoutMs: number
   readonly shutdownTimeoutMs: number
   readonly logLevel: string
@@ -96,6 +101,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     jobRetentionS: e.JOB_RETENTION_S,
     publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
     maxBodyBytes: e.MAX_BODY_BYTES,
+    uploadMaxImageBytes: e.UPLOAD_MAX_IMAGE_BYTES,
+    uploadMaxVideoBytes: e.UPLOAD_MAX_VIDEO_BYTES,
     tryOnWaitTimeoutMs: e.TRYON_WAIT_TIMEOUT_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,

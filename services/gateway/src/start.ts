@@ -13,6 +13,8 @@ import type { CancelNotifier, JobPublisher } from './jobs/publisher.ts'
 import { createLogger, type Logger } from './logger.ts'
 import { openObjectStoreResultReader } from './results/result-reader-object-store.ts'
 import type { ResultReader } from './results/result-reader.ts'
+import { openObjectStoreUploadStore } from './uploads/upload-store-object-store.ts'
+import type { UploadStore } from './uploads/upload-store.ts'
 
 /** In-process ports for the embedded mode; without them the gateway uses NATS + gRPC. */
 export interface GatewayPorts {
@@ -20,6 +22,7 @@ export interface GatewayPorts {
   publisher: JobPublisher
   cancel: CancelNotifier
   results: ResultReader
+  uploads: UploadStore
 }
 
 export interface Gateway {
@@ -49,7 +52,7 @@ export async function start(config: Config, opts: { ports?: GatewayPorts; logger
     const jobs = await openKvJobStore(nc, { ttlMs: config.jobRetentionS * 1000 })
     handleJobEvent = createJobEventHandler(jobs, logger)
     grpcServer = await startJobEventsServer({ host: config.host, port: config.grpcPort, handle: handleJobEvent, logger })
-    ports = { jobs, publisher: await openJetStreamPublisher(nc), cancel: grpcServer, results: await openObjectStoreResultReader(nc, { ttlMs: config.resultRetentionS * 1000 }) }
+    ports = { jobs, publisher: await openJetStreamPublisher(nc), cancel: grpcServer, uploads: await openObjectStoreUploadStore(nc), results: await openObjectStoreResultReader(nc, { ttlMs: config.resultRetentionS * 1000 }) }
   }
   const conn = nc
   const grpcSrv = grpcServer
@@ -86,6 +89,7 @@ export async function start(config: Config, opts: { ports?: GatewayPorts; logger
       })
       await grpcSrv?.stop(config.shutdownTimeoutMs)
       await ports.jobs.close()
+      await ports.uploads.close()
       if (conn !== null) await conn.drain()
       logger.info('gateway stopped')
     },
