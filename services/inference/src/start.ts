@@ -18,12 +18,17 @@ import { createLogger, type Logger } from './logger.ts'
 import { DEFAULT_IMAGE_LIMITS } from './media/image.ts'
 import { openObjectStoreResultStore } from './results/result-store-object-store.ts'
 import type { ResultStore } from './results/result-store.ts'
+import { createInputFetcher } from './uploads/input-fetcher.ts'
+import { openObjectStoreUploadSource } from './uploads/upload-source-object-store.ts'
+import type { UploadSource } from './uploads/upload-source.ts'
 
 /** In-process ports for the embedded mode; without them inference uses NATS + gRPC. */
 export interface InferencePorts {
   source: JobSource
   events: JobEventSink
   results: ResultStore
+  /** Where `tailor://uploads/<id>` inputs are read from. */
+  uploads: UploadSource
 }
 
 export interface Inference {
@@ -78,6 +83,7 @@ export async function start(config: Config, opts: { ports?: InferencePorts; logg
         source: await openJetStreamJobSource(nc, { ackWaitMs: config.ACK_WAIT_MS, maxAckPending: config.CONCURRENCY }),
         events: await openJobEventStream({ address: config.GATEWAY_GRPC_ADDR, workerId: config.WORKER_ID ?? `${hostname()}-${process.pid}`, logger }),
         results: await openObjectStoreResultStore(nc),
+        uploads: await openObjectStoreUploadSource(nc),
       }
     }
   } catch (err) {
@@ -99,6 +105,7 @@ export async function start(config: Config, opts: { ports?: InferencePorts; logg
     maxRedirects: config.FETCH_MAX_REDIRECTS,
     allowLoopback: config.TAILOR_FETCH_ALLOW_LOOPBACK,
   }
+  const imageMaxBytes = Math.min(fetchOptions.maxBytes, DEFAULT_IMAGE_LIMITS.maxBytes)
   const consumer: Consumer = consumeJobs({
     source: ports.source,
     events: ports.events,
@@ -112,13 +119,16 @@ export async function start(config: Config, opts: { ports?: InferencePorts; logg
       runJob(job, ctx, {
         workRoot: config.TAILOR_WORK_DIR,
         results: ports.results,
-        fetchInput: (url, dest, signal) => safeFetchToFile(url, dest, fetchOptions, signal),
+        fetchInput: createInputFetcher((url, dest, signal) => safeFetchToFile(url, dest, fetchOptions, signal), ports.uploads, fetchOptions.maxBytes),
         ...(tryOnEngine !== null
           ? {
               tryOn: {
                 engine: tryOnEngine,
-                fetchInput: (url: string, dest: string, signal: AbortSignal) =>
-                  safeFetchToFile(url, dest, { ...fetchOptions, maxBytes: Math.min(fetchOptions.maxBytes, DEFAULT_IMAGE_LIMITS.maxBytes) }, signal),
+                fetchInput: createInputFetcher(
+                  (url: string, dest: string, signal: AbortSignal) => safeFetchToFile(url, dest, { ...fetchOptions, maxBytes: imageMaxBytes }, signal),
+                  ports.uploads,
+                  imageMaxBytes,
+                ),
               },
             }
           : {}),
