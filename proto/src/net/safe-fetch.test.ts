@@ -10,10 +10,6 @@ import { checkUrl, safeFetchToFile, type Resolver, type SafeFetchOptions } from 
 // and must be refused before any connection is attempted.
 const STUB: Record<string, string[]> = {
   'localhost.test': ['127.0.0.1'],
-  'private.test': ['10.1.2.3'],
-  'metadata.test': ['169.254.169.254'],
-  'mixed.test': ['127.0.0.1', '10.0.0.1'],
-  'v6private.test': ['fd12::1'],
 }
 const resolver: Resolver = async (host) => {
   const a = STUB[host]
@@ -25,8 +21,11 @@ const BODY = Buffer.alloc(64 * 1024, 7)
 let server: Server
 let base: string
 let dir: string
+// Generous bounds (they catch hangs; the CPU may be busy with other tests).
+const CONNECT_TIMEOUT_MS = 10_000
+const TOTAL_TIMEOUT_MS = 30_000
 const opts = (o: Partial<SafeFetchOptions> = {}): SafeFetchOptions => ({
-  maxBytes: 1024 * 1024, connectTimeoutMs: 2000, timeoutMs: 5000, maxRedirects: 3, allowLoopback: true, resolver, ...o,
+  maxBytes: 1024 * 1024, connectTimeoutMs: CONNECT_TIMEOUT_MS, timeoutMs: TOTAL_TIMEOUT_MS, maxRedirects: 3, allowLoopback: true, resolver, ...o,
 })
 
 beforeAll(async () => {
@@ -77,18 +76,6 @@ describe('checkUrl', () => {
     expect(() => checkUrl(u, false)).toThrow(expect.objectContaining({ code: 'input_fetch_failed' }))
     expect(() => checkUrl(u, true)).not.toThrow()
   })
-  it.each([
-    'http://169.254.169.254/latest/meta-data/', 'http://10.0.0.1/', 'http://192.168.1.1/', 'http://172.16.0.5/', 'http://0.0.0.0/',
-    'http://[fe80::1]/', 'http://[fd00:ec2::254]/', 'http://0xa9fea9fe/', 'http://[::ffff:169.254.169.254]/',
-  ])('refuses %s even with loopback allowed', (u) => {
-    expect(() => checkUrl(u, true)).toThrow(/not allowed/)
-  })
-  it.each(['ftp://example.com/v.mp4', 'file:///etc/passwd', 'gopher://x/', 'data:video/mp4;base64,AAAA', 'http://user:pw@example.com/'])(
-    'refuses %s',
-    (u) => {
-      expect(() => checkUrl(u, true)).toThrow(expect.objectContaining({ code: 'input_fetch_failed' }))
-    },
-  )
 })
 
 describe('safeFetchToFile', () => {
@@ -106,19 +93,10 @@ describe('safeFetchToFile', () => {
     await rm(d)
   })
 
+  // Private, link-local, metadata, DNS, redirect, scheme, size and timeout refusals: input-matrix.test.ts.
   it.each([
     ['loopback when not allowed', () => `${base}/video.mp4`, { allowLoopback: false }, /loopback address/],
-    ['a host resolving to loopback when not allowed', () => `http://localhost.test:${new URL(base).port}/video.mp4`, { allowLoopback: false }, /resolves to a loopback/],
-    ['a host resolving to a private address', () => 'http://private.test/video.mp4', {}, /resolves to a private/],
-    ['a host resolving to the metadata address', () => 'http://metadata.test/latest', {}, /resolves to a link-local/],
-    ['a host with mixed public/private answers', () => `http://mixed.test:${new URL(base).port}/video.mp4`, {}, /private/],
-    ['a host resolving to an IPv6 ULA', () => 'http://v6private.test/', {}, /private/],
-    ['a redirect to a private address', () => `${base}/redirect?to=http://10.0.0.1/x`, {}, /private address/],
-    ['a redirect to a host resolving to metadata', () => `${base}/redirect?to=http://metadata.test/`, {}, /link-local/],
-    ['a redirect to another scheme', () => `${base}/redirect?to=file:///etc/passwd`, {}, /http or https/],
-    ['too many redirects', () => `${base}/loop`, {}, /redirected more than 3 times/],
     ['an HTTP error', () => `${base}/missing`, {}, /HTTP 404/],
-    ['an unresolvable host', () => 'http://nowhere.test/v.mp4', {}, /ENOTFOUND/],
     ['a stalled download', () => `${base}/stall`, { timeoutMs: 300 }, /longer than/],
   ])('refuses %s with input_fetch_failed and leaves nothing behind', async (_n, url, o, msg) => {
     const err = await safeFetchToFile(url(), dest(), opts(o)).catch((e: unknown) => e)
@@ -126,10 +104,13 @@ describe('safeFetchToFile', () => {
     expect(await leftovers()).toEqual([])
   })
 
-  it('refuses an over-size body by Content-Length and during a chunked download', async () => {
-    for (const path of ['/video.mp4', '/chunked']) {
-      const err = await safeFetchToFile(`${base}${path}`, dest(), opts({ maxBytes: 1000 })).catch((e: unknown) => e)
-      expect(err).toMatchObject({ code: 'file_size_too_large' })
+  it('refuses an over-size body by Content-Length and during a chunked download, leaving no file', async () => {
+    // Many times over: the partial file used to be opened after its removal now and then.
+    for (let i = 0; i < 20; i++) {
+      for (const path of ['/video.mp4', '/chunked']) {
+        const err = await safeFetchToFile(`${base}${path}`, dest(), opts({ maxBytes: 1000 })).catch((e: unknown) => e)
+        expect(err).toMatchObject({ code: 'file_size_too_large' })
+      }
     }
     expect(await leftovers()).toEqual([])
   })

@@ -166,19 +166,43 @@ function request(url: URL, resolver: Resolver, o: SafeFetchOptions, signal: Abor
 
 async function pipeCapped(res: http.IncomingMessage, dest: string, maxBytes: number, signal: AbortSignal): Promise<number> {
   const out = createWriteStream(dest, { flags: 'wx' })
+  // The file is opened asynchronously: on failure wait for 'close' (opened, then closed) before the
+  // caller removes it, or the open could land after the removal and leave an empty file behind.
+  const closed = new Promise<void>((r) => out.once('close', () => r()))
+  let outError: Error | null = null
+  out.on('error', (err) => {
+    outError ??= err
+  })
   let bytes = 0
   try {
     for await (const chunk of res as AsyncIterable<Buffer>) {
       if (signal.aborted) throw signal.reason
+      if (outError !== null) throw outError
       bytes += chunk.length
       if (bytes > maxBytes) throw tooLarge(maxBytes)
-      if (!out.write(chunk)) await new Promise<void>((r, j) => { out.once('drain', r); out.once('error', j) })
+      if (!out.write(chunk)) await drained(out)
     }
     await new Promise<void>((r, j) => out.end((err?: Error | null) => (err ? j(err) : r())))
     return bytes
   } catch (err) {
     res.destroy()
     out.destroy()
+    await closed
     throw err
   }
+}
+
+function drained(out: NodeJS.WritableStream): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const onError = (err: Error): void => {
+      out.off('drain', onDrain)
+      reject(err)
+    }
+    const onDrain = (): void => {
+      out.off('error', onError)
+      resolve()
+    }
+    out.once('drain', onDrain)
+    out.once('error', onError)
+  })
 }
