@@ -2,6 +2,7 @@ import { pino, type Logger } from 'pino'
 import { loadConfig as loadGatewayConfig } from '@tailor/gateway/src/config.ts'
 import { openFileJobStore } from '@tailor/gateway/src/jobs/job-store-files.ts'
 import { createFileResultReader } from '@tailor/gateway/src/results/result-reader-files.ts'
+import { startFileResultSweeper } from '@tailor/gateway/src/results/result-sweeper-files.ts'
 import { openFileUploadStore } from '@tailor/gateway/src/uploads/upload-store-files.ts'
 import { start as startGateway } from '@tailor/gateway/src/start.ts'
 import { loadConfig as loadInferenceConfig } from '@tailor/inference/src/config.ts'
@@ -39,7 +40,13 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
 
   const queue = new InProcessQueue()
   const events = new InProcessEvents()
-  const jobs = await openFileJobStore(data.jobsDir)
+  // Retention as in the distributed buckets: records JOB_RETENTION_S after their last change,
+  // results RESULT_RETENTION_S after they were written (swept every minute; crash leftovers at once).
+  const jobs = await openFileJobStore(data.jobsDir, { retentionMs: gatewayConfig.jobRetentionS * 1000 })
+  const resultSweeper = await startFileResultSweeper(data.resultsDir, {
+    retentionMs: gatewayConfig.resultRetentionS * 1000,
+    onSwept: (paths) => logger.info({ files: paths.length }, 'expired results deleted'),
+  })
   const gateway = await startGateway(gatewayConfig, {
     logger: logger.child({ service: 'gateway' }),
     ports: { jobs, publisher: queue, cancel: events, results: createFileResultReader(data.resultsDir), uploads: await openFileUploadStore(data.uploadsDir) },
@@ -52,6 +59,7 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
       ports: { source: queue, events, results: createFileResultStore(data.resultsDir), uploads: createFileUploadSource(data.uploadsDir) },
     })
   } catch (err) {
+    resultSweeper.stop()
     await gateway.stop()
     throw err
   }
@@ -72,6 +80,7 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
       await queue.close()
       await inf.stop()
       await gateway.stop()
+      resultSweeper.stop()
     },
   }
 }

@@ -1,15 +1,27 @@
-import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { JobRecord, JobStore } from './job-store.ts'
 
 const ID_RE = /^[0-9a-f-]{36}$/
 
+/** How often expired records are deleted (they are hidden from `get` at once). */
+export const JOB_SWEEP_INTERVAL_MS = 60_000
+
 /**
  * Adapter: one JSON file per job in `<dir>` (embedded mode), cached in memory. Writes are atomic
  * (temp file + rename) and serialised per process, so a restart loses nothing that was answered.
+ * With `retentionMs` (JOB_RETENTION_S) a record expires that long after its last change, as in
+ * the KV bucket: `get` no longer sees it and a sweep (at open, then every `sweepIntervalMs`)
+ * deletes its file. Temp files a crash left mid-write are removed at open.
  */
-export async function openFileJobStore(dir: string): Promise<JobStore> {
+export async function openFileJobStore(
+  dir: string,
+  o: { retentionMs?: number; sweepIntervalMs?: number; now?: () => number } = {},
+): Promise<JobStore> {
   await mkdir(dir, { recursive: true })
+  for (const n of await readdir(dir)) if (n.endsWith('.tmp')) await rm(join(dir, n), { force: true })
+  const now = o.now ?? Date.now
+  const expired = (r: JobRecord): boolean => o.retentionMs !== undefined && Date.parse(r.updatedAt) + o.retentionMs <= now()
   const cache = new Map<string, JobRecord>()
   let tail: Promise<unknown> = Promise.resolve()
   const serial = <T>(f: () => Promise<T>): Promise<T> => {
@@ -24,7 +36,7 @@ export async function openFileJobStore(dir: string): Promise<JobStore> {
     await rename(tmp, file(rec.id))
     cache.set(rec.id, rec)
   }
-  const read = async (id: string): Promise<JobRecord | null> => {
+  const readAny = async (id: string): Promise<JobRecord | null> => {
     if (!ID_RE.test(id)) return null
     const hit = cache.get(id)
     if (hit !== undefined) return hit
@@ -37,6 +49,26 @@ export async function openFileJobStore(dir: string): Promise<JobStore> {
       throw err
     }
   }
+  const read = async (id: string): Promise<JobRecord | null> => {
+    const rec = await readAny(id)
+    return rec === null || expired(rec) ? null : rec
+  }
+  const sweep = (): Promise<void> =>
+    serial(async () => {
+      if (o.retentionMs === undefined) return
+      for (const n of await readdir(dir)) {
+        if (!n.endsWith('.json')) continue
+        const id = n.slice(0, -'.json'.length)
+        const rec = await readAny(id).catch(() => null)
+        if (rec !== null && expired(rec)) {
+          await rm(file(id), { force: true })
+          cache.delete(id)
+        }
+      }
+    })
+  await sweep()
+  const timer = o.retentionMs === undefined ? null : setInterval(() => void sweep().catch(() => undefined), o.sweepIntervalMs ?? JOB_SWEEP_INTERVAL_MS)
+  timer?.unref()
   return {
     create: (rec) => serial(() => write(rec)),
     get: (id) => read(id),
@@ -54,6 +86,9 @@ export async function openFileJobStore(dir: string): Promise<JobStore> {
       const recs = await Promise.all(names.map((n) => read(n.slice(0, -'.json'.length))))
       return recs.filter((r): r is JobRecord => r !== null && (r.status === 'pending' || r.status === 'running'))
     },
-    close: () => serial(async () => undefined),
+    close: () =>
+      serial(async () => {
+        if (timer !== null) clearInterval(timer)
+      }),
   }
 }
