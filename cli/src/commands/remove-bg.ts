@@ -1,0 +1,113 @@
+/** `tailor remove-bg VIDEO -o out.webm`: one video background removal with a progress bar. */
+import { extname } from 'node:path'
+import { parseArgs } from 'node:util'
+import { TailorError, type OutputFormat } from '@tailor/client'
+import { createProgressBar } from '../progress-bar.ts'
+import {
+  createClient, EXIT, interruptSignal, reportError, resolveInput, saveResult, SERVICE_HELP, SERVICE_OPTIONS, UsageError, userPath, type CliIO,
+} from '../service.ts'
+
+const FORMATS: readonly OutputFormat[] = ['mp4_h264', 'mp4_h265', 'webm_vp9', 'mov_h265', 'mov_proresks', 'mkv_h264', 'mkv_h265', 'mkv_vp9', 'gif']
+
+export const REMOVE_BG_HELP = `Usage: tailor remove-bg VIDEO -o OUT [options]
+
+Removes the background of VIDEO (a local file, uploaded first and kept 1 hour, or an http(s) URL)
+and saves the result. Progress is shown on stderr.
+
+Options:
+  -o, --output FILE        where to write the result (required)
+  --format F               ${FORMATS.join(', ')}
+                           (default: from OUT's extension: .webm webm_vp9, .mov mov_proresks with
+                           a transparent background else mov_h265, .mkv mkv_h264, .gif gif; else mp4_h264)
+  --background B           transparent, #RGB or #RRGGBB (default #000000); transparent needs
+                           webm_vp9, mov_proresks or gif
+  --poll-interval MS       how often to ask for progress (default 1000)
+${SERVICE_HELP}
+  -h, --help               this help
+
+Ctrl-C cancels the job. Exit codes: 0 done, 1 the service or the job failed (error_code on
+stderr), 2 bad usage, 130 interrupted.
+`
+
+/** The output format implied by the output file's extension when --format is not given. */
+export function formatFor(outPath: string, background: string | undefined): OutputFormat {
+  switch (extname(outPath).toLowerCase()) {
+    case '.webm':
+      return 'webm_vp9'
+    case '.mov':
+      return background === 'transparent' ? 'mov_proresks' : 'mov_h265'
+    case '.mkv':
+      return 'mkv_h264'
+    case '.gif':
+      return 'gif'
+    default:
+      return 'mp4_h264'
+  }
+}
+
+export async function removeBgCommand(argv: string[], io: CliIO): Promise<number> {
+  const intr = interruptSignal()
+  let jobId: string | null = null
+  let client: ReturnType<typeof createClient> | null = null
+  try {
+    const { values, positionals } = (() => {
+      try {
+        return parseArgs({
+          args: argv,
+          allowPositionals: true,
+          options: {
+            output: { type: 'string', short: 'o' },
+            format: { type: 'string' },
+            background: { type: 'string' },
+            'poll-interval': { type: 'string' },
+            help: { type: 'boolean', short: 'h' },
+            ...SERVICE_OPTIONS,
+          },
+        })
+      } catch (err) {
+        throw new UsageError((err as Error).message)
+      }
+    })()
+    if (values.help === true) {
+      io.stdout.write(REMOVE_BG_HELP)
+      return EXIT.ok
+    }
+    if (positionals.length !== 1) throw new UsageError(`expected one VIDEO, got ${positionals.length} argument(s)`)
+    if (values.output === undefined) throw new UsageError('-o OUT is required')
+    const format = (values.format ?? formatFor(values.output, values.background)) as OutputFormat
+    if (!FORMATS.includes(format)) throw new UsageError(`--format must be one of ${FORMATS.join(', ')}; got ${values.format}`)
+    const pollIntervalMs = values['poll-interval'] === undefined ? 1000 : Number(values['poll-interval'])
+    if (!Number.isInteger(pollIntervalMs) || pollIntervalMs < 50) throw new UsageError('--poll-interval must be a whole number of milliseconds, at least 50')
+    client = createClient(values, io.env)
+    const signal = intr.signal
+
+    const videoUrl = await resolveInput(client, positionals[0]!, 'VIDEO', io, signal)
+    const job = await client.removeVideoBackground(
+      { video_url: videoUrl, output_format: format, ...(values.background !== undefined ? { background_color: values.background } : {}) },
+      { signal },
+    )
+    jobId = job.job_id
+    io.stderr.write(`job ${jobId} (${format})\n`)
+    const bar = createProgressBar(io.stderr, 'remove-bg')
+    let doc
+    try {
+      doc = await client.waitForJob('remove-background', jobId, { signal, pollIntervalMs, onProgress: (d) => bar.update(d.status, d.progress) })
+    } finally {
+      bar.done()
+    }
+    const bytes = await saveResult(client, doc.result_url!, userPath(io, values.output), signal)
+    io.stderr.write(`saved ${values.output} (${bytes} bytes)\n`)
+    return EXIT.ok
+  } catch (err) {
+    if (err instanceof TailorError && err.errorCode === 'aborted' && jobId !== null && client !== null) {
+      // Ctrl-C: the job would go on without us; stop it.
+      await client.cancelJob('remove-background', jobId).then(
+        () => io.stderr.write(`cancelled job ${jobId}\n`),
+        () => undefined,
+      )
+    }
+    return reportError(err, io, 'remove-bg')
+  } finally {
+    intr.dispose()
+  }
+}
