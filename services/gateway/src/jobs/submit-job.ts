@@ -1,0 +1,72 @@
+/**
+ * Use case: submit a job. Validated parameters become a pending job record, then a job message for
+ * the workers. Both edges call it (HTTP routes, the internal gRPC API), so a job means the same
+ * whichever way it came in.
+ */
+import { newJobId, type GarmentMode, type JobEnvelope, type OutputFormat, type RemoveBackgroundBody, type TryOnBody } from '@tailor/proto'
+import type { JobPublisher } from './publisher.ts'
+import type { JobRecord, JobStore } from './job-store.ts'
+
+export interface SubmitJobDeps {
+  jobs: JobStore
+  publisher: JobPublisher
+}
+
+/** What a try-on job carries to inference (the request minus `wait_for_result`, garment_mode defaulted). */
+export interface TryOnJobParams {
+  person_image_url: string
+  garment_image_url: string
+  garment_mode: GarmentMode
+  preprocess_garment: boolean
+  remove_background: boolean
+}
+
+export interface RemoveBackgroundJobParams {
+  video_url: string
+  background_color: string
+  output_format: OutputFormat
+}
+
+export type TryOnSubmission = { kind: 'try-on'; params: TryOnJobParams }
+export type RemoveBackgroundSubmission = { kind: 'remove-background'; params: RemoveBackgroundJobParams }
+export type JobSubmission = TryOnSubmission | RemoveBackgroundSubmission
+
+export const tryOnSubmission = (body: TryOnBody): TryOnSubmission => ({
+  kind: 'try-on',
+  params: {
+    person_image_url: body.person_image_url,
+    garment_image_url: body.garment_image_url,
+    garment_mode: body.garment_mode ?? 'auto',
+    preprocess_garment: body.preprocess_garment,
+    remove_background: body.remove_background,
+  },
+})
+
+export const removeBackgroundSubmission = (body: RemoveBackgroundBody): RemoveBackgroundSubmission => ({
+  kind: 'remove-background',
+  params: { video_url: body.video_url, background_color: body.background_color, output_format: body.output_format },
+})
+
+/**
+ * Creates the pending record and publishes the job. When publishing fails the record is marked
+ * failed (service_unavailable) and the publisher's error is rethrown.
+ */
+export async function submitJob(deps: SubmitJobDeps, job: JobSubmission): Promise<JobRecord> {
+  const now = new Date().toISOString()
+  const rec: JobRecord = {
+    id: newJobId(), kind: job.kind, status: 'pending', progress: 0, params: { ...job.params },
+    result: null, error: null, attempts: 0, createdAt: now, updatedAt: now,
+  }
+  await deps.jobs.create(rec)
+  const envelope: JobEnvelope =
+    job.kind === 'try-on'
+      ? { id: rec.id, kind: 'try-on', params: { ...job.params }, createdAt: now }
+      : { id: rec.id, kind: 'remove-background', params: job.params, createdAt: now }
+  try {
+    await deps.publisher.publish(envelope)
+  } catch (err) {
+    await deps.jobs.update(rec.id, (r) => ({ ...r, status: 'failed', error: { code: 'service_unavailable', message: 'The job could not be queued.' }, updatedAt: new Date().toISOString() }))
+    throw err
+  }
+  return rec
+}
