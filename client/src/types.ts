@@ -1,68 +1,20 @@
 /**
- * The public request and response shapes as the client sends and receives them. Type-only imports
- * from @tailor/proto (the shared vocabulary), so nothing node-only reaches a browser bundle.
+ * The public request and response shapes, from the shared zod schemas in @tailor/proto
+ * (proto/src/api.ts, proto/src/uploads.ts). Type-only imports: nothing of proto's runtime (nor
+ * anything node-only) reaches a browser bundle through them.
  */
-import type { ErrorCode, JobKind, JobStatus, OutputFormat } from '@tailor/proto'
+import type {
+  CancelAccepted, ErrorBody, ErrorCode, JobAccepted, JobKind, JobStatus, JobStatusDocument, OutputFormat,
+  RemoveBackgroundBodyInput, TryOnBodyInput, TryOnCompleted, UploadAccepted,
+} from '@tailor/proto'
 
-export type { ErrorCode, JobKind, JobStatus, OutputFormat }
+export type { CancelAccepted, ErrorBody, ErrorCode, JobAccepted, JobKind, JobStatus, JobStatusDocument, OutputFormat }
 
-/** A URL the service accepts as an input: http(s), or `tailor://uploads/<id>` from {@link UploadResponse}. */
-export type InputUrl = string
-export type BoolString = 'true' | 'false' | boolean
-
-/** POST /v1/try-on (spec 2.1). */
-export interface TryOnRequest {
-  person_image_url: InputUrl
-  garment_image_url: InputUrl
-  /** Deprecated: overrides category detection. */
-  garment_mode?: 'auto' | 'upper' | 'lower' | 'full'
-  preprocess_garment?: BoolString
-  remove_background?: BoolString
-  wait_for_result?: BoolString
-}
-
+/** POST /v1/try-on body (spec 2.1): input URLs are http(s) or `tailor://uploads/<id>`. */
+export type TryOnRequest = TryOnBodyInput
 /** 200 (finished within the server's wait) carries result_url; 202 only job_id. */
-export interface TryOnResponse {
-  job_id: string
-  result_url?: string
-}
-
-/** POST /v1/video/remove-background (spec 2.3). */
-export interface RemoveBackgroundRequest {
-  video_url: InputUrl
-  /** `transparent`, `#RGB` or `#RRGGBB`; default `#000000`. */
-  background_color?: string
-  output_format?: OutputFormat
-}
-
-export interface JobAccepted {
-  job_id: string
-}
-
-/** GET /v1/<kind>/job/{id}. */
-export interface JobStatusDocument {
-  job_id: string
-  status: JobStatus
-  /** 0..1 */
-  progress: number
-  result_url: string | null
-  error: { message: string; error_code: ErrorCode } | null
-  created_at: string
-  updated_at: string
-}
-
+export type TryOnResponse = JobAccepted & Partial<Pick<TryOnCompleted, 'result_url'>>
+/** POST /v1/video/remove-background body (spec 2.3). */
+export type RemoveBackgroundRequest = RemoveBackgroundBodyInput
 /** POST /v1/uploads → 201. */
-export interface UploadResponse {
-  upload_id: string
-  /** `tailor://uploads/<id>`: pass it wherever an input URL is accepted. */
-  url: string
-  expires_at: string
-}
-
-/** The HTTP error body (every 4xx/5xx). */
-export interface ErrorBody {
-  error: string
-  error_code: ErrorCode
-  request_id?: string
-  job_id?: string
-}
+export type UploadResponse = UploadAccepted

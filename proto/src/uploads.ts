@@ -4,6 +4,7 @@
  * gateway writes uploads, inference reads them from the same storage (never over HTTP): the NATS
  * Object Store bucket `uploads` (distributed) or `<data dir>/uploads` (embedded). Browser-safe.
  */
+import { z } from 'zod'
 
 /** Uploads live one hour (the bucket's TTL; the data dir is swept). */
 export const UPLOAD_TTL_MS = 60 * 60 * 1000
@@ -38,6 +39,15 @@ export function uploadMediaKind(contentType: string | undefined): UploadMediaKin
   }
   return null
 }
+
+/** POST /v1/uploads → 201. */
+export const UploadAccepted = z.object({
+  upload_id: z.string(),
+  /** `tailor://uploads/<id>`: accepted wherever an input URL is, by jobs of the same API key. */
+  url: z.string(),
+  expires_at: z.string(),
+})
+export type UploadAccepted = z.infer<typeof UploadAccepted>
 
 /** What is stored beside each upload (a JSON file embedded, object metadata distributed). */
 export interface UploadMeta {

@@ -35,7 +35,7 @@ export async function openObjectStoreUploadSource(nc: NatsConnection, o: { now?:
       try {
         await pipeline(Readable.fromWeb(r.data as NodeReadableStream<Uint8Array>), createWriteStream(dest), { signal })
         const err = await r.error
-        if (err !== null) throw new AppError('service_unavailable', 'Reading the upload failed.', { cause: err, retryable: true })
+        if (err != null) throw new AppError('service_unavailable', 'Reading the upload failed.', { cause: err, retryable: true })
       } catch (err) {
         await rm(dest, { force: true })
         throw err
