@@ -12,7 +12,8 @@ const owned = [
     owners: [
       'services/gateway/src/jobs/publisher-jetstream.ts', 'services/gateway/src/jobs/job-store-kv.ts',
       'services/gateway/src/results/result-reader-object-store.ts', 'services/gateway/src/start.ts',
-      'services/gateway/src/uploads/upload-store-object-store.ts', 'services/inference/src/uploads/upload-source-object-store.ts',
+      'services/gateway/src/uploads/upload-store-object-store.ts', 'services/gateway/src/webhooks/webhook-queue-jetstream.ts',
+      'services/gateway/src/idempotency/idempotency-store-kv.ts', 'services/inference/src/uploads/upload-source-object-store.ts',
       'services/inference/src/consumer/job-source-jetstream.ts', 'services/inference/src/results/result-store-object-store.ts',
       'services/inference/src/start.ts',
     ],

@@ -19,6 +19,9 @@ export const HTTP_STATUS = {
   range_not_satisfiable: 416,
   not_found: 404,
   job_finished: 409,
+  /** Idempotency-Key (IETF draft-ietf-httpapi-idempotency-key-header): reused with another body → 422, its first request still in flight → 409. */
+  idempotency_key_reused: 422,
+  idempotency_key_in_use: 409,
   rate_limit_exceeded: 429,
   unexpected_error: 500,
   service_unavailable: 503,

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { z } from 'zod'
+import { parseWebhookSecret } from './webhooks/standard-webhooks.ts'
 
 const csv = z
   .string()
@@ -39,6 +40,21 @@ const Env = z
     TRYON_WAIT_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(60_000),
     SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /** How long an Idempotency-Key is remembered (KV bucket TTL / data-dir files). */
+    IDEMPOTENCY_TTL_S: z.coerce.number().int().positive().default(86_400),
+    /** Standard Webhooks signing secret, `whsec_<base64 of 24–64 bytes>`; without it webhook_url is refused. */
+    WEBHOOK_SECRET: z
+      .string()
+      .refine((s) => parseWebhookSecret(s) !== null, 'must be whsec_ followed by the base64 of 24 to 64 random bytes')
+      .optional(),
+    /** Delays before the 2nd, 3rd, … attempt of a webhook (ms, comma separated); attempts = delays + 1. */
+    WEBHOOK_RETRY_DELAYS_MS: csv
+      .pipe(z.array(z.string().regex(/^\d{1,10}$/, 'must be whole milliseconds').transform(Number)))
+      .default([5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
+    /** One webhook attempt: connect, send and the answer's status. */
+    WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
+    /** Same setting as inference's: loopback destinations allowed (tests, local setups); nothing else private. */
+    TAILOR_FETCH_ALLOW_LOOPBACK: z.stringbool().default(false),
   })
   .superRefine((env, ctx) => {
     if (env.API_KEYS.length === 0 && env.TAILOR_API_KEY === undefined && env.API_KEY_SHA256.length === 0) {
@@ -76,6 +92,12 @@ export interface Config {
   readonly tryOnWaitTimeoutMs: number
   readonly shutdownTimeoutMs: number
   readonly logLevel: string
+  readonly idempotencyTtlS: number
+  /** Bytes behind WEBHOOK_SECRET; undefined when webhooks are off. */
+  readonly webhookSecret: Buffer | undefined
+  readonly webhookRetryDelaysMs: readonly number[]
+  readonly webhookTimeoutMs: number
+  readonly allowLoopback: boolean
 }
 
 /** Pure: a test passes a literal object. Throws listing every bad variable. */
@@ -106,5 +128,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     tryOnWaitTimeoutMs: e.TRYON_WAIT_TIMEOUT_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
+    idempotencyTtlS: e.IDEMPOTENCY_TTL_S,
+    webhookSecret: e.WEBHOOK_SECRET === undefined ? undefined : (parseWebhookSecret(e.WEBHOOK_SECRET) ?? undefined),
+    webhookRetryDelaysMs: Object.freeze([...e.WEBHOOK_RETRY_DELAYS_MS]),
+    webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
+    allowLoopback: e.TAILOR_FETCH_ALLOW_LOOPBACK,
   })
 }

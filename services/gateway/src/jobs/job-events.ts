@@ -9,10 +9,22 @@ const stamp = (r: JobRecord, patch: Partial<JobRecord>): JobRecord => ({ ...r, .
  * to keep going: a job that was cancelled (or is unknown, or already failed) needs no more work.
  * Events are idempotent: a redelivered job may report `running` and `completed` twice.
  */
-export function createJobEventHandler(store: JobStore, log: Logger): (e: JobEvent) => Promise<JobEventAck> {
+export function createJobEventHandler(
+  store: JobStore,
+  log: Logger,
+  o: {
+    /**
+     * A final event for a record already final with that status: inference repeats it when the
+     * gateway stopped before answering, perhaps before the record's webhook was queued.
+     */
+    onFinalRepeated?: (rec: JobRecord) => Promise<void>
+  } = {},
+): (e: JobEvent) => Promise<JobEventAck> {
   return async (e) => {
     let stop = false
+    let repeated = false
     const rec = await store.update(e.jobId, (r) => {
+      repeated = (e.type === 'completed' || e.type === 'failed') && r.status === e.type
       if (r.status === 'failed') {
         stop = true
         return null
@@ -37,6 +49,7 @@ export function createJobEventHandler(store: JobStore, log: Logger): (e: JobEven
       log.warn({ jobId: e.jobId, event: e.type }, 'event for an unknown job')
       return { cancelled: true }
     }
+    if (repeated && o.onFinalRepeated) await o.onFinalRepeated(rec)
     if (e.type !== 'progress' && isFinal(rec.status)) log.info({ jobId: e.jobId, status: rec.status, code: rec.error?.code }, 'job finished')
     return { cancelled: stop }
   }

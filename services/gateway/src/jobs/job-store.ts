@@ -15,6 +15,13 @@ export interface JobRecord {
   updatedAt: string
   /** When the job completed (set with the result; retention of the result counts from it). */
   completedAt?: string
+  /** The request's webhook_url, and the origin its result_url is built on (webhooks/). */
+  webhook?: JobWebhook
+}
+
+export interface JobWebhook {
+  url: string
+  resultBaseUrl: string
 }
 
 /**

@@ -1,0 +1,111 @@
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { Logger } from '../logger.ts'
+import type { AttemptHandler, WebhookDelivery, WebhookQueue } from './webhook-queue.ts'
+
+/** Deliveries in flight at once. */
+const CONCURRENCY = 4
+/** A delivered (or given-up) webhook's file is kept this long so a late duplicate enqueue is ignored. */
+const DONE_KEEP_MS = 24 * 60 * 60 * 1000
+
+interface Entry {
+  delivery: WebhookDelivery
+  /** Attempts made so far. */
+  attempts: number
+  /** Epoch ms when the next attempt is due. */
+  dueAt: number
+  /** Epoch ms when it was done (delivered, gone, refused or given up); absent while pending. */
+  doneAt?: number
+}
+
+const FILE_RE = /^[A-Za-z0-9_-]+\.json$/
+
+/**
+ * Adapter (embedded mode): one JSON file per webhook in `<dir>` named by its webhook-id, rewritten
+ * atomically after every attempt, so pending deliveries (and their attempt counts) resume after a
+ * restart. A timer wakes at the earliest due time.
+ */
+export async function openFileWebhookQueue(dir: string, o: { logger: Logger; now?: () => number }): Promise<WebhookQueue> {
+  const now = o.now ?? Date.now
+  await mkdir(dir, { recursive: true, mode: 0o700 })
+  const entries = new Map<string, Entry>()
+  for (const name of (await readdir(dir)).filter((n) => FILE_RE.test(n))) {
+    try {
+      const e = JSON.parse(await readFile(join(dir, name), 'utf8')) as Entry
+      if (e.doneAt !== undefined && now() - e.doneAt > DONE_KEEP_MS) await rm(join(dir, name), { force: true })
+      else entries.set(e.delivery.webhookId, e)
+    } catch (err) {
+      o.logger.error({ err, file: name }, 'unreadable webhook file skipped')
+    }
+  }
+  const file = (id: string): string => join(dir, `${id}.json`)
+  const save = async (e: Entry): Promise<void> => {
+    const path = file(e.delivery.webhookId)
+    await writeFile(`${path}.tmp`, JSON.stringify(e), { mode: 0o600 })
+    await rename(`${path}.tmp`, path)
+  }
+
+  let handler: AttemptHandler | null = null
+  let timer: NodeJS.Timeout | null = null
+  let closed = false
+  const inFlight = new Map<string, Promise<void>>()
+
+  const attempt = async (e: Entry, handle: AttemptHandler): Promise<void> => {
+    const n = e.attempts + 1
+    let next: Entry
+    try {
+      const outcome = await handle(e.delivery, n)
+      next = outcome.done ? { ...e, attempts: n, doneAt: now() } : { ...e, attempts: n, dueAt: now() + outcome.retryInMs }
+    } catch (err) {
+      o.logger.error({ err, jobId: e.delivery.jobId }, 'webhook attempt crashed; will retry')
+      next = { ...e, attempts: n, dueAt: now() + 30_000 }
+    }
+    entries.set(e.delivery.webhookId, next)
+    await save(next).catch((err: unknown) => o.logger.error({ err, jobId: e.delivery.jobId }, 'webhook state not saved'))
+  }
+
+  const pump = (): void => {
+    if (timer !== null) clearTimeout(timer)
+    timer = null
+    if (closed || handler === null) return
+    const h = handler
+    const t = now()
+    let nextDue = Infinity
+    for (const e of entries.values()) {
+      if (e.doneAt !== undefined && t - e.doneAt > DONE_KEEP_MS) {
+        entries.delete(e.delivery.webhookId)
+        void rm(file(e.delivery.webhookId), { force: true })
+      }
+      if (e.doneAt !== undefined || inFlight.has(e.delivery.webhookId)) continue
+      if (e.dueAt <= t && inFlight.size < CONCURRENCY) {
+        const id = e.delivery.webhookId
+        inFlight.set(id, attempt(e, h).finally(() => {
+          inFlight.delete(id)
+          pump()
+        }))
+      } else {
+        nextDue = Math.min(nextDue, Math.max(e.dueAt, t + 10))
+      }
+    }
+    if (nextDue !== Infinity) timer = setTimeout(pump, Math.min(nextDue - t, 2 ** 31 - 1))
+  }
+
+  return {
+    async enqueue(d) {
+      if (entries.has(d.webhookId)) return // queued or done already: once per webhook-id
+      const e: Entry = { delivery: d, attempts: 0, dueAt: now() }
+      entries.set(d.webhookId, e)
+      await save(e)
+      pump()
+    },
+    start(handle) {
+      handler = handle
+      pump()
+    },
+    async close() {
+      closed = true
+      if (timer !== null) clearTimeout(timer)
+      await Promise.all(inFlight.values())
+    },
+  }
+}

@@ -1,0 +1,112 @@
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JsMsg } from '@nats-io/jetstream'
+import { nanos, type NatsConnection } from '@nats-io/transport-node'
+import { AppError } from '@tailor/proto'
+import type { Logger } from '../logger.ts'
+import type { AttemptHandler, WebhookDelivery, WebhookQueue } from './webhook-queue.ts'
+
+export const WEBHOOKS_STREAM = 'WEBHOOKS'
+export const WEBHOOKS_SUBJECT = 'webhooks.deliveries.v1'
+export const WEBHOOKS_DURABLE = 'gateway-webhooks'
+/** A job's final event may be redelivered minutes later; its webhook is queued once within this window. */
+const DUPLICATE_WINDOW_MS = 60 * 60 * 1000
+/** Undelivered webhooks are dropped after this long whatever the schedule says. */
+const MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000
+const PULL_EXPIRES_MS = 2_000
+/** Deliveries in flight per gateway (each attempt waits at most WEBHOOK_TIMEOUT_MS). */
+const CONCURRENCY = 4
+
+/**
+ * Adapter: JetStream work-queue stream WEBHOOKS (msgID = webhook-id, so a job's webhook is queued
+ * once) and the durable pull consumer `gateway-webhooks` shared by every gateway replica. A retry
+ * is a `nak` with the schedule's delay; a gateway that dies mid-attempt leaves the message unacked,
+ * and the server hands it to another replica (or the restarted one) after the ack wait.
+ */
+export async function openJetStreamWebhookQueue(nc: NatsConnection, o: { attemptTimeoutMs: number; logger: Logger }): Promise<WebhookQueue> {
+  const jsm = await jetstreamManager(nc)
+  const streamCfg = {
+    name: WEBHOOKS_STREAM,
+    subjects: [WEBHOOKS_SUBJECT],
+    retention: RetentionPolicy.Workqueue,
+    storage: StorageType.File,
+    duplicate_window: nanos(DUPLICATE_WINDOW_MS),
+    max_age: nanos(MAX_AGE_MS),
+  }
+  try {
+    await jsm.streams.info(WEBHOOKS_STREAM)
+  } catch {
+    try {
+      await jsm.streams.add(streamCfg)
+    } catch (err) {
+      await jsm.streams.info(WEBHOOKS_STREAM).catch(() => Promise.reject(err)) // created meanwhile by another replica
+    }
+  }
+  const ackWait = nanos(o.attemptTimeoutMs + 15_000)
+  try {
+    await jsm.consumers.info(WEBHOOKS_STREAM, WEBHOOKS_DURABLE)
+    await jsm.consumers.update(WEBHOOKS_STREAM, WEBHOOKS_DURABLE, { ack_wait: ackWait })
+  } catch {
+    await jsm.consumers.add(WEBHOOKS_STREAM, {
+      durable_name: WEBHOOKS_DURABLE,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      ack_wait: ackWait,
+      max_ack_pending: CONCURRENCY * 16,
+      filter_subject: WEBHOOKS_SUBJECT,
+    })
+  }
+  const js = jetstream(nc)
+  const consumer = await js.consumers.get(WEBHOOKS_STREAM, WEBHOOKS_DURABLE)
+  let stopped = false
+  const loops: Promise<void>[] = []
+
+  const handleOne = async (m: JsMsg, handle: AttemptHandler): Promise<void> => {
+    let d: WebhookDelivery
+    try {
+      d = m.json<WebhookDelivery>()
+    } catch (err) {
+      o.logger.error({ err, seq: m.seq }, 'unreadable webhook message dropped')
+      m.term('unreadable')
+      return
+    }
+    try {
+      const outcome = await handle(d, m.info.deliveryCount)
+      if (outcome.done) await m.ackAck()
+      else m.nak(outcome.retryInMs)
+    } catch (err) {
+      o.logger.error({ err, jobId: d.jobId }, 'webhook attempt crashed; will retry')
+      m.nak(30_000)
+    }
+  }
+
+  const loop = async (handle: AttemptHandler): Promise<void> => {
+    while (!stopped) {
+      let m: JsMsg | null
+      try {
+        m = await consumer.next({ expires: PULL_EXPIRES_MS })
+      } catch (err) {
+        if (stopped) return
+        o.logger.warn({ err }, 'webhook pull failed; retrying')
+        await new Promise((r) => setTimeout(r, 1000))
+        continue
+      }
+      if (m !== null) await handleOne(m, handle)
+    }
+  }
+
+  return {
+    async enqueue(d) {
+      try {
+        await js.publish(WEBHOOKS_SUBJECT, JSON.stringify(d), { msgID: d.webhookId })
+      } catch (err) {
+        throw new AppError('service_unavailable', 'the webhook queue is unavailable', { cause: err, retryable: true })
+      }
+    },
+    start(handle) {
+      for (let i = 0; i < CONCURRENCY; i++) loops.push(loop(handle))
+    },
+    async close() {
+      stopped = true
+      await Promise.all(loops)
+    },
+  }
+}
