@@ -7,10 +7,11 @@ const owned = [
   { name: 'sharp', owners: ['services/inference/src/media/image.ts'], why: 'only media/image.ts touches sharp' },
   { name: 'node:child_process', owners: ['services/inference/src/media/video.ts', 'services/inference/src/media/video.test-support.ts'], why: 'only media/video.ts runs ffmpeg' },
   { name: 'child_process', owners: [], why: 'use node:child_process, only in media/video.ts' },
+  { name: 'prom-client', owners: ['services/gateway/src/metrics.ts', 'services/inference/src/metrics.ts'], why: 'metrics are defined in each service\'s metrics.ts; others report through its functions' },
   {
     group: '@nats-io/*',
     owners: [
-      'services/gateway/src/jobs/publisher-jetstream.ts', 'services/gateway/src/jobs/job-store-kv.ts',
+      'services/gateway/src/jobs/publisher-jetstream.ts', 'services/gateway/src/jobs/queue-depth-jetstream.ts', 'services/gateway/src/jobs/job-store-kv.ts',
       'services/gateway/src/results/result-reader-object-store.ts', 'services/gateway/src/start.ts',
       'services/gateway/src/uploads/upload-store-object-store.ts', 'services/gateway/src/webhooks/webhook-queue-jetstream.ts',
       'services/gateway/src/idempotency/idempotency-store-kv.ts', 'services/inference/src/uploads/upload-source-object-store.ts',

@@ -26,6 +26,11 @@ export class InProcessQueue {
     this.#waiters.shift()?.()
   }
 
+  /** Jobs waiting for the worker (not yet delivered, or nak'ed and back in line). */
+  depth(): number {
+    return this.#items.length
+  }
+
   async next(): Promise<JobDelivery | null> {
     if (this.#items.length === 0) {
       await new Promise<void>((resolve) => {

@@ -1,6 +1,7 @@
 import { pino, type Logger } from 'pino'
 import { loadConfig as loadGatewayConfig } from '@tailor/gateway/src/config.ts'
 import { openFileJobStore } from '@tailor/gateway/src/jobs/job-store-files.ts'
+import { createMetricsRegistry } from '@tailor/gateway/src/metrics.ts'
 import { createFileResultReader } from '@tailor/gateway/src/results/result-reader-files.ts'
 import { startFileResultSweeper } from '@tailor/gateway/src/results/result-sweeper-files.ts'
 import { openFileUploadStore } from '@tailor/gateway/src/uploads/upload-store-files.ts'
@@ -47,14 +48,27 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
     retentionMs: gatewayConfig.resultRetentionS * 1000,
     onSwept: (paths) => logger.info({ files: paths.length }, 'expired results deleted'),
   })
+  // One metrics registry for the process: the gateway's /metrics shows both services' metrics,
+  // and /readyz waits for the worker's models too.
+  const registry = createMetricsRegistry()
+  let inference: Awaited<ReturnType<typeof startInference>> | undefined
   const gateway = await startGateway(gatewayConfig, {
     logger: logger.child({ service: 'gateway' }),
-    ports: { jobs, publisher: queue, cancel: events, results: createFileResultReader(data.resultsDir), uploads: await openFileUploadStore(data.uploadsDir) },
+    registry,
+    readiness: () => inference?.ready() ?? { ok: false, models_loaded: false },
+    ports: {
+      jobs,
+      publisher: queue,
+      cancel: events,
+      results: createFileResultReader(data.resultsDir),
+      uploads: await openFileUploadStore(data.uploadsDir),
+      queueDepth: () => Promise.resolve(queue.depth()),
+    },
   })
   events.connect(gateway.handleJobEvent)
-  let inference
   try {
     inference = await startInference(inferenceConfig, {
+      registry,
       logger: logger.child({ service: 'inference' }),
       ports: { source: queue, events, results: createFileResultStore(data.resultsDir), uploads: createFileUploadSource(data.uploadsDir) },
     })

@@ -1,12 +1,14 @@
 import { Hono, type MiddlewareHandler } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { requestId, type RequestIdVariables } from 'hono/request-id'
+import { matchedRoutes } from 'hono/route'
 import { AppError } from '@tailor/proto'
 import type { Config } from './config.ts'
 import { toErrorResponse } from './errors.ts'
 import type { JobStore } from './jobs/job-store.ts'
 import type { CancelNotifier, JobPublisher } from './jobs/publisher.ts'
 import type { Logger } from './logger.ts'
+import type { GatewayMetrics } from './metrics.ts'
 import { apiKeyAuth } from './middleware/api-key.ts'
 import { jsonObjectBody } from './middleware/json-body.ts'
 import type { ResultReader } from './results/result-reader.ts'
@@ -25,9 +27,17 @@ export interface GatewayDeps {
   results: ResultReader
   /** Upload storage; without it POST /v1/uploads answers service_unavailable and upload URLs are refused. */
   uploads?: UploadStore
+  /** Liveness (GET /healthz): the process serves requests. */
   health: () => { ok: boolean; [k: string]: unknown }
+  /** Readiness (GET /readyz): NATS connected, job store answering (defaults to `health`). */
+  ready?: () => Promise<{ ok: boolean; [k: string]: unknown }>
+  /** GET /metrics (Prometheus text); absent → 404. */
+  metrics?: GatewayMetrics
   jsonBody: MiddlewareHandler
 }
+
+/** Probe and scrape paths: logged at debug, not info (they arrive every few seconds). */
+const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics'])
 
 export type AppEnv = { Variables: RequestIdVariables & { log: Logger } }
 
@@ -40,12 +50,31 @@ export function createApp(d: Omit<GatewayDeps, 'jsonBody'>) {
   return new Hono<AppEnv>()
     .use(requestId())
     .use(async (c, next) => {
-      c.set('log', deps.logger.child({ requestId: c.get('requestId') }))
-      await next()
+      // Every log line of a request carries its request_id (also in error bodies and X-Request-Id).
+      const log = deps.logger.child({ request_id: c.get('requestId') })
+      c.set('log', log)
+      const t0 = performance.now()
+      await next() // errors are answered by onError before this returns
+      const seconds = (performance.now() - t0) / 1000
+      const route = matchedRoutes(c).findLast((r) => r.method !== 'ALL')?.path ?? 'unmatched'
+      const status = c.res.status
+      deps.metrics?.httpRequest({ method: c.req.method, route, status, seconds })
+      const line = { method: c.req.method, route, path: c.req.path, status, ms: Math.round(seconds * 1000) }
+      if (QUIET_PATHS.has(c.req.path)) log.debug(line, 'request completed')
+      else log.info(line, 'request completed')
     })
     .get('/healthz', (c) => {
       const { ok, ...details } = deps.health()
       return c.json({ status: ok ? 'ok' : 'unavailable', ...details }, ok ? 200 : 503)
+    })
+    .get('/readyz', async (c) => {
+      const { ok, ...details } = await (deps.ready ?? (() => Promise.resolve(deps.health())))()
+      return c.json({ status: ok ? 'ready' : 'unavailable', ...details }, ok ? 200 : 503)
+    })
+    .get('/metrics', async (c) => {
+      if (deps.metrics === undefined) throw new AppError('not_found', 'No such endpoint.')
+      const body = await deps.metrics.registry.metrics()
+      return c.body(body, 200, { 'content-type': deps.metrics.registry.contentType })
     })
     .use('/v1/*', apiKeyAuth(deps.config.apiKeyHashes))
     .use('/v1/*', skipFor(UPLOADS_PATH, bodyLimit({ maxSize: deps.config.maxBodyBytes }))) // uploads have their own, larger limits

@@ -18,8 +18,8 @@ export function toErrorResponse(err: unknown, c: Context, log: Logger): Response
   }
   const status = HTTP_STATUS[e.code] as ContentfulStatusCode
   const requestId = c.get('requestId') as string | undefined
-  if (status >= 500) log.error({ err, requestId, code: e.code }, 'request failed')
-  else log.debug({ requestId, code: e.code }, 'request rejected')
+  if (status >= 500) log.error({ err, request_id: requestId, code: e.code }, 'request failed')
+  else log.debug({ request_id: requestId, code: e.code }, 'request rejected')
   const message = status >= 500 && e.code === 'unexpected_error' ? 'An unexpected error occurred; try again later.' : e.message
   return c.json({ error: message, error_code: e.code, ...(requestId ? { request_id: requestId } : {}) }, status)
 }

@@ -7,10 +7,13 @@ import type { Config } from './config.ts'
 import { startJobEventsServer, type JobEventsServer } from './events/grpc-server.ts'
 import { createJobEventHandler } from './jobs/job-events.ts'
 import { openKvJobStore } from './jobs/job-store-kv.ts'
+import { withJobMetrics } from './jobs/job-store-metrics.ts'
 import type { JobStore } from './jobs/job-store.ts'
 import { openJetStreamPublisher } from './jobs/publisher-jetstream.ts'
 import type { CancelNotifier, JobPublisher } from './jobs/publisher.ts'
+import { openJetStreamQueueDepth } from './jobs/queue-depth-jetstream.ts'
 import { createLogger, type Logger } from './logger.ts'
+import { createGatewayMetrics, createMetricsRegistry, type MetricsRegistry } from './metrics.ts'
 import { openObjectStoreResultReader } from './results/result-reader-object-store.ts'
 import type { ResultReader } from './results/result-reader.ts'
 import { openObjectStoreUploadStore } from './uploads/upload-store-object-store.ts'
@@ -23,7 +26,16 @@ export interface GatewayPorts {
   cancel: CancelNotifier
   results: ResultReader
   uploads: UploadStore
+  /** Jobs waiting for a worker, for the tailor_queue_depth gauge (the in-process queue's length). */
+  queueDepth?: () => Promise<number | null>
 }
+
+/** Readiness details; `ok` false answers /readyz with 503. */
+export type Readiness = { ok: boolean; [k: string]: unknown }
+
+/** A job id in the issued format that is never issued: reading it proves the job store answers. */
+const PROBE_JOB_ID = '00000000-0000-7000-8000-000000000000'
+const READY_PROBE_TIMEOUT_MS = 2_000
 
 export interface Gateway {
   url: string
@@ -37,29 +49,78 @@ export interface Gateway {
 }
 
 /** The only composition root of the gateway. */
-export async function start(config: Config, opts: { ports?: GatewayPorts; logger?: Logger } = {}): Promise<Gateway> {
+export async function start(
+  config: Config,
+  opts: {
+    ports?: GatewayPorts
+    logger?: Logger
+    /** Metrics registry shared with other services in this process (embedded); else one of its own. */
+    registry?: MetricsRegistry
+    /** More readiness conditions (embedded: the in-process inference worker). */
+    readiness?: () => Readiness
+  } = {},
+): Promise<Gateway> {
   const logger = opts.logger ?? createLogger(config.logLevel)
+  let queueDepth: (() => Promise<number | null>) | undefined
+  const metrics = createGatewayMetrics({ registry: opts.registry ?? createMetricsRegistry(), queueDepth: () => queueDepth?.() ?? Promise.resolve(null) })
+  let natsConnected = true
   let nc: NatsConnection | null = null
   let grpcServer: JobEventsServer | null = null
   let ports: GatewayPorts
   let handleJobEvent: (e: JobEvent) => Promise<JobEventAck>
   if (opts.ports !== undefined) {
-    ports = opts.ports
+    ports = { ...opts.ports, jobs: withJobMetrics(opts.ports.jobs, metrics) }
+    queueDepth = opts.ports.queueDepth
     handleJobEvent = createJobEventHandler(ports.jobs, logger)
   } else {
     if (config.natsUrl === undefined) throw new Error('NATS_URL is required to run the gateway on its own (or use the embedded mode)')
     nc = await connect({ servers: config.natsUrl, name: 'tailor-gateway', maxReconnectAttempts: -1 })
-    const jobs = await openKvJobStore(nc, { ttlMs: config.jobRetentionS * 1000 })
+    const statuses = nc.status()
+    void (async () => {
+      for await (const st of statuses) {
+        if (st.type === 'disconnect' || st.type === 'reconnect') {
+          natsConnected = st.type === 'reconnect'
+          logger[natsConnected ? 'info' : 'warn']({ server: st.server }, natsConnected ? 'NATS reconnected' : 'NATS disconnected')
+        }
+      }
+    })()
+    queueDepth = await openJetStreamQueueDepth(nc)
+    const jobs = withJobMetrics(await openKvJobStore(nc, { ttlMs: config.jobRetentionS * 1000 }), metrics)
     handleJobEvent = createJobEventHandler(jobs, logger)
     grpcServer = await startJobEventsServer({ host: config.host, port: config.grpcPort, handle: handleJobEvent, logger })
     ports = { jobs, publisher: await openJetStreamPublisher(nc), cancel: grpcServer, uploads: await openObjectStoreUploadStore(nc), results: await openObjectStoreResultReader(nc, { ttlMs: config.resultRetentionS * 1000 }) }
   }
   const conn = nc
   const grpcSrv = grpcServer
+  const jobStore = ports.jobs
+  let stopping = false
+  const probeJobStore = (): Promise<boolean> =>
+    new Promise((resolve) => {
+      const t = setTimeout(() => resolve(false), READY_PROBE_TIMEOUT_MS)
+      jobStore.get(PROBE_JOB_ID).then(
+        () => (clearTimeout(t), resolve(true)),
+        () => (clearTimeout(t), resolve(false)),
+      )
+    })
   const app = createApp({
     config,
     logger,
     ...ports,
+    metrics,
+    ready: async () => {
+      const nats = conn === null ? null : natsConnected && !conn.isClosed()
+      const jobStoreOk = await probeJobStore()
+      const extra = opts.readiness?.() ?? { ok: true }
+      const { ok: extraOk, ...extraDetails } = extra
+      return {
+        ok: !stopping && nats !== false && jobStoreOk && extraOk,
+        mode: conn === null ? 'embedded' : 'distributed',
+        ...(nats === null ? {} : { nats_connected: nats }),
+        job_store: jobStoreOk,
+        ...(stopping ? { stopping: true } : {}),
+        ...extraDetails,
+      }
+    },
     health: () => ({
       ok: conn === null || !conn.isClosed(),
       mode: conn === null ? 'embedded' : 'distributed',
@@ -80,6 +141,7 @@ export async function start(config: Config, opts: { ports?: GatewayPorts; logger
     handleJobEvent,
     jobs: ports.jobs,
     async stop() {
+      stopping = true
       await new Promise<void>((resolve) => {
         server.close(() => resolve())
         // Long downloads must not hold shutdown forever.

@@ -11,11 +11,12 @@ import { openTryOnEngine } from './engine/tryon/tryon-engine.ts'
 import { openJobEventStream } from './events/event-stream.ts'
 import type { JobEventSink } from './events/job-event-sink.ts'
 import { safeFetchToFile } from '@tailor/proto/net'
-import { startHealthServer, type HealthServer } from './health/health-server.ts'
+import { startHealthServer, type HealthServer, type Report } from './health/health-server.ts'
 import { removeBackground, type MattingEngine } from './jobs/remove-background.ts'
 import { runJob } from './jobs/run-job.ts'
 import { createLogger, type Logger } from './logger.ts'
 import { DEFAULT_IMAGE_LIMITS } from './media/image.ts'
+import { createInferenceMetrics, createMetricsRegistry, type MetricsRegistry } from './metrics.ts'
 import { openObjectStoreResultStore } from './results/result-store-object-store.ts'
 import type { ResultStore } from './results/result-store.ts'
 import { createInputFetcher } from './uploads/input-fetcher.ts'
@@ -34,18 +35,38 @@ export interface InferencePorts {
 export interface Inference {
   /** The execution provider actually in use (never a silent fallback). */
   provider: string
+  /** Readiness: engines loaded and warmed up (true once start resolved), NATS connected, not stopping. */
+  ready(): Report
   stop(): Promise<void>
 }
 
 /** The only composition root of inference: engine first (ready = loaded + warmed up), then jobs. */
-export async function start(config: Config, opts: { ports?: InferencePorts; logger?: Logger } = {}): Promise<Inference> {
+export async function start(
+  config: Config,
+  opts: {
+    ports?: InferencePorts
+    logger?: Logger
+    /** Metrics registry shared with the gateway in this process (embedded); else one of its own. */
+    registry?: MetricsRegistry
+  } = {},
+): Promise<Inference> {
   const logger = opts.logger ?? createLogger(config.LOG_LEVEL)
+  let consumerRef: Consumer | null = null
+  let providerInUse = 'cpu'
+  const metrics = createInferenceMetrics({
+    registry: opts.registry ?? createMetricsRegistry(),
+    inFlight: () => consumerRef?.inFlight() ?? 0,
+    provider: () => providerInUse,
+  })
+  const onRun = metrics.modelRun
   const t0 = performance.now()
   const engine: MattingEngine & { warmupMs: number; provider?: string; providerFallbacks?: unknown } = await openMattingEngine({
     modelsDir: config.MODELS_DIR,
     executionProviders: config.ORT_EP === 'cuda' ? ['cuda', 'cpu'] : ['cpu'],
     ...(config.ORT_INTRA_OP_THREADS !== undefined ? { intraOpThreads: config.ORT_INTRA_OP_THREADS } : {}),
+    onRun,
   })
+  providerInUse = String(engine.provider ?? 'cpu')
   logger.info(
     { provider: engine.provider, fallbacks: engine.providerFallbacks, loadMs: Math.round(performance.now() - t0), warmupMs: Math.round(engine.warmupMs) },
     'matting engine ready',
@@ -60,6 +81,7 @@ export async function start(config: Config, opts: { ports?: InferencePorts; logg
       modelsDir: config.MODELS_DIR,
       executionProviders: config.ORT_EP === 'cuda' ? ['cuda', 'cpu'] : ['cpu'],
       ...(config.ORT_INTRA_OP_THREADS !== undefined ? { intraOpThreads: config.ORT_INTRA_OP_THREADS } : {}),
+      onRun,
     })
     logger.info(
       { provider: tryOnEngine.provider, fallbacks: tryOnEngine.providerFallbacks, loadMs: Math.round(performance.now() - t1), warmupMs: Math.round(tryOnEngine.warmupMs) },
@@ -70,6 +92,7 @@ export async function start(config: Config, opts: { ports?: InferencePorts; logg
   }
 
   let nc: NatsConnection | null = null
+  let natsConnected = true
   let ports: InferencePorts
   try {
     if (opts.ports !== undefined) {
@@ -79,6 +102,15 @@ export async function start(config: Config, opts: { ports?: InferencePorts; logg
         throw new Error('NATS_URL and GATEWAY_GRPC_ADDR are required to run inference on its own (or use the embedded mode)')
       }
       nc = await connect({ servers: config.NATS_URL, name: 'tailor-inference', maxReconnectAttempts: -1 })
+      const statuses = nc.status()
+      void (async () => {
+        for await (const st of statuses) {
+          if (st.type === 'disconnect' || st.type === 'reconnect') {
+            natsConnected = st.type === 'reconnect'
+            logger[natsConnected ? 'info' : 'warn']({ server: st.server }, natsConnected ? 'NATS reconnected' : 'NATS disconnected')
+          }
+        }
+      })()
       ports = {
         source: await openJetStreamJobSource(nc, { ackWaitMs: config.ACK_WAIT_MS, maxAckPending: config.CONCURRENCY }),
         events: await openJobEventStream({ address: config.GATEWAY_GRPC_ADDR, workerId: config.WORKER_ID ?? `${hostname()}-${process.pid}`, logger }),
@@ -114,6 +146,7 @@ export async function start(config: Config, opts: { ports?: InferencePorts; logg
     ackWaitMs: config.ACK_WAIT_MS,
     maxDeliver: config.MAX_DELIVER,
     finalEventTimeoutMs: config.FINAL_EVENT_TIMEOUT_MS,
+    metrics,
     jobTimeoutMs: { 'remove-background': config.VIDEO_JOB_TIMEOUT_S * 1000, 'try-on': config.TRYON_JOB_TIMEOUT_S * 1000 },
     run: (job, ctx) =>
       runJob(job, ctx, {
@@ -135,20 +168,31 @@ export async function start(config: Config, opts: { ports?: InferencePorts; logg
         removeBackground: (req, c) => removeBackground(req, { matting: engine, signal: c.signal, onProgress: c.onProgress, limits }),
       }),
   })
+  consumerRef = consumer
   let stopping = false
+  const conn = nc
+  const details = () => ({
+    provider: providerInUse,
+    fallbacks: engine.providerFallbacks ?? [],
+    models_loaded: true,
+    warmed_up: true,
+    try_on: tryOnEngine !== null,
+    in_flight: consumer.inFlight(),
+  })
+  // Engines are loaded and warmed up before this point, so readiness is about the connection.
+  const ready = (): Report => {
+    const nats = conn === null ? null : natsConnected && !conn.isClosed()
+    return { ok: !stopping && nats !== false, ...details(), ...(nats === null ? {} : { nats_connected: nats }), ...(stopping ? { stopping: true } : {}) }
+  }
   const health: HealthServer | null =
     config.HEALTH_PORT === undefined
       ? null
       : await startHealthServer({
           host: config.HEALTH_HOST,
           port: config.HEALTH_PORT,
-          report: () => ({
-            ok: !stopping && (nc === null || !nc.isClosed()),
-            provider: engine.provider ?? 'cpu',
-            fallbacks: engine.providerFallbacks ?? [],
-            try_on: tryOnEngine !== null,
-            in_flight: consumer.inFlight(),
-          }),
+          live: () => ({ ok: !stopping && (conn === null || !conn.isClosed()), ...details() }),
+          ready,
+          metrics: { contentType: metrics.registry.contentType, text: () => metrics.registry.metrics() },
         })
   logger.info(
     { mode: nc ? 'distributed' : 'embedded', concurrency: config.CONCURRENCY, allowLoopback: config.TAILOR_FETCH_ALLOW_LOOPBACK, healthPort: health?.port },
@@ -156,7 +200,8 @@ export async function start(config: Config, opts: { ports?: InferencePorts; logg
   )
 
   return {
-    provider: String(engine.provider ?? 'cpu'),
+    provider: providerInUse,
+    ready,
     async stop() {
       stopping = true
       await consumer.stop(config.SHUTDOWN_TIMEOUT_MS)

@@ -72,7 +72,7 @@ export async function startJobEventsServer(opts: {
             call.write({ ack: { seq: w.seq, cancelled: ack.cancelled } })
           } catch (err) {
             // Not acknowledged: the worker resends on a new stream.
-            opts.logger.warn({ err, jobId: e.jobId, worker }, 'job event not applied')
+            opts.logger.warn({ err, job_id: e.jobId, worker }, 'job event not applied')
             call.destroy(err instanceof Error ? err : new Error(String(err)))
           }
         })

@@ -46,11 +46,11 @@ export function createJobEventHandler(
       }
     })
     if (rec === null) {
-      log.warn({ jobId: e.jobId, event: e.type }, 'event for an unknown job')
+      log.warn({ job_id: e.jobId, event: e.type }, 'event for an unknown job')
       return { cancelled: true }
     }
     if (repeated && o.onFinalRepeated) await o.onFinalRepeated(rec)
-    if (e.type !== 'progress' && isFinal(rec.status)) log.info({ jobId: e.jobId, status: rec.status, code: rec.error?.code }, 'job finished')
+    if (e.type !== 'progress' && isFinal(rec.status)) log.info({ job_id: e.jobId, status: rec.status, code: rec.error?.code }, 'job finished')
     return { cancelled: stop }
   }
 }

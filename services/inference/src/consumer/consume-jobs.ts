@@ -22,6 +22,16 @@ export interface ConsumeOptions {
   jobTimeoutMs: Readonly<Record<JobKind, number>>
   /** Progress events are sent at most this often per job. */
   progressIntervalMs?: number
+  /** Told how each delivery ended (the worker's tailor_inference_* metrics). */
+  metrics?: JobMetrics
+}
+
+/** How one delivery ended, as the worker saw it: `retried` was nak'ed, `released` handed back at shutdown. */
+export type DeliveryStatus = 'completed' | 'failed' | 'cancelled' | 'retried' | 'released'
+
+/** Port: records how deliveries end (metrics.ts implements it with prom-client). */
+export interface JobMetrics {
+  jobFinished(o: { kind: JobKind; status: DeliveryStatus; errorCode: AppError['code'] | null; seconds: number; frames?: number }): void
 }
 
 export interface Consumer {
@@ -44,7 +54,7 @@ export function consumeJobs(o: ConsumeOptions): Consumer {
   o.events.onCancel((jobId) => {
     const ac = active.get(jobId)
     if (ac !== undefined) {
-      o.logger.info({ jobId }, 'cancel requested')
+      o.logger.info({ job_id: jobId }, 'cancel requested')
       ac.abort(new Error('cancelled'))
     }
   })
@@ -57,7 +67,8 @@ export function consumeJobs(o: ConsumeOptions): Consumer {
       return
     }
     const job = parsed.data
-    const log = o.logger.child({ jobId: job.id, attempt: d.deliveryCount })
+    // Every log line about a job carries its job_id.
+    const log = o.logger.child({ job_id: job.id, kind: job.kind, attempt: d.deliveryCount })
     const ac = new AbortController()
     active.set(job.id, ac)
     const beat = setInterval(() => d.working(), Math.max(Math.floor(o.ackWaitMs / 3), 250))
@@ -66,6 +77,8 @@ export function consumeJobs(o: ConsumeOptions): Consumer {
       await final({ type: 'failed', jobId: job.id, code: e.code, message: e.message })
     }
     const t0 = performance.now()
+    const record = (status: DeliveryStatus, errorCode: AppError['code'] | null = null, frames?: number): void =>
+      o.metrics?.jobFinished({ kind: job.kind, status, errorCode, seconds: (performance.now() - t0) / 1000, ...(frames !== undefined ? { frames } : {}) })
     let timeout: NodeJS.Timeout | undefined
     try {
       if (d.deliveryCount > o.maxDeliver) {
@@ -77,12 +90,14 @@ export function consumeJobs(o: ConsumeOptions): Consumer {
           message: `The job was delivered ${d.deliveryCount - 1} times and never finished: its worker stopped each time (crashed or was killed); giving up.`,
         })
         d.term('max_deliver')
+        record('failed', 'worker_crashed')
         return
       }
       const started = await o.events.send({ type: 'running', jobId: job.id, attempt: d.deliveryCount }, EVENT_TIMEOUT_MS)
       if (started.cancelled) {
         log.info('job no longer wanted; dropping it')
         await d.ack()
+        record('cancelled')
         return
       }
       log.info({ kind: job.kind }, 'job started')
@@ -111,31 +126,37 @@ export function consumeJobs(o: ConsumeOptions): Consumer {
         })
         await d.ack()
         log.info({ ms, frames: outcome.frames, bytes: outcome.bytes }, 'job completed')
+        record('completed', null, outcome.frames)
       } else if (outcome.code === 'job_cancelled') {
         if (stopping) {
           d.nak(0) // shutting down, not cancelled by the client: let another worker take it
           log.info('job interrupted by shutdown; released for redelivery')
+          record('released')
           return
         }
         await fail(outcome).catch(() => undefined) // the gateway already knows
         await d.ack()
         log.info({ ms }, 'job cancelled')
+        record('cancelled')
       } else {
         await fail(outcome)
         d.term(outcome.code)
         log.info({ ms, code: outcome.code }, 'job failed')
+        record('failed', outcome.code)
       }
     } catch (err) {
       const e = toAppError(err)
       if (e.retryable && d.deliveryCount < o.maxDeliver) {
         log.warn({ err: e, code: e.code }, 'job failed; will retry')
         d.nak(backoffMs(d.deliveryCount))
+        record('retried', e.code)
       } else {
         log.error({ err: e, code: e.code }, 'job failed')
         try {
           await fail({ code: e.code, message: e.code === 'unexpected_error' ? 'The job failed unexpectedly.' : e.message })
         } finally {
           d.term(e.code)
+          record('failed', e.code)
         }
       }
     } finally {

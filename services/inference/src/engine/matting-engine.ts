@@ -108,10 +108,13 @@ export async function openMattingEngine(opts: {
   modelsDir: string
   executionProviders?: ExecutionProvider[]
   intraOpThreads?: number
+  /** Told each model run's wall time (metrics). */
+  onRun?: (model: string, seconds: number) => void
 }): Promise<MattingEngine & { warmupMs: number; intraOpThreads: number }> {
   const sessionOptions = {
     ...(opts.executionProviders !== undefined ? { executionProviders: opts.executionProviders } : {}),
     ...(opts.intraOpThreads !== undefined ? { intraOpThreads: opts.intraOpThreads } : {}),
+    ...(opts.onRun !== undefined ? { onRun: opts.onRun } : {}),
   }
   const session = await ModelSession.open(await loadModelSpec(opts.modelsDir, RVM_MODEL_NAME), sessionOptions)
   let ratio1: ModelSession

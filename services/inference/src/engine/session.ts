@@ -28,6 +28,11 @@ export interface SessionOptions {
   allowSpinning?: boolean
   /** ORT log severity: 0 verbose … 4 fatal (set from our log level). */
   logSeverityLevel?: 0 | 1 | 2 | 3 | 4
+  /**
+   * Told the wall time of every completed run, by model name (the worker's per-model latency
+   * histogram). A plain callback, so metrics stay out of the session layer.
+   */
+  onRun?: (model: string, seconds: number) => void
 }
 
 export interface TensorData {
@@ -43,6 +48,7 @@ export interface ProviderFallback {
 export class ModelSession {
   #tail: Promise<unknown> = Promise.resolve()
   #released = false
+  #onRun: SessionOptions['onRun']
 
   private constructor(
     readonly spec: ModelSpec,
@@ -100,7 +106,9 @@ export class ModelSession {
           `${spec.name}: the model lacks inputs [${missing.join(', ')}] / outputs [${missingOut.join(', ')}] named in the manifest`,
         )
       }
-      return new ModelSession(spec, provider, fallbacks, intraOpThreads, s)
+      const session = new ModelSession(spec, provider, fallbacks, intraOpThreads, s)
+      session.#onRun = o.onRun
+      return session
     }
     throw new AppError(
       'service_unavailable',
@@ -123,7 +131,9 @@ export class ModelSession {
         for (const [name, t] of Object.entries(feeds)) {
           inputs[name] = new ort.Tensor('float32', t.data, t.dims)
         }
+        const t0 = performance.now()
         results = await this.s.run(inputs, outputs)
+        this.#onRun?.(this.spec.name, (performance.now() - t0) / 1000)
         const out: Record<string, TensorData> = {}
         for (const name of outputs) {
           const r = results[name]

@@ -6,18 +6,42 @@ export interface HealthServer {
   stop(): Promise<void>
 }
 
+export type Report = { ok: boolean } & Record<string, unknown>
+
 /**
- * GET /healthz for probes: 200 with the execution provider actually in use once the engine is
- * loaded and warmed up (this server starts only then), 503 while shutting down.
+ * The worker's probe and scrape endpoints (this server starts only once the engines are loaded and
+ * warmed up, so a Kubernetes startup probe on /healthz waits for that):
+ * - GET /healthz: liveness, 200 while the process works (503 once shutting down);
+ * - GET /readyz: readiness, 200 when models are loaded and warmed, the execution provider is the
+ *   one reported, and NATS is connected; 503 otherwise;
+ * - GET /metrics: Prometheus text format.
  */
-export async function startHealthServer(o: { host: string; port: number; report: () => { ok: boolean } & Record<string, unknown> }): Promise<HealthServer> {
+export async function startHealthServer(o: {
+  host: string
+  port: number
+  live: () => Report
+  ready: () => Report
+  metrics?: { contentType: string; text: () => Promise<string> }
+}): Promise<HealthServer> {
+  const json = (res: import('node:http').ServerResponse, status: number, body: unknown): void => {
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body))
+  }
   const server: Server = createServer((req, res) => {
-    if (req.method !== 'GET' || (req.url !== '/healthz' && req.url !== '/readyz')) {
-      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'No such endpoint.', error_code: 'not_found' }))
+    const path = (req.url ?? '').split('?')[0]
+    if (req.method === 'GET' && (path === '/healthz' || path === '/readyz')) {
+      const { ok, ...details } = path === '/healthz' ? o.live() : o.ready()
+      json(res, ok ? 200 : 503, { status: ok ? (path === '/healthz' ? 'ok' : 'ready') : 'unavailable', ...details })
       return
     }
-    const { ok, ...details } = o.report()
-    res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' }).end(JSON.stringify({ status: ok ? 'ok' : 'unavailable', ...details }))
+    if (req.method === 'GET' && path === '/metrics' && o.metrics !== undefined) {
+      const m = o.metrics
+      m.text().then(
+        (body) => res.writeHead(200, { 'content-type': m.contentType }).end(body),
+        () => json(res, 500, { error: 'Metrics could not be collected.', error_code: 'unexpected_error' }),
+      )
+      return
+    }
+    json(res, 404, { error: 'No such endpoint.', error_code: 'not_found' })
   })
   await new Promise<void>((resolve) => server.listen(o.port, o.host, resolve))
   return {

@@ -35,6 +35,8 @@ export interface OpenTryOnEngineOptions {
   intraOpThreads?: number
   /** Replaces built-in stages (a learned warp, a generator…); the rest stay as they are. */
   stages?: Partial<TryOnStages>
+  /** Told each model run's wall time (metrics). */
+  onRun?: (model: string, seconds: number) => void
 }
 
 /** Everything a test or the contact sheet wants to look at besides the picture. */
@@ -58,6 +60,7 @@ export async function openTryOnEngine(o: OpenTryOnEngineOptions): Promise<TryOnE
   const sessionOpts = {
     executionProviders: o.executionProviders ?? ['cpu'],
     ...(o.intraOpThreads !== undefined ? { intraOpThreads: o.intraOpThreads } : {}),
+    ...(o.onRun !== undefined ? { onRun: o.onRun } : {}),
   }
   const opened: ModelSession[] = []
   const open = async (spec: Parameters<typeof ModelSession.open>[0]) => {
