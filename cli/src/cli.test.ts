@@ -1,0 +1,91 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { formatFor, removeBgCommand } from './commands/remove-bg.ts'
+import { tryOnCommand } from './commands/try-on.ts'
+import { mediaTypeOf, sniffMediaType } from './media-type.ts'
+import { createProgressBar } from './progress-bar.ts'
+import type { CliIO } from './service.ts'
+
+const capture = (isTTY: boolean) => {
+  let text = ''
+  return { sink: { isTTY, write: (s: string) => (text += s) }, text: () => text }
+}
+
+describe('progress bar', () => {
+  it('on a terminal redraws one line in place', () => {
+    const c = capture(true)
+    const bar = createProgressBar(c.sink, 'remove-bg')
+    bar.update('running', 0.25)
+    bar.update('running', 0.25) // unchanged: not redrawn
+    bar.update('completed', 1)
+    bar.done()
+    const draws = c.text().split('\r').filter((s) => s.length > 0)
+    expect(draws).toHaveLength(2) // the repeat is not drawn again
+    expect(draws[0]).toContain(`[${'#'.repeat(8)}${'.'.repeat(22)}]  25% running`)
+    expect(c.text().endsWith('100% completed\n')).toBe(true)
+  })
+  it('elsewhere prints plain lines, one per status change or 10 % step', () => {
+    const c = capture(false)
+    const bar = createProgressBar(c.sink, 'remove-bg')
+    for (const p of [0, 0.01, 0.05, 0.12, 0.13, 0.5]) bar.update('running', p)
+    bar.update('completed', 1)
+    bar.done()
+    expect(c.text()).toBe('remove-bg: running 0%\nremove-bg: running 12%\nremove-bg: running 50%\nremove-bg: completed 100%\n')
+  })
+})
+
+describe('media types of local files', () => {
+  it('by magic bytes first, extension second', async () => {
+    expect(sniffMediaType(new Uint8Array([0xff, 0xd8, 0xff, 0xe0]))).toBe('image/jpeg')
+    expect(sniffMediaType(new TextEncoder().encode('\x00\x00\x00\x18ftypisom'))).toBe('video/mp4')
+    expect(sniffMediaType(new TextEncoder().encode('\x00\x00\x00\x14ftypqt  '))).toBe('video/quicktime')
+    expect(sniffMediaType(new TextEncoder().encode('RIFF\x00\x00\x00\x00WEBPVP8 '))).toBe('image/webp')
+    const dir = await mkdtemp(join(tmpdir(), 'tailor-cli-mt-'))
+    try {
+      await writeFile(join(dir, 'a.mov'), 'no magic here')
+      await writeFile(join(dir, 'notes.txt'), 'plain text')
+      await writeFile(join(dir, 'photo.txt'), new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a]))
+      expect(await mediaTypeOf(join(dir, 'a.mov'))).toBe('video/quicktime')
+      expect(await mediaTypeOf(join(dir, 'notes.txt'))).toBeNull()
+      expect(await mediaTypeOf(join(dir, 'photo.txt'))).toBe('image/png')
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('command lines (refused before any request)', () => {
+  const io = (env: Record<string, string> = {}) => {
+    const out = capture(false)
+    const err = capture(false)
+    return { io: { stdout: out.sink, stderr: err.sink, env: { TAILOR_API_KEY: 'k', TAILOR_URL: 'http://127.0.0.1:9', ...env } } satisfies CliIO, out: out.text, err: err.text }
+  }
+  it('remove-bg: the output extension picks the format; an unknown --format or a missing -o exits 2', async () => {
+    expect(formatFor('o.webm', undefined)).toBe('webm_vp9')
+    expect(formatFor('o.MOV', 'transparent')).toBe('mov_proresks')
+    expect(formatFor('o.mov', '#fff')).toBe('mov_h265')
+    expect(formatFor('o.gif', undefined)).toBe('gif')
+    expect(formatFor('o.bin', undefined)).toBe('mp4_h264')
+    const a = io()
+    expect(await removeBgCommand(['v.mp4', '-o', 'o.avi', '--format', 'avi'], a.io)).toBe(2)
+    expect(a.err()).toMatch(/--format must be one of mp4_h264, .*; got avi/)
+    const b = io()
+    expect(await removeBgCommand(['v.mp4'], b.io)).toBe(2)
+  })
+  it('try-on: two inputs, a known --category, a key; a missing local file is named', async () => {
+    const a = io()
+    expect(await tryOnCommand(['p.jpg', '-o', 'o.jpg'], a.io)).toBe(2)
+    expect(a.err()).toContain('expected PERSON and GARMENT')
+    const b = io()
+    expect(await tryOnCommand(['p.jpg', 'g.jpg', '-o', 'o.jpg', '--category', 'hat'], b.io)).toBe(2)
+    expect(b.err()).toContain('--category must be one of auto, upper, lower, full')
+    const c = io({ TAILOR_API_KEY: '' })
+    expect(await tryOnCommand(['p.jpg', 'g.jpg', '-o', 'o.jpg'], c.io)).toBe(2)
+    expect(c.err()).toContain('no API key')
+    const d = io()
+    expect(await tryOnCommand(['/nonexistent/p.jpg', 'https://e.com/g.jpg', '-o', 'o.jpg'], d.io)).toBe(2)
+    expect(d.err()).toContain('PERSON: /nonexistent/p.jpg is not a file')
+  })
+})
