@@ -33,9 +33,6 @@ export const STUB_DNS: Readonly<Record<string, readonly string[]>> = {
   'zero.test': ['0.0.0.0'],
 }
 
-/** The test's name for a case (every layer of the matrix names its tests this way). */
-export const matrixTitle = (c: { id: string; case: string; expected: string }): string => `${c.id}: ${c.case} → ${c.expected}`
-
 export const NET_MATRIX_FILE = 'proto/src/net/input-matrix.test.ts'
 export const NET_MATRIX_LAYER = '@tailor/proto/net safeFetchToFile (address check, resolver stub)'
 

@@ -12,9 +12,9 @@ import type { AddressInfo, Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { matrixTitle, NET_CASES, STUB_DNS } from './input-matrix.cases.ts'
+import { NET_CASES, STUB_DNS } from './input-matrix.cases.ts'
 import { safeFetchToFile, type Resolver, type SafeFetchOptions } from './safe-fetch.ts'
-import { watchConnections, type ConnectionLog } from './testing.ts'
+import { matrixTitle, watchConnections, type ConnectionLog } from './testing.ts'
 
 /** Generous: these bound hangs, they are not speed targets. */
 const CONNECT_TIMEOUT_MS = 10_000

@@ -55,3 +55,6 @@ export function watchConnections(): ConnectionLog {
     stop: () => void unsubscribe(CHANNEL, onSocket),
   }
 }
+
+/** The name of an input-matrix case's test (every layer names its tests so; docs/input-matrix.md too). */
+export const matrixTitle = (c: { id: string; case: string; expected: string }): string => `${c.id}: ${c.case} → ${c.expected}`

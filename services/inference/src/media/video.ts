@@ -169,17 +169,30 @@ export async function probeVideo(
   if (st.size === 0) {
     throw malformed('the video file is empty')
   }
-  const signal = AbortSignal.any([
-    AbortSignal.timeout(PROBE_TIMEOUT_MS),
-    ...(o.signal !== undefined ? [o.signal] : []),
-  ])
-  const { code, stdout, stderrTail } = await runToEnd(
-    FFPROBE_BIN,
-    ['-v', 'error', ...INPUT_GUARD, '-print_format', 'json']
-      .concat(['-show_format', '-show_streams', '-i', path]),
-    signal,
-  )
+  // Not AbortSignal.any([AbortSignal.timeout(…), …]): on Node 20 a composite holds its sources
+  // weakly, and a collected timeout signal never fires (a probe that blocked stayed blocked).
+  const ac = new AbortController()
+  const timer = setTimeout(() => ac.abort(), PROBE_TIMEOUT_MS)
+  const onAbort = (): void => ac.abort()
+  o.signal?.addEventListener('abort', onAbort, { once: true })
+  if (o.signal?.aborted === true) ac.abort()
+  let probed: Awaited<ReturnType<typeof runToEnd>>
+  try {
+    probed = await runToEnd(
+      FFPROBE_BIN,
+      ['-v', 'error', ...INPUT_GUARD, '-print_format', 'json']
+        .concat(['-show_format', '-show_streams', '-i', path]),
+      ac.signal,
+    )
+  } finally {
+    clearTimeout(timer)
+    o.signal?.removeEventListener('abort', onAbort)
+  }
+  const { code, stdout, stderrTail } = probed
   o.signal?.throwIfAborted()
+  if (ac.signal.aborted) {
+    throw malformed(`the video could not be probed within ${PROBE_TIMEOUT_MS / 1000} s`)
+  }
   if (code !== 0) {
     throw malformed(`the file could not be read as a video: ${lastLine(stderrTail)}`)
   }
