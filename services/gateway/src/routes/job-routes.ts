@@ -20,7 +20,7 @@ export function jobRoutes(deps: GatewayDeps, kind: JobKind, label: string) {
     .post('/job/:id/cancel', async (c) => {
       const id = c.req.param('id')
       await cancelJob(deps, id, scope)
-      c.get('log').info({ jobId: id, kind }, 'job cancel accepted')
+      c.get('log').info({ job_id: id, kind }, 'job cancel accepted')
       return c.json({ message: `Job ${id} was cancelled.` }, 200)
     })
 }
