@@ -35,6 +35,19 @@ const url = (name: string) =>
     .string({ error: (i) => `${name} must be a string holding an http or https URL (or tailor://uploads/<id>); got ${show(i.input)}.` })
     .refine(isInputUrl, { error: (i) => `${name} must be an absolute http or https URL, or tailor://uploads/<id> from POST /v1/uploads; got ${show(i.input)}.` })
 
+/** Longest webhook_url accepted. */
+export const MAX_WEBHOOK_URL_LENGTH = 2048
+
+/**
+ * Optional `webhook_url` of both bodies (an additive extension): http or https only. Called when
+ * the job completes or fails, signed per Standard Webhooks (README "Webhooks").
+ */
+const webhookUrl = z
+  .string({ error: (i) => `webhook_url must be a string holding an http or https URL; got ${show(i.input)}.` })
+  .max(MAX_WEBHOOK_URL_LENGTH, { error: `webhook_url must be at most ${MAX_WEBHOOK_URL_LENGTH} characters.` })
+  .refine(isHttpUrl, { error: (i) => `webhook_url must be an absolute http or https URL; got ${show(i.input)}.` })
+  .optional()
+
 /** "true" / "false" (the spec's form) or a JSON boolean → boolean. */
 const stringBool = (name: string, dflt: boolean) =>
   z
@@ -52,6 +65,7 @@ export const TryOnBody = z.object({
   preprocess_garment: stringBool('preprocess_garment', true),
   remove_background: stringBool('remove_background', false),
   wait_for_result: stringBool('wait_for_result', true),
+  webhook_url: webhookUrl,
 })
 export type TryOnBody = z.infer<typeof TryOnBody>
 /** What a client may send (before defaults and the "true"/"false" transform). */
@@ -68,6 +82,7 @@ export const RemoveBackgroundBody = z
     output_format: z
       .enum(OUTPUT_FORMATS, { error: (i) => `output_format must be one of ${OUTPUT_FORMATS.join(', ')}; got ${show(i.input)}.` })
       .default('mp4_h264'),
+    webhook_url: webhookUrl,
   })
   .superRefine((b, ctx) => {
     if (b.background_color === 'transparent' && !ALPHA_FORMATS.includes(b.output_format)) {

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { generateWebhookSecret, parseWebhookSecret } from '@tailor/gateway/src/webhooks/standard-webhooks.ts'
 
 export interface DataDir {
   jobsDir: string
@@ -8,6 +9,13 @@ export interface DataDir {
   workDir: string
   /** POST /v1/uploads files (kept 1 hour), read by inference for `tailor://uploads/<id>` inputs. */
   uploadsDir: string
+  /** Idempotency-Key claims (one file each, kept IDEMPOTENCY_TTL_S). */
+  idempotencyDir: string
+  /** Pending webhook deliveries (resumed after a restart). */
+  webhooksDir: string
+  /** Standard Webhooks signing secret (`whsec_…`), created once and kept in `webhookSecretFile`. */
+  webhookSecret: string
+  webhookSecretFile: string
   /** HMAC secret for result URLs, created once and kept (URLs survive a restart). */
   resultUrlSecret: string
   /** sha256 hex of the generated API key, when one exists. */
@@ -18,6 +26,7 @@ export interface DataDir {
 
 const API_KEY_HASH_FILE = 'api-key.sha256'
 const SECRET_FILE = 'result-url.secret'
+const WEBHOOK_SECRET_FILE = 'webhook.secret'
 
 async function readOptional(path: string): Promise<string | null> {
   try {
@@ -33,12 +42,21 @@ async function readOptional(path: string): Promise<string | null> {
  * its sha256 is written (mode 0600); the key itself is returned once, to be printed.
  */
 export async function openDataDir(dir: string, o: { createApiKey: boolean }): Promise<DataDir> {
-  const d = { jobsDir: join(dir, 'jobs'), resultsDir: join(dir, 'results'), workDir: join(dir, 'work'), uploadsDir: join(dir, 'uploads') }
-  for (const p of [dir, d.jobsDir, d.resultsDir, d.workDir, d.uploadsDir]) await mkdir(p, { recursive: true, mode: 0o700 })
+  const d = {
+    jobsDir: join(dir, 'jobs'), resultsDir: join(dir, 'results'), workDir: join(dir, 'work'), uploadsDir: join(dir, 'uploads'),
+    idempotencyDir: join(dir, 'idempotency'), webhooksDir: join(dir, 'webhooks'),
+  }
+  for (const p of [dir, ...Object.values(d)]) await mkdir(p, { recursive: true, mode: 0o700 })
   let secret = await readOptional(join(dir, SECRET_FILE))
   if (secret === null || secret.length < 32) {
     secret = randomBytes(32).toString('base64url')
     await writeFile(join(dir, SECRET_FILE), `${secret}\n`, { mode: 0o600 })
+  }
+  const webhookSecretFile = join(dir, WEBHOOK_SECRET_FILE)
+  let webhookSecret = await readOptional(webhookSecretFile)
+  if (webhookSecret === null || parseWebhookSecret(webhookSecret) === null) {
+    webhookSecret = generateWebhookSecret()
+    await writeFile(webhookSecretFile, `${webhookSecret}\n`, { mode: 0o600 })
   }
   let apiKeyHash = await readOptional(join(dir, API_KEY_HASH_FILE))
   let createdApiKey: string | null = null
@@ -47,5 +65,5 @@ export async function openDataDir(dir: string, o: { createApiKey: boolean }): Pr
     apiKeyHash = createHash('sha256').update(createdApiKey).digest('hex')
     await writeFile(join(dir, API_KEY_HASH_FILE), `${apiKeyHash}\n`, { mode: 0o600 })
   }
-  return { ...d, resultUrlSecret: secret, apiKeyHash, createdApiKey }
+  return { ...d, resultUrlSecret: secret, webhookSecret, webhookSecretFile, apiKeyHash, createdApiKey }
 }

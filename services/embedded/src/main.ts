@@ -15,7 +15,10 @@ process.stdout.write(
       ? `Created an API key (shown only this once; only its hash is stored):\n\n  X-API-KEY: ${tailor.createdApiKey}\n\n`
       : config.apiKeyConfigured
         ? 'Accepting the API key from TAILOR_API_KEY.\n\n'
-        : `Accepting the API key created on first start (delete ${config.dataDir}/api-key.sha256 to create a new one).\n\n`),
+        : `Accepting the API key created on first start (delete ${config.dataDir}/api-key.sha256 to create a new one).\n\n`) +
+    (tailor.webhookSecretFile !== null
+      ? `Webhooks are signed (Standard Webhooks) with the secret in ${tailor.webhookSecretFile}; give it to your receivers.\n\n`
+      : 'Webhooks are signed with the secret from WEBHOOK_SECRET.\n\n'),
 )
 const shutdown = (): void => {
   tailor.stop().then(() => process.exit(0), (err: unknown) => (console.error(err), process.exit(1)))

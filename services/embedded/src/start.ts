@@ -1,11 +1,13 @@
 import { pino, type Logger } from 'pino'
 import { loadConfig as loadGatewayConfig } from '@tailor/gateway/src/config.ts'
+import { openFileIdempotencyStore } from '@tailor/gateway/src/idempotency/idempotency-store-files.ts'
 import { openFileJobStore } from '@tailor/gateway/src/jobs/job-store-files.ts'
 import { createMetricsRegistry } from '@tailor/gateway/src/metrics.ts'
 import { createFileResultReader } from '@tailor/gateway/src/results/result-reader-files.ts'
 import { startFileResultSweeper } from '@tailor/gateway/src/results/result-sweeper-files.ts'
 import { openFileUploadStore } from '@tailor/gateway/src/uploads/upload-store-files.ts'
 import { start as startGateway } from '@tailor/gateway/src/start.ts'
+import { openFileWebhookQueue } from '@tailor/gateway/src/webhooks/webhook-queue-files.ts'
 import { loadConfig as loadInferenceConfig } from '@tailor/inference/src/config.ts'
 import { createFileResultStore } from '@tailor/inference/src/results/result-store-files.ts'
 import { createFileUploadSource } from '@tailor/inference/src/uploads/upload-source-files.ts'
@@ -20,6 +22,8 @@ export interface Embedded {
   port: number
   /** The API key created on this start (null when one was configured or created earlier). */
   createdApiKey: string | null
+  /** The file holding the generated webhook signing secret; null when WEBHOOK_SECRET is configured. */
+  webhookSecretFile: string | null
   stop(): Promise<void>
 }
 
@@ -36,6 +40,8 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
     PORT: String(config.port),
     RESULT_URL_SECRET: data.resultUrlSecret,
     API_KEY_SHA256: config.apiKeyConfigured ? undefined : (data.apiKeyHash ?? undefined),
+    // Webhooks are on in the embedded mode: signed with WEBHOOK_SECRET, or the data dir's own secret.
+    WEBHOOK_SECRET: config.env.WEBHOOK_SECRET ?? data.webhookSecret,
   })
   const inferenceConfig = loadInferenceConfig({ ...env, TAILOR_WORK_DIR: config.env.TAILOR_WORK_DIR ?? data.workDir })
 
@@ -63,6 +69,8 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
       results: createFileResultReader(data.resultsDir),
       uploads: await openFileUploadStore(data.uploadsDir),
       queueDepth: () => Promise.resolve(queue.depth()),
+      idempotency: await openFileIdempotencyStore(data.idempotencyDir, { ttlMs: gatewayConfig.idempotencyTtlS * 1000 }),
+      webhooks: await openFileWebhookQueue(data.webhooksDir, { logger: logger.child({ service: 'gateway' }) }),
     },
   })
   events.connect(gateway.handleJobEvent)
@@ -90,6 +98,7 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
     url: gateway.url,
     port: gateway.port,
     createdApiKey: data.createdApiKey,
+    webhookSecretFile: config.env.WEBHOOK_SECRET === undefined ? data.webhookSecretFile : null,
     async stop() {
       await queue.close()
       await inf.stop()

@@ -5,6 +5,7 @@ import { matchedRoutes } from 'hono/route'
 import { AppError } from '@tailor/proto'
 import type { Config } from './config.ts'
 import { toErrorResponse } from './errors.ts'
+import type { IdempotencyStore } from './idempotency/idempotency-store.ts'
 import type { JobStore } from './jobs/job-store.ts'
 import type { CancelNotifier, JobPublisher } from './jobs/publisher.ts'
 import type { Logger } from './logger.ts'
@@ -27,6 +28,8 @@ export interface GatewayDeps {
   results: ResultReader
   /** Upload storage; without it POST /v1/uploads answers service_unavailable and upload URLs are refused. */
   uploads?: UploadStore
+  /** Idempotency-Key claims; without it a request carrying the header answers service_unavailable. */
+  idempotency?: IdempotencyStore
   /** Liveness (GET /healthz): the process serves requests. */
   health: () => { ok: boolean; [k: string]: unknown }
   /** Readiness (GET /readyz): NATS connected, job store answering (defaults to `health`). */

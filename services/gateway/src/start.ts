@@ -1,10 +1,13 @@
 import type { AddressInfo } from 'node:net'
+import { safePost } from '@tailor/proto/net'
 import { serve, type ServerType } from '@hono/node-server'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
 import type { JobEvent, JobEventAck } from '@tailor/proto'
 import { createApp } from './app.ts'
 import type { Config } from './config.ts'
 import { startJobEventsServer, type JobEventsServer } from './events/grpc-server.ts'
+import { openKvIdempotencyStore } from './idempotency/idempotency-store-kv.ts'
+import type { IdempotencyStore } from './idempotency/idempotency-store.ts'
 import { createJobEventHandler } from './jobs/job-events.ts'
 import { openKvJobStore } from './jobs/job-store-kv.ts'
 import { withJobMetrics } from './jobs/job-store-metrics.ts'
@@ -18,6 +21,13 @@ import { openObjectStoreResultReader } from './results/result-reader-object-stor
 import type { ResultReader } from './results/result-reader.ts'
 import { openObjectStoreUploadStore } from './uploads/upload-store-object-store.ts'
 import type { UploadStore } from './uploads/upload-store.ts'
+import { createWebhookAttempt } from './webhooks/deliver-webhook.ts'
+import { notifyOnFinal } from './webhooks/notify-on-final.ts'
+import { openJetStreamWebhookQueue } from './webhooks/webhook-queue-jetstream.ts'
+import type { WebhookQueue } from './webhooks/webhook-queue.ts'
+
+/** A webhook receiver's answer is its status: this much of its body is read, then dropped. */
+const WEBHOOK_MAX_RESPONSE_BYTES = 64 * 1024
 
 /** In-process ports for the embedded mode; without them the gateway uses NATS + gRPC. */
 export interface GatewayPorts {
@@ -26,6 +36,8 @@ export interface GatewayPorts {
   cancel: CancelNotifier
   results: ResultReader
   uploads: UploadStore
+  idempotency: IdempotencyStore
+  webhooks: WebhookQueue
   /** Jobs waiting for a worker, for the tailor_queue_depth gauge (the in-process queue's length). */
   queueDepth?: () => Promise<number | null>
 }
@@ -69,9 +81,11 @@ export async function start(
   let ports: GatewayPorts
   let handleJobEvent: (e: JobEvent) => Promise<JobEventAck>
   if (opts.ports !== undefined) {
-    ports = { ...opts.ports, jobs: withJobMetrics(opts.ports.jobs, metrics) }
+    // Every record that becomes final queues its webhook (webhooks/notify-on-final.ts).
+    const jobs = notifyOnFinal(withJobMetrics(opts.ports.jobs, metrics), opts.ports.webhooks)
+    ports = { ...opts.ports, jobs }
     queueDepth = opts.ports.queueDepth
-    handleJobEvent = createJobEventHandler(ports.jobs, logger)
+    handleJobEvent = createJobEventHandler(jobs, logger, { onFinalRepeated: jobs.requeue })
   } else {
     if (config.natsUrl === undefined) throw new Error('NATS_URL is required to run the gateway on its own (or use the embedded mode)')
     nc = await connect({ servers: config.natsUrl, name: 'tailor-gateway', maxReconnectAttempts: -1 })
@@ -85,10 +99,27 @@ export async function start(
       }
     })()
     queueDepth = await openJetStreamQueueDepth(nc)
-    const jobs = withJobMetrics(await openKvJobStore(nc, { ttlMs: config.jobRetentionS * 1000 }), metrics)
-    handleJobEvent = createJobEventHandler(jobs, logger)
+    const webhooks = await openJetStreamWebhookQueue(nc, { attemptTimeoutMs: config.webhookTimeoutMs, logger })
+    const jobs = notifyOnFinal(withJobMetrics(await openKvJobStore(nc, { ttlMs: config.jobRetentionS * 1000 }), metrics), webhooks)
+    handleJobEvent = createJobEventHandler(jobs, logger, { onFinalRepeated: jobs.requeue })
     grpcServer = await startJobEventsServer({ host: config.host, port: config.grpcPort, handle: handleJobEvent, logger })
-    ports = { jobs, publisher: await openJetStreamPublisher(nc), cancel: grpcServer, uploads: await openObjectStoreUploadStore(nc), results: await openObjectStoreResultReader(nc, { ttlMs: config.resultRetentionS * 1000 }) }
+    ports = {
+      jobs, publisher: await openJetStreamPublisher(nc), cancel: grpcServer, uploads: await openObjectStoreUploadStore(nc),
+      results: await openObjectStoreResultReader(nc, { ttlMs: config.resultRetentionS * 1000 }),
+      idempotency: await openKvIdempotencyStore(nc, { ttlMs: config.idempotencyTtlS * 1000 }), webhooks,
+    }
+  }
+  const webhookSecret = config.webhookSecret
+  if (webhookSecret !== undefined) {
+    const post = (url: string, body: string, headers: Record<string, string>) =>
+      safePost(url, body, { timeoutMs: config.webhookTimeoutMs, allowLoopback: config.allowLoopback, maxResponseBytes: WEBHOOK_MAX_RESPONSE_BYTES, headers, label: 'webhook_url' })
+    ports.webhooks.start(createWebhookAttempt({
+      post, secret: webhookSecret, resultUrlSecret: config.resultUrlSecret, resultUrlTtlS: config.resultUrlTtlS,
+      retryDelaysMs: config.webhookRetryDelaysMs, logger,
+    }))
+    logger.info({ attempts: config.webhookRetryDelaysMs.length + 1, timeoutMs: config.webhookTimeoutMs }, 'webhooks enabled')
+  } else {
+    logger.info('webhooks disabled: WEBHOOK_SECRET is not set, requests with webhook_url are refused')
   }
   const conn = nc
   const grpcSrv = grpcServer
@@ -150,8 +181,10 @@ export async function start(
         }, config.shutdownTimeoutMs).unref()
       })
       await grpcSrv?.stop(config.shutdownTimeoutMs)
+      await ports.webhooks.close()
       await ports.jobs.close()
       await ports.uploads.close()
+      await ports.idempotency.close()
       if (conn !== null) await conn.drain()
       logger.info('gateway stopped')
     },

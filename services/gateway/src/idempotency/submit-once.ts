@@ -22,7 +22,8 @@ const POLL_MS = 25
 const ROUNDS = 3
 
 export interface SubmitOnceDeps {
-  idempotency: IdempotencyStore
+  /** Absent (an app built without one): a request with a key answers service_unavailable. */
+  idempotency?: IdempotencyStore
   jobs: Pick<JobStore, 'get'>
   now?: () => number
 }
@@ -47,19 +48,21 @@ export async function submitOnce(
   submit: (jobId: string) => Promise<JobRecord>,
 ): Promise<SubmitOnceResult> {
   if (req === null) return { job: await submit(newJobId()), replayed: false }
+  const store = deps.idempotency
+  if (store === undefined) throw new AppError('service_unavailable', `${IDEMPOTENCY_KEY_HEADER} is not available on this server.`)
   const now = deps.now ?? Date.now
   const key = idempotencyStorageKey(req.scope, req.key)
   const submitClaimed = async (jobId: string): Promise<SubmitOnceResult> => {
     try {
       return { job: await submit(jobId), replayed: false }
     } catch (err) {
-      await deps.idempotency.release(key, jobId).catch(() => undefined)
+      await store.release(key, jobId).catch(() => undefined)
       throw err
     }
   }
   for (let round = 0; round < ROUNDS; round++) {
     const mine = { jobId: newJobId(), fingerprint: req.fingerprint, createdAt: new Date(now()).toISOString() }
-    const found = await deps.idempotency.claim(key, mine)
+    const found = await store.claim(key, mine)
     if (found === null) return submitClaimed(mine.jobId)
     if (found.fingerprint !== req.fingerprint) {
       throw new AppError(
@@ -78,7 +81,7 @@ export async function submitOnce(
       throw new AppError('idempotency_key_in_use', `A request with this ${IDEMPOTENCY_KEY_HEADER} is still being processed; retry in a few seconds.`, { retryable: true })
     }
     // The request that claimed the key never created its job (its gateway stopped): take over.
-    if (await deps.idempotency.replace(key, found, mine)) return submitClaimed(mine.jobId)
+    if (await store.replace(key, found, mine)) return submitClaimed(mine.jobId)
   }
   throw new AppError('idempotency_key_in_use', `A request with this ${IDEMPOTENCY_KEY_HEADER} is still being processed; retry in a few seconds.`, { retryable: true })
 }

@@ -5,7 +5,7 @@
  */
 import { newJobId, type GarmentMode, type JobEnvelope, type OutputFormat, type RemoveBackgroundBody, type TryOnBody } from '@tailor/proto'
 import type { JobPublisher } from './publisher.ts'
-import type { JobRecord, JobStore } from './job-store.ts'
+import type { JobRecord, JobStore, JobWebhook } from './job-store.ts'
 
 export interface SubmitJobDeps {
   jobs: JobStore
@@ -47,15 +47,23 @@ export const removeBackgroundSubmission = (body: RemoveBackgroundBody): RemoveBa
   params: { video_url: body.video_url, background_color: body.background_color, output_format: body.output_format },
 })
 
+export interface SubmitOptions {
+  /** The job id (an Idempotency-Key claim picks it first: idempotency/submit-once.ts); default a new one. */
+  id?: string
+  /** Called when the job becomes final (webhooks/webhook-request.ts checks it first). */
+  webhook?: JobWebhook
+}
+
 /**
  * Creates the pending record and publishes the job. When publishing fails the record is marked
  * failed (service_unavailable) and the publisher's error is rethrown.
  */
-export async function submitJob(deps: SubmitJobDeps, job: JobSubmission): Promise<JobRecord> {
+export async function submitJob(deps: SubmitJobDeps, job: JobSubmission, o: SubmitOptions = {}): Promise<JobRecord> {
   const now = new Date().toISOString()
   const rec: JobRecord = {
-    id: newJobId(), kind: job.kind, status: 'pending', progress: 0, params: { ...job.params },
+    id: o.id ?? newJobId(), kind: job.kind, status: 'pending', progress: 0, params: { ...job.params },
     result: null, error: null, attempts: 0, createdAt: now, updatedAt: now,
+    ...(o.webhook ? { webhook: o.webhook } : {}),
   }
   await deps.jobs.create(rec)
   const envelope: JobEnvelope =

@@ -18,10 +18,14 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { HTTP_STATUS, TryOnBody, tryOnBodyError } from '@tailor/proto'
 import type { AppEnv, GatewayDeps } from '../app.ts'
 import { isFinal, type JobRecord } from '../jobs/job-store.ts'
+import { idempotentRequest } from '../idempotency/idempotency-http.ts'
+import { REPLAYED_HEADER } from '../idempotency/idempotency-key.ts'
+import { submitOnce } from '../idempotency/submit-once.ts'
 import { submitJob, tryOnSubmission } from '../jobs/submit-job.ts'
 import { resultUrl } from '../signing.ts'
 import { checkUploadRefs } from '../uploads/check-upload-refs.ts'
 import { callerKeyId } from '../uploads/caller-key-id.ts'
+import { webhookForRequest } from '../webhooks/webhook-request.ts'
 import { jobRoutes } from './job-routes.ts'
 
 /** RFC 9745 `Deprecation` value: the moment garment_mode was deprecated (2025-01-01T00:00:00Z). */
@@ -63,8 +67,11 @@ export function tryOnRoutes(deps: GatewayDeps, o: TryOnRouteOptions) {
         c.header('Deprecation', GARMENT_MODE_DEPRECATION)
       }
       const job = tryOnSubmission(body)
-      const rec = await submitJob(deps, job)
-      c.get('log').info({ jobId: rec.id, wait: body.wait_for_result, garmentMode: job.params.garment_mode }, 'try-on job accepted')
+      const webhook = webhookForRequest(deps.config, body.webhook_url, baseUrl(c))
+      // A replay (same Idempotency-Key and body) answers like the first request, from the job's current state.
+      const { job: rec, replayed } = await submitOnce(deps, idempotentRequest(c, 'try-on', body), (id) => submitJob(deps, job, { id, webhook }))
+      if (replayed) c.header(REPLAYED_HEADER, 'true')
+      c.get('log').info({ jobId: rec.id, wait: body.wait_for_result, garmentMode: job.params.garment_mode, replayed }, 'try-on job accepted')
       if (!body.wait_for_result) return c.json({ job_id: rec.id }, 202)
 
       const done = await waitForFinal(deps, rec.id, o.waitTimeoutMs, c.req.raw.signal)
