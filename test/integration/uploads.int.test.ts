@@ -148,6 +148,28 @@ describe('uploads, distributed (NATS Object Store `uploads`)', () => {
     await models?.remove()
     if (workDir) await rm(workDir, { recursive: true, force: true })
   })
+  it('an upload over the image limit sent without Content-Length is cut off while streaming: file_size_too_large, no chunks left in the bucket', async () => {
+    const nc = await connect({ servers: nats.url })
+    try {
+      const jsm = await jetstreamManager(nc)
+      const before = (await jsm.streams.info('OBJ_uploads')).state.messages
+      let left = 26 * 1024 * 1024 // over UPLOAD_MAX_IMAGE_BYTES (25 MiB)
+      const body = new ReadableStream<Uint8Array>({
+        pull(ctrl) {
+          if (left <= 0) return ctrl.close()
+          const n = Math.min(left, 256 * 1024)
+          left -= n
+          ctrl.enqueue(new Uint8Array(n).fill(1))
+        },
+      })
+      const r = await fetch(`${base}/v1/uploads`, { method: 'POST', headers: { 'x-api-key': KEY_A, 'content-type': 'image/png' }, body, duplex: 'half' } as RequestInit)
+      expect(r.status).toBe(400)
+      expect(await r.json()).toMatchObject({ error_code: 'file_size_too_large' })
+      expect((await jsm.streams.info('OBJ_uploads')).state.messages).toBe(before)
+    } finally {
+      await nc.close()
+    }
+  })
   scenario(() => ({
     base,
     workDir,
