@@ -13,8 +13,24 @@ import { isInputUrl } from './uploads.ts'
 
 /** A value as JSON, cut to 80 characters, for error sentences. */
 export const show = (v: unknown): string => {
-  const s = JSON.stringify(v) ?? String(v)
+  let s: string
+  try {
+    s = JSON.stringify(v) ?? String(v)
+  } catch {
+    // Nested too deeply to serialise (JSON.stringify recurses: 100 000 levels overflow the stack).
+    s = Array.isArray(v) ? '[…]' : typeof v === 'object' && v !== null ? '{…}' : typeof v
+  }
   return s.length > 80 ? `${s.slice(0, 77)}...` : s
+}
+
+/** Whether an absolute URL carries a user name or password (refused: inputs must need none). */
+export const hasCredentials = (s: string): boolean => {
+  try {
+    const u = new URL(s)
+    return u.username !== '' || u.password !== ''
+  } catch {
+    return false
+  }
 }
 
 export const isHttpUrl = (s: string): boolean => {
@@ -34,6 +50,7 @@ const url = (name: string) =>
   z
     .string({ error: (i) => `${name} must be a string holding an http or https URL (or tailor://uploads/<id>); got ${show(i.input)}.` })
     .refine(isInputUrl, { error: (i) => `${name} must be an absolute http or https URL, or tailor://uploads/<id> from POST /v1/uploads; got ${show(i.input)}.` })
+    .refine((s) => !hasCredentials(s), { error: `${name} must not carry credentials (user:password@); give a URL that needs none.` })
 
 /** Longest webhook_url accepted. */
 export const MAX_WEBHOOK_URL_LENGTH = 2048
