@@ -1,0 +1,308 @@
+/**
+ * Static validation of the Kubernetes manifests (no cluster here): every overlay renders with
+ * `kubectl kustomize`, every rendered document validates against the Kubernetes OpenAPI schemas
+ * (kubernetes-models: ajv validators generated from the API server's OpenAPI document) or KEDA's
+ * CRD schema (@kubernetes-models/keda), and the project's own rules hold.
+ */
+import { execFileSync } from 'node:child_process'
+import { readdirSync, readFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { parseAllDocuments } from 'yaml'
+import { loadConfig as loadGatewayConfig } from '../../services/gateway/src/config.ts'
+import { loadConfig as loadInferenceConfig } from '../../services/inference/src/config.ts'
+import { DURABLE, STREAM } from '../../proto/src/jobs.ts'
+
+const K8S_DIR = resolve(import.meta.dirname, '../k8s')
+const OVERLAYS = readdirSync(join(K8S_DIR, 'overlays')).sort()
+const PRIVATE_RANGES = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16']
+/** Secrets the production overlay expects the operator to create (README: Deployment). */
+const OPERATOR_SECRETS = new Set(['tailor-gateway-secrets'])
+
+/** Rendered YAML is free-form: the schemas above check it; the rules below read it. */
+type Obj = Record<string, any>
+
+/** Model classes by apiVersion: each validates with the schema of its kind. */
+const MODEL_MODULES: Record<string, () => Promise<Record<string, unknown>>> = {
+  v1: () => import('kubernetes-models/v1'),
+  'apps/v1': () => import('kubernetes-models/apps/v1'),
+  'autoscaling/v2': () => import('kubernetes-models/autoscaling/v2'),
+  'policy/v1': () => import('kubernetes-models/policy/v1'),
+  'networking.k8s.io/v1': () => import('kubernetes-models/networking.k8s.io/v1'),
+  'keda.sh/v1alpha1': () => import('@kubernetes-models/keda/keda.sh/v1alpha1'),
+}
+
+function render(overlay: string): Obj[] {
+  let out: string
+  try {
+    out = execFileSync('kubectl', ['kustomize', join(K8S_DIR, 'overlays', overlay)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException & { stderr?: string }
+    if (e.code === 'ENOENT') throw new Error('kubectl not found: run scripts/setup.sh (installs Debian\'s kubernetes-client)', { cause: err })
+    throw new Error(`kubectl kustomize ${overlay} failed:\n${e.stderr ?? ''}`, { cause: err })
+  }
+  const docs = parseAllDocuments(out)
+  for (const d of docs) if (d.errors.length > 0) throw new Error(`${overlay}: ${d.errors.map((x) => x.message).join('; ')}`)
+  return docs.map((d) => d.toJS() as Obj).filter((o) => o !== null)
+}
+
+async function validate(o: Obj): Promise<string | null> {
+  const load = MODEL_MODULES[o.apiVersion as string]
+  if (load === undefined) return `${o.kind}/${o.metadata?.name}: no schema for apiVersion ${o.apiVersion}`
+  const Model = (await load())[o.kind as string] as (new (d: unknown) => { validate(): void }) | undefined
+  if (Model === undefined) return `${o.kind}/${o.metadata?.name}: no schema for ${o.apiVersion} ${o.kind}`
+  // The API server decodes Secret data as Go does, ignoring line breaks (kustomize v5 folds long values).
+  const doc = o.kind === 'Secret' && o.data ? { ...o, data: Object.fromEntries(Object.entries(o.data as Record<string, string>).map(([k, v]) => [k, v.replace(/\s+/g, '')])) } : o
+  try {
+    new Model(doc).validate()
+    return null
+  } catch (err) {
+    return `${o.kind}/${o.metadata?.name}: ${(err as Error).message}`
+  }
+}
+
+const byKind = (docs: Obj[], kind: string): Obj[] => docs.filter((d) => d.kind === kind)
+const named = (docs: Obj[], kind: string, name: string): Obj => {
+  const hit = docs.find((d) => d.kind === kind && d.metadata?.name === name)
+  if (hit === undefined) throw new Error(`no ${kind}/${name}`)
+  return hit
+}
+const podSpecs = (docs: Obj[]): { owner: string; spec: Obj }[] =>
+  docs.filter((d) => ['Deployment', 'StatefulSet'].includes(d.kind)).map((d) => ({ owner: `${d.kind}/${d.metadata.name}`, spec: d.spec.template.spec }))
+const containersOf = (spec: Obj): Obj[] => [...(spec.containers ?? []), ...(spec.initContainers ?? [])]
+
+/** The environment a container sees: its ConfigMap(s), literal env and (when rendered) Secret values. */
+function containerEnv(docs: Obj[], c: Obj): Record<string, string> {
+  const env: Record<string, string> = {}
+  for (const from of c.envFrom ?? []) {
+    if (from.configMapRef) Object.assign(env, named(docs, 'ConfigMap', from.configMapRef.name).data)
+  }
+  for (const e of c.env ?? []) {
+    if (e.value !== undefined) env[e.name] = String(e.value)
+    else if (e.valueFrom?.secretKeyRef) {
+      const ref = e.valueFrom.secretKeyRef
+      const secret = docs.find((d) => d.kind === 'Secret' && d.metadata.name === ref.name)
+      if (secret !== undefined) env[e.name] = Buffer.from(String(secret.data[ref.key]), 'base64').toString('utf8')
+    } else if (e.valueFrom?.fieldRef) env[e.name] = `field:${e.valueFrom.fieldRef.fieldPath}`
+  }
+  return env
+}
+/** Names our config schemas declare (an env name nobody reads is a typo). */
+const declaredEnv = (file: string): Set<string> => new Set([...readFileSync(resolve(import.meta.dirname, file), 'utf8').matchAll(/^\s+([A-Z][A-Z0-9_]+): \S/gm)].map((m) => m[1]!))
+const GATEWAY_ENV = declaredEnv('../../services/gateway/src/config.ts')
+const INFERENCE_ENV = declaredEnv('../../services/inference/src/config.ts')
+
+describe.each(OVERLAYS)('deploy/k8s/overlays/%s', (overlay) => {
+  const docs = render(overlay)
+  const gatewayDeploy = named(docs, 'Deployment', 'tailor-gateway')
+  const inferenceDeploy = named(docs, 'Deployment', 'tailor-inference')
+  const gatewayContainer = gatewayDeploy.spec.template.spec.containers[0] as Obj
+  const inferenceContainer = inferenceDeploy.spec.template.spec.containers[0] as Obj
+
+  it('renders the whole system', () => {
+    const kinds = docs.map((d) => `${d.kind}/${d.metadata.name}`)
+    for (const k of [
+      'Namespace/tailor',
+      'StatefulSet/nats',
+      'Service/nats',
+      'Service/nats-headless',
+      'Deployment/tailor-gateway',
+      'Service/tailor-gateway',
+      'HorizontalPodAutoscaler/tailor-gateway',
+      'PodDisruptionBudget/tailor-gateway',
+      'Deployment/tailor-inference',
+      'ScaledObject/tailor-inference',
+      'NetworkPolicy/default-deny',
+      'NetworkPolicy/tailor-inference',
+    ]) {
+      expect(kinds).toContain(k)
+    }
+    for (const d of docs) if (d.kind !== 'Namespace') expect(d.metadata.namespace, `${d.kind}/${d.metadata.name}`).toBe('tailor')
+  })
+
+  it('every document passes its Kubernetes OpenAPI (or KEDA CRD) schema', async () => {
+    const problems = (await Promise.all(docs.map(validate))).filter((p) => p !== null)
+    expect(problems).toEqual([])
+  })
+
+  it('the validator is real: it rejects a broken manifest', async () => {
+    const broken = structuredClone(gatewayDeploy)
+    broken.spec.template.spec.containers[0].ports[0].containerPort = 'http'
+    expect(await validate(broken)).toMatch(/containerPort must be integer/)
+    const brokenScaler = structuredClone(named(docs, 'ScaledObject', 'tailor-inference'))
+    delete brokenScaler.spec.scaleTargetRef
+    expect(await validate(brokenScaler)).toMatch(/scaleTargetRef/)
+  })
+
+  it('every container has CPU and memory requests and limits', () => {
+    for (const { owner, spec } of podSpecs(docs)) {
+      for (const c of containersOf(spec)) {
+        for (const k of ['cpu', 'memory']) {
+          expect(c.resources?.requests?.[k], `${owner} ${c.name} requests.${k}`).toBeDefined()
+          expect(c.resources?.limits?.[k], `${owner} ${c.name} limits.${k}`).toBeDefined()
+        }
+      }
+    }
+  })
+
+  it('every pod runs as non-root, without privilege escalation, capabilities dropped, RuntimeDefault seccomp', () => {
+    for (const { owner, spec } of podSpecs(docs)) {
+      expect(spec.securityContext?.runAsNonRoot, owner).toBe(true)
+      expect(spec.securityContext?.runAsUser, owner).toBeGreaterThan(0)
+      expect(spec.securityContext?.seccompProfile?.type, owner).toBe('RuntimeDefault')
+      for (const c of containersOf(spec)) {
+        expect(c.securityContext?.allowPrivilegeEscalation, `${owner} ${c.name}`).toBe(false)
+        expect(c.securityContext?.capabilities?.drop, `${owner} ${c.name}`).toContain('ALL')
+        expect(c.securityContext?.runAsUser ?? 1, `${owner} ${c.name}`).not.toBe(0)
+      }
+    }
+  })
+
+  it('only inference asks for a GPU, with the toleration and node selector to land on GPU nodes', () => {
+    for (const { owner, spec } of podSpecs(docs)) {
+      for (const c of containersOf(spec)) {
+        if (owner === 'Deployment/tailor-inference') continue
+        expect(JSON.stringify(c.resources), `${owner} ${c.name}`).not.toContain('nvidia.com/gpu')
+      }
+    }
+    const env = containerEnv(docs, inferenceContainer)
+    if (env.ORT_EP === 'cuda') {
+      expect(inferenceContainer.resources.requests['nvidia.com/gpu']).toBe(1)
+      expect(inferenceContainer.resources.limits['nvidia.com/gpu']).toBe(1)
+      const spec = inferenceDeploy.spec.template.spec
+      expect(spec.tolerations).toContainEqual({ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' })
+      expect(spec.nodeSelector).toEqual({ 'nvidia.com/gpu.present': 'true' })
+    } else {
+      expect(env.ORT_EP).toBe('cpu')
+      expect(JSON.stringify(inferenceDeploy)).not.toContain('nvidia.com/gpu')
+    }
+  })
+
+  it('probes: readiness on /readyz, liveness and startup on /healthz, on ports the containers expose', () => {
+    const gwEnv = containerEnv(docs, gatewayContainer)
+    const infEnv = containerEnv(docs, inferenceContainer)
+    const cases: [Obj, number][] = [
+      [gatewayContainer, Number(gwEnv.PORT)],
+      [inferenceContainer, Number(infEnv.HEALTH_PORT)],
+    ]
+    for (const [c, port] of cases) {
+      const portOf = (p: string | number): number => (typeof p === 'number' ? p : (c.ports as Obj[]).find((x) => x.name === p)?.containerPort)
+      expect(c.readinessProbe.httpGet.path, c.name).toBe('/readyz')
+      expect(c.livenessProbe.httpGet.path, c.name).toBe('/healthz')
+      expect(c.startupProbe.httpGet.path, c.name).toBe('/healthz')
+      for (const p of [c.readinessProbe, c.livenessProbe, c.startupProbe]) expect(portOf(p.httpGet.port), c.name).toBe(port)
+    }
+    // Model load and warm-up may take minutes on a cold GPU node: the startup probe allows ≥ 5 min.
+    const sp = inferenceContainer.startupProbe
+    expect(sp.periodSeconds * sp.failureThreshold).toBeGreaterThanOrEqual(300)
+  })
+
+  it('each service\'s environment passes its own config schema and names only variables it reads', () => {
+    const gwEnv = containerEnv(docs, gatewayContainer)
+    const infEnv = containerEnv(docs, inferenceContainer)
+    for (const k of Object.keys(gwEnv)) expect(GATEWAY_ENV.has(k), `gateway env ${k}`).toBe(true)
+    for (const k of Object.keys(infEnv)) expect(INFERENCE_ENV.has(k), `inference env ${k}`).toBe(true)
+    const secrets = gatewayContainer.env.filter((e: Obj) => e.valueFrom?.secretKeyRef).map((e: Obj) => e.valueFrom.secretKeyRef)
+    expect(secrets.map((s: Obj) => s.key).sort()).toEqual(['API_KEY_SHA256', 'RESULT_URL_SECRET'])
+    for (const s of secrets) {
+      const rendered = docs.some((d) => d.kind === 'Secret' && d.metadata.name === s.name)
+      expect(rendered || OPERATOR_SECRETS.has(s.name), `Secret ${s.name}`).toBe(true)
+    }
+    // Secrets created by the operator: stand-ins of the right shape, to check the rest of the config.
+    const standIns = { RESULT_URL_SECRET: 'x'.repeat(32), API_KEY_SHA256: 'a'.repeat(64), ...gwEnv }
+    const gw = loadGatewayConfig(standIns)
+    const inf = loadInferenceConfig({ ...infEnv, WORKER_ID: 'w' })
+    expect(inf.ORT_EP).toBeDefined()
+    // Addresses match the Services.
+    const svcPort = (svc: string, name: string): number => (named(docs, 'Service', svc).spec.ports as Obj[]).find((p) => p.name === name)?.port
+    expect(gw.natsUrl).toBe(`nats://nats:${svcPort('nats', 'client')}`)
+    expect(inf.NATS_URL).toBe(gw.natsUrl)
+    expect(inf.GATEWAY_GRPC_ADDR).toBe(`tailor-gateway:${svcPort('tailor-gateway', 'grpc-events')}`)
+    expect(svcPort('tailor-gateway', 'http')).toBe(gw.port)
+    const containerPort = (name: string): number => (gatewayContainer.ports as Obj[]).find((p) => p.name === name)?.containerPort
+    expect(containerPort('http')).toBe(gw.port)
+    expect(containerPort('grpc-events')).toBe(gw.grpcPort)
+    expect(containerPort('grpc-api')).toBe(Number(gwEnv.API_GRPC_PORT))
+    expect(svcPort('tailor-gateway', 'grpc-api')).toBe(Number(gwEnv.API_GRPC_PORT))
+    // The inference grace period covers its shutdown timeout (jobs finish or are released).
+    expect(inferenceDeploy.spec.template.spec.terminationGracePeriodSeconds * 1000).toBeGreaterThan(inf.SHUTDOWN_TIMEOUT_MS)
+  })
+
+  it('NATS: JetStream on file storage, three servers, a volume each', () => {
+    const sts = named(docs, 'StatefulSet', 'nats')
+    expect(sts.spec.replicas).toBe(3)
+    expect(sts.spec.serviceName).toBe('nats-headless')
+    const conf = named(docs, 'ConfigMap', 'nats-config').data['nats.conf'] as string
+    expect(conf).toMatch(/jetstream\s*\{[^}]*store_dir:\s*\/data/)
+    expect([...conf.matchAll(/nats:\/\/nats-\d\.nats-headless:6222/g)]).toHaveLength(3)
+    const mount = (sts.spec.template.spec.containers[0].volumeMounts as Obj[]).find((m) => m.mountPath === '/data')
+    expect(mount?.name).toBe('data')
+    expect(sts.spec.volumeClaimTemplates[0].metadata.name).toBe('data')
+    expect(named(docs, 'PodDisruptionBudget', 'nats').spec.maxUnavailable).toBe(1)
+  })
+
+  it('gateway: HPA and PDB target it; KEDA scales inference on the JOBS consumer backlog', () => {
+    const hpa = named(docs, 'HorizontalPodAutoscaler', 'tailor-gateway')
+    expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'tailor-gateway' })
+    expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(2)
+    expect(gatewayDeploy.spec.replicas).toBeUndefined() // the HPA owns it
+    expect(inferenceDeploy.spec.replicas).toBeUndefined() // KEDA owns it
+    for (const pdb of byKind(docs, 'PodDisruptionBudget')) {
+      const sel = pdb.spec.selector.matchLabels as Record<string, string>
+      const targets = docs.filter((d) => ['Deployment', 'StatefulSet'].includes(d.kind) && Object.entries(sel).every(([k, v]) => d.spec.template.metadata.labels[k] === v))
+      expect(targets, `PDB ${pdb.metadata.name}`).toHaveLength(1)
+    }
+    const so = named(docs, 'ScaledObject', 'tailor-inference')
+    expect(so.spec.scaleTargetRef.name).toBe('tailor-inference')
+    const trigger = (so.spec.triggers as Obj[]).find((t) => t.type === 'nats-jetstream')
+    expect(trigger?.metadata).toMatchObject({ stream: STREAM, consumer: DURABLE, account: '$G' })
+    const monitor = (named(docs, 'Service', 'nats-headless').spec.ports as Obj[]).find((p) => p.name === 'monitor')?.port
+    expect(trigger?.metadata.natsServerMonitoringEndpoint).toBe(`nats-headless.tailor.svc.cluster.local:${monitor}`)
+    expect(byKind(docs, 'HorizontalPodAutoscaler').map((h) => h.spec.scaleTargetRef.name)).not.toContain('tailor-inference') // KEDA makes that one
+  })
+
+  it('NetworkPolicy: inference reaches the internet but no cluster-internal range; in the cluster only DNS, NATS and the gateway', () => {
+    const np = named(docs, 'NetworkPolicy', 'tailor-inference')
+    expect(np.spec.podSelector.matchLabels['app.kubernetes.io/name']).toBe('tailor-inference')
+    expect(np.spec.policyTypes).toEqual(['Ingress', 'Egress'])
+    const egress = np.spec.egress as Obj[]
+    const ipRules = egress.filter((r) => (r.to as Obj[]).some((t) => t.ipBlock))
+    expect(ipRules).toHaveLength(1)
+    const blocks = (ipRules[0]!.to as Obj[]).map((t) => t.ipBlock)
+    expect(blocks).toHaveLength(1)
+    expect(blocks[0].cidr).toBe('0.0.0.0/0')
+    for (const r of PRIVATE_RANGES) expect(blocks[0].except).toContain(r)
+    expect(ipRules[0]!.ports).toBeUndefined() // any port: input URLs may name one
+    const allows = (sel: (t: Obj) => boolean, port: number, protocol = 'TCP'): boolean =>
+      egress.some((r) => (r.to as Obj[]).some(sel) && (r.ports as Obj[] | undefined)?.some((p) => p.port === port && (p.protocol ?? 'TCP') === protocol))
+    const app = (name: string) => (t: Obj) => t.podSelector?.matchLabels?.['app.kubernetes.io/name'] === name && t.namespaceSelector === undefined
+    // Exactly kube-dns's own label (a transformer adding ours to peer selectors would block DNS).
+    const dns = (t: Obj) => JSON.stringify(t.podSelector?.matchLabels) === JSON.stringify({ 'k8s-app': 'kube-dns' })
+    expect(allows(dns, 53, 'UDP')).toBe(true)
+    expect(allows(dns, 53, 'TCP')).toBe(true)
+    expect(allows(app('nats'), 4222)).toBe(true)
+    expect(allows(app('tailor-gateway'), 50051)).toBe(true)
+    // Nothing else inside the cluster: every non-ipBlock rule is one of those three.
+    for (const r of egress.filter((x) => !ipRules.includes(x))) {
+      expect((r.to as Obj[]).every((t) => dns(t) || app('nats')(t) || app('tailor-gateway')(t)), JSON.stringify(r)).toBe(true)
+    }
+    // The namespace denies by default what no policy allows.
+    const deny = named(docs, 'NetworkPolicy', 'default-deny')
+    expect(deny.spec.policyTypes).toEqual(['Ingress', 'Egress'])
+    expect(deny.spec.ingress ?? []).toEqual([])
+    expect(deny.spec.egress ?? []).toEqual([])
+  })
+})
+
+describe('overlays', () => {
+  it('production asks for GPUs and takes images from a registry; dev runs on the CPU', () => {
+    expect(OVERLAYS).toEqual(['dev', 'production'])
+    const prod = render('production')
+    const inf = named(prod, 'Deployment', 'tailor-inference').spec.template.spec.containers[0]
+    expect(inf.resources.limits['nvidia.com/gpu']).toBe(1)
+    expect(inf.image).toMatch(/^[\w.-]+\.[\w.-]+\/.+:.+$/)
+    expect(prod.some((d) => d.kind === 'Secret')).toBe(false) // never committed
+    const dev = render('dev')
+    expect(JSON.stringify(dev)).not.toContain('nvidia.com/gpu')
+  })
+})
