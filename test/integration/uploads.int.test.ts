@@ -12,7 +12,7 @@ import { connect } from '@nats-io/transport-node'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { UPLOAD_TTL_MS } from '@tailor/proto'
 import { decodeImage } from '@tailor/inference/src/media/image.ts'
-import { SHARED_MEDIA_DIR } from '../helpers/media.ts'
+import { ffmpeg, probe, SHARED_MEDIA_DIR } from '../helpers/media.ts'
 import { snapshotModels } from '../helpers/models.ts'
 import { freePort, startNatsServer, type NatsServer } from '../helpers/nats-server.ts'
 import { startService, type ServiceProcess } from '../helpers/processes.ts'
@@ -170,6 +170,34 @@ describe('uploads, distributed (NATS Object Store `uploads`)', () => {
       await nc.close()
     }
   })
+  it('an uploaded video (a 1 s cut of a real clip) goes through the JOBS stream: remove-bg completes from the upload', async () => {
+    const tmp = await mkdtemp(join(tmpdir(), 'tailor-upl-clip-'))
+    const clip = join(tmp, 'clip.mp4')
+    await ffmpeg(['-i', join(SHARED_MEDIA_DIR, 'video_02.mp4'), '-t', '1', '-an', '-vf', 'scale=-2:180', '-c:v', 'libx264', '-preset', 'veryfast', clip])
+    try {
+      const up = await fetch(`${base}/v1/uploads`, { method: 'POST', headers: { 'x-api-key': KEY_A, 'content-type': 'video/mp4' }, body: await readFile(clip) })
+      expect(up.status).toBe(201)
+      const { url } = (await up.json()) as { url: string }
+      const headers = { 'x-api-key': KEY_A, 'content-type': 'application/json' }
+      const r = await fetch(`${base}/v1/video/remove-background`, { method: 'POST', headers, body: JSON.stringify({ video_url: url, output_format: 'webm_vp9', background_color: 'transparent' }) })
+      expect(r.status).toBe(202)
+      const { job_id } = (await r.json()) as { job_id: string }
+      let doc: { status: string; result_url: string | null; error: unknown } = { status: 'pending', result_url: null, error: null }
+      const deadline = Date.now() + JOB_TIMEOUT_MS / 2
+      while (doc.status !== 'completed' && doc.status !== 'failed' && Date.now() < deadline) {
+        await new Promise((res) => setTimeout(res, 250))
+        doc = (await (await fetch(`${base}/v1/video/remove-background/job/${job_id}`, { headers })).json()) as typeof doc
+      }
+      expect(doc, JSON.stringify(doc)).toMatchObject({ status: 'completed' })
+      const out = join(tmp, 'out.webm')
+      await writeFile(out, Buffer.from(await (await fetch(doc.result_url!)).arrayBuffer()))
+      const v = (await probe(out)).streams.find((st) => st.codec_type === 'video')
+      expect(v?.codec_name).toBe('vp9')
+    } finally {
+      await rm(tmp, { recursive: true, force: true })
+    }
+  }, JOB_TIMEOUT_MS)
+
   scenario(() => ({
     base,
     workDir,
