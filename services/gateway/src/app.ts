@@ -14,6 +14,8 @@ import { apiKeyAuth } from './middleware/api-key.ts'
 import { jsonObjectBody } from './middleware/json-body.ts'
 import type { ResultReader } from './results/result-reader.ts'
 import type { UploadStore } from './uploads/upload-store.ts'
+import { docsRoutes } from './routes/docs.ts'
+import { playgroundRoutes } from './routes/playground.ts'
 import { resultRoutes } from './routes/results.ts'
 import { UPLOADS_PATH, uploadRoutes } from './routes/uploads.ts'
 import { tryOnRoutes } from './routes/try-on.ts'
@@ -50,6 +52,7 @@ const skipFor = (path: string, mw: MiddlewareHandler): MiddlewareHandler => (c, 
 /** The HTTP surface; no I/O here beyond the ports in `deps`. */
 export function createApp(d: Omit<GatewayDeps, 'jsonBody'>) {
   const deps: GatewayDeps = { ...d, jsonBody: jsonObjectBody() }
+  const auth = apiKeyAuth(deps.config.apiKeyHashes)
   return new Hono<AppEnv>()
     .use(requestId())
     .use(async (c, next) => {
@@ -79,12 +82,15 @@ export function createApp(d: Omit<GatewayDeps, 'jsonBody'>) {
       const body = await deps.metrics.registry.metrics()
       return c.body(body, 200, { 'content-type': deps.metrics.registry.contentType })
     })
-    .use('/v1/*', apiKeyAuth(deps.config.apiKeyHashes))
+    .use('/v1/*', auth)
+    .use('/playground/samples/*', auth) // the operator's sample media: key holders only
     .use('/v1/*', skipFor(UPLOADS_PATH, bodyLimit({ maxSize: deps.config.maxBodyBytes }))) // uploads have their own, larger limits
     .route(UPLOADS_PATH, uploadRoutes(deps))
     .route('/v1/try-on', tryOnRoutes(deps, { waitTimeoutMs: deps.config.tryOnWaitTimeoutMs }))
     .route('/v1/video/remove-background', videoRemoveBackgroundRoutes(deps))
     .route('/results', resultRoutes(deps))
+    .route('/', docsRoutes(deps))
+    .route('/', playgroundRoutes({ dir: deps.config.playgroundDir, samplesDir: deps.config.playgroundSamplesDir ?? null, logger: deps.logger }))
     .notFound(() => {
       throw new AppError('not_found', 'No such endpoint.')
     })

@@ -1,6 +1,10 @@
 import { createHash } from 'node:crypto'
+import { resolve } from 'node:path'
 import { z } from 'zod'
 import { parseWebhookSecret } from './webhooks/standard-webhooks.ts'
+
+/** Where `pnpm build:playground` writes (playground/dist in the repository). */
+const DEFAULT_PLAYGROUND_DIR = resolve(import.meta.dirname, '../../../playground/dist')
 
 const csv = z
   .string()
@@ -40,6 +44,10 @@ const Env = z
     TRYON_WAIT_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(60_000),
     SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /** The playground's built page, script and style sheet (`pnpm build:playground`). */
+    PLAYGROUND_DIR: z.string().min(1).default(DEFAULT_PLAYGROUND_DIR),
+    /** Sample media the playground offers to API-key holders; unset: none (the default). */
+    PLAYGROUND_SAMPLES_DIR: z.string().min(1).optional(),
     /** How long an Idempotency-Key is remembered (KV bucket TTL / data-dir files). */
     IDEMPOTENCY_TTL_S: z.coerce.number().int().positive().default(86_400),
     /** Standard Webhooks signing secret, `whsec_<base64 of 24–64 bytes>`; without it webhook_url is refused. */
@@ -92,6 +100,9 @@ export interface Config {
   readonly tryOnWaitTimeoutMs: number
   readonly shutdownTimeoutMs: number
   readonly logLevel: string
+  readonly playgroundDir: string
+  /** Absolute; undefined: the playground offers no samples. */
+  readonly playgroundSamplesDir: string | undefined
   readonly idempotencyTtlS: number
   /** Bytes behind WEBHOOK_SECRET; undefined when webhooks are off. */
   readonly webhookSecret: Buffer | undefined
@@ -128,6 +139,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     tryOnWaitTimeoutMs: e.TRYON_WAIT_TIMEOUT_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
+    playgroundDir: resolve(e.PLAYGROUND_DIR),
+    playgroundSamplesDir: e.PLAYGROUND_SAMPLES_DIR === undefined ? undefined : resolve(e.PLAYGROUND_SAMPLES_DIR),
     idempotencyTtlS: e.IDEMPOTENCY_TTL_S,
     webhookSecret: e.WEBHOOK_SECRET === undefined ? undefined : (parseWebhookSecret(e.WEBHOOK_SECRET) ?? undefined),
     webhookRetryDelaysMs: Object.freeze([...e.WEBHOOK_RETRY_DELAYS_MS]),

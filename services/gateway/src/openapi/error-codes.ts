@@ -1,0 +1,39 @@
+/**
+ * One sentence per public error code, for the OpenAPI document (`ErrorCode` schema) and so /docs.
+ * A code missing here is still listed (with its HTTP status); openapi-document.test.ts fails until
+ * it is described, so a new code cannot ship undocumented.
+ */
+import type { ErrorCode } from '@tailor/proto'
+
+export const ERROR_CODE_DOCS: Partial<Record<ErrorCode, string>> = {
+  invalid_request_body: 'The body is not a JSON object, is too large, or an upload is empty.',
+  missing_parameter: 'A required field is missing.',
+  invalid_parameter:
+    'A field has the wrong type or value (e.g. `transparent` with a format without alpha, a bad colour, an unknown format, a bad URL).',
+  unsupported_content_type: 'Content-Type is not `application/json` (or, for an upload, not an accepted media type).',
+  malformed_image: 'An input image could not be decoded.',
+  unsupported_image_format: 'An input is not an image format the service reads (also an HTML page, SVG, PDF).',
+  file_size_too_large: 'An input or upload is larger than its limit.',
+  resolution_too_high: 'An input is larger than the allowed resolution.',
+  resolution_too_low: 'An input is smaller than the allowed resolution.',
+  invalid_auth_token: 'The `X-API-KEY` header is missing or the key is unknown.',
+  invalid_signature: 'A result URL was tampered with or has no signature.',
+  result_url_expired: 'A result URL is older than its validity; poll the job again for a fresh one.',
+  range_not_satisfiable: 'A `Range` lies outside the result.',
+  not_found: 'No such job, upload or endpoint (or it belongs to another API key).',
+  job_finished: 'Cancel of a job that has already ended.',
+  idempotency_key_reused: 'An `Idempotency-Key` was sent again with a different request.',
+  idempotency_key_in_use: 'The first request with this `Idempotency-Key` is still being processed; retry shortly.',
+  rate_limit_exceeded: 'Too many requests for this API key; wait `Retry-After` seconds.',
+  unexpected_error: 'A bug on our side; the job is retried where that is safe.',
+  service_unavailable: 'Models not loaded or the queue unreachable; try again later.',
+  request_timeout: "The job ran past its kind's time limit.",
+  worker_crashed: 'The worker running the job died on every delivery.',
+  job_expired: 'The job\'s result or record was removed after its retention time.',
+  job_cancelled: 'The job was cancelled at the client\'s request.',
+  malformed_video: 'The video is truncated, corrupt, or not a container/codec the service reads.',
+  video_too_long: 'The video is longer than the allowed duration.',
+  input_fetch_failed: 'An input URL could not be fetched (refused address, HTTP error, timeout, too large).',
+  no_person_detected: 'Try-on found no person with both shoulders visible.',
+  no_garment_detected: 'Try-on found no garment in the garment photo.',
+}

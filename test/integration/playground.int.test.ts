@@ -1,0 +1,176 @@
+/**
+ * The browser playground end to end: Debian's Chromium driven by playwright-core against the
+ * embedded service (real models, ffmpeg) with a fresh data dir and a samples dir made from
+ * ../shared/media. Screenshots are kept in test-results/playground/ (git-ignored) to look at.
+ */
+import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { chromium, type Browser, type Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildPlayground } from '@tailor/playground/build.ts'
+import { ffmpeg, probe, SHARED_MEDIA_DIR } from '../helpers/media.ts'
+import { snapshotModels } from '../helpers/models.ts'
+import { freePort } from '../helpers/nats-server.ts'
+import { REPO_ROOT, startService, type ServiceProcess } from '../helpers/processes.ts'
+
+const CHROMIUM = '/usr/bin/chromium'
+const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking']
+const MODELS = ['rvm', 'rvm-ratio1', 'blazepose-full', 'blazepose-heavy', 'selfie', 'tryon-warp']
+const ENTRY = 'services/embedded/src/main.ts'
+const SCREENSHOTS = resolve(REPO_ROOT, 'test-results/playground')
+/** Generous bounds on a shared 2-core CPU. */
+const JOB_TIMEOUT_MS = 180_000
+const UI_TIMEOUT_MS = 15_000
+const SAMPLE_VIDEO = 'short_video_01.mp4'
+
+let models: { dir: string; remove(): Promise<void> }
+let work: string
+let tailor: ServiceProcess
+let apiKey: string
+let baseUrl: string
+let browser: Browser
+let page: Page
+const pageErrors: string[] = []
+
+const shot = (name: string): Promise<Buffer> => page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true })
+
+beforeAll(async () => {
+  models = await snapshotModels(MODELS)
+  work = await mkdtemp(join(tmpdir(), 'tailor-playground-'))
+  const samples = join(work, 'samples')
+  const built = join(work, 'playground')
+  await mkdir(samples)
+  await mkdir(SCREENSHOTS, { recursive: true })
+  await buildPlayground(built)
+  for (const f of ['person_02.jpg', 'person_03.jpg', 'garment_upper_01.jpg', 'garment_lower_01.jpg']) await copyFile(join(SHARED_MEDIA_DIR, f), join(samples, f))
+  // A 1 s cut of a real clip at half size (240×454) keeps the browser test quick.
+  await ffmpeg(['-i', join(SHARED_MEDIA_DIR, 'video_01.mp4'), '-t', '1', '-vf', 'scale=-2:454', '-c:v', 'libx264', '-preset', 'veryfast', '-an', join(samples, SAMPLE_VIDEO)])
+  const port = await freePort()
+  baseUrl = `http://127.0.0.1:${port}`
+  tailor = startService(ENTRY, {
+    PORT: String(port), HOST: '127.0.0.1', TAILOR_DATA_DIR: join(work, 'data'), MODELS_DIR: models.dir,
+    PLAYGROUND_DIR: built, PLAYGROUND_SAMPLES_DIR: samples,
+  })
+  await tailor.waitFor('Tailor is running at')
+  apiKey = /X-API-KEY: (tailor_[A-Za-z0-9_-]+)/.exec(tailor.output())?.[1] ?? ''
+  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS })
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true })
+  page = await context.newPage()
+  page.on('pageerror', (e) => pageErrors.push(e.message))
+  page.on('console', (m) => {
+    if (m.type() === 'error') pageErrors.push(m.text())
+  })
+})
+
+afterAll(async () => {
+  await browser?.close()
+  await tailor?.stop()
+  await models?.remove()
+  if (work) await rm(work, { recursive: true, force: true })
+})
+
+describe('playground in Chromium', () => {
+  it('loads with no script errors and asks for a key before running', async () => {
+    expect(apiKey).toMatch(/^tailor_/)
+    await page.goto(`${baseUrl}/`)
+    await expect.poll(() => page.title()).toBe('Tailor playground')
+    await page.click('#tryon-run')
+    await expect.poll(() => page.textContent('#tryon-status'), { timeout: UI_TIMEOUT_MS }).toContain('Paste an API key first')
+    expect(pageErrors).toEqual([])
+  })
+
+  it('lists the operator samples once the key is given', async () => {
+    await page.fill('#api-key', apiKey)
+    await page.waitForFunction(() => (document.querySelector('#person-sample') as HTMLSelectElement).options.length > 0, null, { timeout: UI_TIMEOUT_MS })
+    const options = (sel: string) => page.$$eval(`${sel} option`, (os) => os.map((o) => (o as HTMLOptionElement).value))
+    expect((await options('#person-sample'))[0]).toMatch(/^person_/) // persons first for the person, garments for the garment
+    expect((await options('#garment-sample'))[0]).toMatch(/^garment_/)
+    expect(await options('#video-sample')).toEqual([SAMPLE_VIDEO])
+    expect(await page.evaluate(() => sessionStorage.getItem('tailor.apiKey'))).toBe(apiKey)
+    await page.selectOption('#person-sample', 'person_02.jpg')
+    await page.selectOption('#garment-sample', 'garment_upper_01.jpg')
+    await page.waitForFunction(() => ['person-preview', 'garment-preview'].every((id) => (document.getElementById(id) as HTMLImageElement).naturalWidth > 0), null, { timeout: UI_TIMEOUT_MS })
+    await shot('01-ready')
+  })
+
+  it('runs try-on on samples (uploaded through the client) and shows the result beside the inputs', async () => {
+    await page.click('#tryon-run')
+    await page.waitForFunction(
+      () => (document.getElementById('tryon-result') as HTMLImageElement).naturalWidth > 0 || document.getElementById('tryon-status')!.classList.contains('error'),
+      null,
+      { timeout: JOB_TIMEOUT_MS },
+    )
+    expect(await page.textContent('#tryon-status')).toMatch(/^Done in/)
+    const result = await page.$eval('#tryon-result', (img) => ({ w: (img as HTMLImageElement).naturalWidth, h: (img as HTMLImageElement).naturalHeight, src: (img as HTMLImageElement).src }))
+    const person = await page.$eval('#person-preview', (img) => ({ w: (img as HTMLImageElement).naturalWidth, h: (img as HTMLImageElement).naturalHeight }))
+    expect(result).toMatchObject(person) // the result is at the person photo's size
+    expect(result.src).toMatch(/\/results\/try-on\/.+\.jpg\?expires=\d+&sig=/)
+    // Beside the inputs: the three figures share one row.
+    const tops = await page.$$eval('#tryon .gallery figure', (fs) => fs.map((f) => Math.round(f.getBoundingClientRect().top)))
+    expect(new Set(tops).size).toBe(1)
+    await page.locator('#tryon').screenshot({ path: join(SCREENSHOTS, '02-try-on.png') })
+  })
+
+  it('removes a video background with a live progress bar, plays it over a checkerboard and downloads it', async () => {
+    await page.selectOption('#video-format', 'webm_vp9')
+    expect(await page.isChecked('#video-transparent')).toBe(true)
+    // Record every progress value the bar shows.
+    await page.evaluate(() => {
+      const bar = document.getElementById('video-progress')!
+      const seen: number[] = []
+      ;(window as unknown as { progressSeen: number[] }).progressSeen = seen
+      new MutationObserver(() => seen.push(Number(bar.getAttribute('aria-valuenow')))).observe(bar, { attributes: true, attributeFilter: ['aria-valuenow'] })
+    })
+    await page.click('#video-run')
+    await page.waitForFunction(() => {
+      const v = Number(document.getElementById('video-progress')!.getAttribute('aria-valuenow'))
+      return (v > 0 && v < 100) || !document.getElementById('video-download')!.hidden
+    }, null, { timeout: JOB_TIMEOUT_MS })
+    await shot('03-video-progress')
+    await page.waitForFunction(() => !document.getElementById('video-download')!.hidden || document.getElementById('video-status')!.classList.contains('error'), null, { timeout: JOB_TIMEOUT_MS })
+    expect(await page.textContent('#video-status')).toMatch(/^Done in/)
+    const seen = await page.evaluate(() => (window as unknown as { progressSeen: number[] }).progressSeen)
+    expect(seen.some((v) => v > 0 && v < 100), `progress values seen: ${seen.join(',')}`).toBe(true)
+    expect(seen.at(-1)).toBe(100)
+    expect(seen.filter((v) => v > 0)).toEqual([...seen.filter((v) => v > 0)].sort((a, b) => a - b)) // it only moves forward
+
+    // Plays (frames decoded and time advancing) over the checkerboard.
+    await page.waitForFunction(() => {
+      const v = document.getElementById('video-result') as HTMLVideoElement
+      return v.readyState >= 2 && v.currentTime > 0
+    }, null, { timeout: UI_TIMEOUT_MS })
+    const stage = await page.$eval('#video-stage', (el) => ({ cls: el.className, bg: getComputedStyle(el).backgroundImage }))
+    expect(stage.cls).toContain('checkerboard')
+    expect(stage.bg).toContain('conic-gradient')
+    const video = await page.$eval('#video-result', (v) => ({ w: (v as HTMLVideoElement).videoWidth, h: (v as HTMLVideoElement).videoHeight, hidden: (v as HTMLVideoElement).hidden }))
+    expect(video).toEqual({ w: 240, h: 454, hidden: false })
+    await shot('04-video-result')
+
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#video-download')])
+    expect(download.suggestedFilename()).toMatch(/^tailor-.+\.webm$/)
+    const file = join(work, 'download.webm')
+    await download.saveAs(file)
+    const bytes = await readFile(file)
+    expect(bytes.subarray(0, 4).toString('hex')).toBe('1a45dfa3') // EBML (WebM)
+    const p = await probe(file)
+    const v = p.streams.find((s) => s.codec_type === 'video')
+    expect(v).toMatchObject({ codec_name: 'vp9', width: 240, height: 454 })
+    expect(Object.entries(v?.tags ?? {}).some(([k, val]) => k.toLowerCase() === 'alpha_mode' && val === '1')).toBe(true)
+    const source = (await probe(join(work, 'samples', SAMPLE_VIDEO))).streams.find((s) => s.codec_type === 'video')
+    expect(v?.nb_read_frames).toBe(source?.nb_read_frames) // every frame kept
+  })
+
+  it('takes a URL too, and shows the service\'s error for one it refuses', async () => {
+    await page.selectOption('#video-kind', 'url')
+    await page.fill('#video-url', 'http://127.0.0.1:9/clip.mp4') // loopback: refused by the input rules
+    await page.click('#video-run')
+    await page.waitForFunction(() => document.getElementById('video-status')!.classList.contains('error'), null, { timeout: JOB_TIMEOUT_MS })
+    // Refused at submission (invalid_parameter) or when the job fetches it (input_fetch_failed), as the input rules decide.
+    expect(await page.textContent('#video-status')).toMatch(/^(input_fetch_failed|invalid_parameter): /)
+    expect(await page.getAttribute('#video-progress', 'aria-valuenow')).toBe('0')
+    await shot('05-url-refused')
+    // The preview's own attempt to load the bad URL is the only failure the console may show.
+    expect(pageErrors.filter((e) => !e.startsWith('Failed to load resource'))).toEqual([])
+  })
+})
