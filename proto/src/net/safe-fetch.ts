@@ -34,7 +34,7 @@ const systemResolver: Resolver = async (host) => dnsLookup(host, { all: true, ve
 
 const fail = (message: string, cause?: unknown): AppError => new AppError('input_fetch_failed', message, { cause })
 const tooLarge = (max: number): AppError =>
-  new AppError('file_size_too_large', `The video is larger than the ${Math.round(max / (1024 * 1024))} MB limit.`)
+  new AppError('file_size_too_large', `The file is larger than the ${Math.round(max / (1024 * 1024))} MB limit.`)
 
 /**
  * Checks a URL before any connection: http/https only, no credentials, and an IP-literal host must
@@ -45,13 +45,13 @@ export function checkUrl(raw: string, allowLoopback: boolean): URL {
   try {
     u = new URL(raw)
   } catch (err) {
-    throw fail('video_url is not a valid URL.', err)
+    throw fail('The URL is not valid.', err)
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw fail(`video_url must use http or https, not ${u.protocol.slice(0, -1)}.`)
-  if (u.username !== '' || u.password !== '') throw fail('video_url must not carry credentials.')
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw fail(`The URL must use http or https, not ${u.protocol.slice(0, -1)}.`)
+  if (u.username !== '' || u.password !== '') throw fail('The URL must not carry credentials.')
   const host = u.hostname.replace(/^\[|\]$/g, '')
   if (isIP(host) !== 0 && !isAllowedAddress(host, { allowLoopback })) {
-    throw fail(`video_url points at a ${classifyAddress(host)} address, which is not allowed; use a publicly accessible URL.`)
+    throw fail(`The URL points at a ${classifyAddress(host)} address, which is not allowed; use a publicly accessible URL.`)
   }
   return u
 }
@@ -68,7 +68,7 @@ function guardedLookup(resolver: Resolver, allowLoopback: boolean): LookupFuncti
         if (all.length === 0) {
           callback(Object.assign(new Error(`${hostname} did not resolve`), { code: 'ENOTFOUND' }), '', 0)
         } else if (bad !== undefined) {
-          callback(fail(`video_url resolves to a ${classifyAddress(bad.address)} address, which is not allowed; use a publicly accessible URL.`), '', 0)
+          callback(fail(`The URL's host resolves to a ${classifyAddress(bad.address)} address, which is not allowed; use a publicly accessible URL.`), '', 0)
         } else if (options.all === true) {
           ;(callback as unknown as (e: null, a: ResolvedAddress[]) => void)(null, all)
         } else {
@@ -97,19 +97,19 @@ export async function safeFetchToFile(rawUrl: string, dest: string, o: SafeFetch
       const status = res.statusCode ?? 0
       if (status >= 300 && status < 400 && res.headers.location !== undefined) {
         res.resume()
-        if (hop >= o.maxRedirects) throw fail(`video_url redirected more than ${o.maxRedirects} times.`)
+        if (hop >= o.maxRedirects) throw fail(`The URL redirected more than ${o.maxRedirects} times.`)
         let next: URL
         try {
           next = new URL(res.headers.location, url)
         } catch (err) {
-          throw fail('video_url redirected to an invalid URL.', err)
+          throw fail('The URL redirected to an invalid URL.', err)
         }
         url = checkUrl(next.href, o.allowLoopback)
         continue
       }
       if (status < 200 || status >= 300) {
         res.resume()
-        throw fail(`Downloading video_url failed: the server answered HTTP ${status}.`)
+        throw fail(`Downloading the URL failed: the server answered HTTP ${status}.`)
       }
       const declared = Number(res.headers['content-length'])
       if (Number.isFinite(declared) && declared > o.maxBytes) {
@@ -123,9 +123,9 @@ export async function safeFetchToFile(rawUrl: string, dest: string, o: SafeFetch
     await rm(dest, { force: true })
     if (signal?.aborted) throw new AppError('job_cancelled', 'The job was cancelled.', { cause: err })
     if (err instanceof AppError) throw err
-    if (total.aborted) throw fail(`Downloading video_url took longer than ${Math.round(o.timeoutMs / 1000)} s.`, err)
+    if (total.aborted) throw fail(`Downloading the URL took longer than ${Math.round(o.timeoutMs / 1000)} s.`, err)
     const code = (err as NodeJS.ErrnoException).code
-    throw fail(`Downloading video_url failed${code ? ` (${code})` : ''}: ${(err as Error).message}`, err)
+    throw fail(`Downloading the URL failed${code ? ` (${code})` : ''}: ${(err as Error).message}`, err)
   }
 }
 
@@ -139,14 +139,14 @@ function request(url: URL, resolver: Resolver, o: SafeFetchOptions, signal: Abor
       agent: false,
       headers: { 'user-agent': 'tailor-inference/0.1', accept: 'video/*, image/gif, */*;q=0.5', 'accept-encoding': 'identity' },
     })
-    const connectTimer = setTimeout(() => req.destroy(fail(`Could not connect to the video_url host within ${o.connectTimeoutMs} ms.`)), o.connectTimeoutMs)
+    const connectTimer = setTimeout(() => req.destroy(fail(`Could not connect to the URL's host within ${o.connectTimeoutMs} ms.`)), o.connectTimeoutMs)
     req.on('socket', (socket: Socket) => {
       const check = (): void => {
         clearTimeout(connectTimer)
         const remote = socket.remoteAddress
         // The address actually connected to: the final word, whatever the resolver said.
         if (remote === undefined || !isAllowedAddress(remote, { allowLoopback: o.allowLoopback })) {
-          req.destroy(fail(`video_url connected to a ${remote === undefined ? 'unknown' : classifyAddress(remote)} address, which is not allowed.`))
+          req.destroy(fail(`The URL connected to a ${remote === undefined ? 'unknown' : classifyAddress(remote)} address, which is not allowed.`))
         }
       }
       if (socket.connecting) socket.once('connect', check)

@@ -198,7 +198,8 @@ async function neverOpensFifo(job: () => Promise<Outcome>): Promise<Outcome> {
   }
 }
 
-const REFUSED_LOOPBACK = /points at a (loopback|reserved) address|resolves to a loopback address/
+/** The message names the field and the kind of address. */
+const REFUSED_LOOPBACK = /^(video_url|person_image_url|garment_image_url): The URL( points at a (loopback|reserved) address|'s host resolves to a loopback address)/
 
 const RUN = {
   L01: () => video(`http://127.1:${port}/clip.mp4`, false),

@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { AppError, RESULT_EXTENSIONS, type JobEnvelope, type JobOutcome, type OutputFormat } from '@tailor/proto'
 import type { ResultStore } from '../results/result-store.ts'
+import { fetchField } from './input-field.ts'
 import { runTryOnJob, tryOnResultKey, type TryOnJobDeps } from './try-on.ts'
 
 /** What the remove-background pipeline needs from one job (jobs/remove-background.ts). */
@@ -59,7 +60,7 @@ export async function runJob(
       return { status: 'succeeded', resultKey: key, contentType: r.contentType, bytes: stored.bytes }
     }
     const inputPath = join(workDir, 'input')
-    await deps.fetchInput(job.params.video_url, inputPath, ctx.signal)
+    await fetchField('video_url', () => deps.fetchInput(job.params.video_url, inputPath, ctx.signal))
     const r = await deps.removeBackground(
       { inputPath, workDir, backgroundColor: job.params.background_color, outputFormat: job.params.output_format },
       ctx,

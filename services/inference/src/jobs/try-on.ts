@@ -11,6 +11,7 @@ import { join } from 'node:path'
 import { z } from 'zod'
 import { AppError, type ErrorCode, type JobEnvelope } from '@tailor/proto'
 import { decodeImage, encodeJpeg, type ImageLimits } from '../media/image.ts'
+import { fetchField } from './input-field.ts'
 
 export type GarmentCategory = 'upper' | 'lower' | 'full'
 export type GarmentMode = 'auto' | GarmentCategory
@@ -154,8 +155,8 @@ export async function runTryOnJob(
   const personPath = join(workDir, 'person')
   const garmentPath = join(workDir, 'garment')
   await Promise.all([
-    deps.fetchInput(p.person_image_url, personPath, signal),
-    deps.fetchInput(p.garment_image_url, garmentPath, signal),
+    fetchField('person_image_url', () => deps.fetchInput(p.person_image_url, personPath, signal)),
+    fetchField('garment_image_url', () => deps.fetchInput(p.garment_image_url, garmentPath, signal)),
   ])
   return tryOn(
     {
