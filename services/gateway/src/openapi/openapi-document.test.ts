@@ -140,6 +140,14 @@ describe('OpenAPI document', () => {
     expect(accepted.status).toBe(202)
     const { job_id } = (await accepted.json()) as { job_id: string }
     check('JobAccepted', { job_id })
+    // Headers of ours that an answer carries are documented for it.
+    const documentedHeaders = (path: string, method: 'get' | 'post', status: string): string[] =>
+      Object.keys(((doc.paths[path]?.[method]?.responses[status] as { headers?: Record<string, unknown> } | undefined)?.headers) ?? {}).map((h) => h.toLowerCase())
+    const ours = (r: Response): string[] => [...r.headers.keys()].filter((h) => /^(ratelimit-|retry-after|idempotent-|deprecation)/i.test(h))
+    for (const h of ours(accepted)) expect(documentedHeaders('/v1/video/remove-background', 'post', '202')).toContain(h)
+    const deprecated = await post('/v1/try-on', { person_image_url: 'https://example.com/p.jpg', garment_image_url: 'https://example.com/g.jpg', garment_mode: 'upper', wait_for_result: 'false' })
+    expect(deprecated.headers.get('deprecation')).not.toBeNull()
+    for (const h of ours(deprecated)) expect(documentedHeaders('/v1/try-on', 'post', '202')).toContain(h)
     const status = await app.request(`/v1/video/remove-background/job/${job_id}`, { headers: { 'x-api-key': KEY } })
     check('JobStatus', await status.json())
     const cancel = await app.request(`/v1/video/remove-background/job/${job_id}/cancel`, { method: 'POST', headers: { 'x-api-key': KEY } })

@@ -121,10 +121,30 @@ const idempotencyKeyParam: Json = {
 const replayedHeader: Json = {
   'Idempotent-Replayed': { description: '`true` when this is the stored answer of an earlier request with the same `Idempotency-Key`.', schema: { type: 'string', const: 'true' } },
 }
+const deprecationHeader: Json = {
+  Deprecation: { description: 'Sent when the request used `garment_mode` (deprecated): RFC 9745 form `@<unix seconds>`.', schema: { type: 'string', example: '@1735689600' } },
+}
 const IDEMPOTENCY_ERRORS: ErrorCode[] = ['idempotency_key_reused', 'idempotency_key_in_use']
 
 /** An operation that needs the API key. */
-const secured = (op: Operation): Operation => ({ ...op, security: [{ ApiKey: [] }] })
+const secured = (op: Operation, o: { rateLimited?: boolean } = {}): Operation => ({
+  ...op,
+  security: [{ ApiKey: [] }],
+  responses: o.rateLimited === false ? op.responses : withRateLimitHeaders(op.responses),
+})
+
+/** The key's request budget, sent on every answer to an authenticated /v1 request (not on 401). */
+const RATE_LIMIT_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'] as const
+function withRateLimitHeaders(responses: Record<string, Json>): Record<string, Json> {
+  return Object.fromEntries(
+    Object.entries(responses).map(([status, r]) => {
+      if (status === '401') return [status, r]
+      const headers = { ...((r.headers as Json | undefined) ?? {}) }
+      for (const h of RATE_LIMIT_HEADERS) headers[h] = { $ref: `#/components/headers/${h}` }
+      return [status, { ...r, headers }]
+    }),
+  )
+}
 
 function jobOperations(kind: 'try-on' | 'remove-background', base: string, label: string, tag: string): Record<string, Record<string, Operation>> {
   const id = kind === 'try-on' ? 'TryOn' : 'RemoveBackground'
@@ -232,8 +252,8 @@ export function buildOpenApiDocument(o: OpenApiOptions = {}): OpenApiDocument {
             }),
           },
           responses: {
-            '200': { description: 'Finished within the wait.', headers: replayedHeader, content: json(ref('TryOnResult')) },
-            '202': { description: 'Accepted (or still running at the end of the wait): poll the job.', headers: replayedHeader, content: json(ref('JobAccepted')) },
+            '200': { description: 'Finished within the wait.', headers: { ...replayedHeader, ...deprecationHeader }, content: json(ref('TryOnResult')) },
+            '202': { description: 'Accepted (or still running at the end of the wait): poll the job.', headers: { ...replayedHeader, ...deprecationHeader }, content: json(ref('JobAccepted')) },
             ...errors(...BODY_ERRORS, ...IDEMPOTENCY_ERRORS, ...AUTH_ERRORS, ...TRY_ON_JOB_ERRORS),
           },
         }),
@@ -400,8 +420,8 @@ export function buildOpenApiDocument(o: OpenApiOptions = {}): OpenApiDocument {
           summary: 'Sample media offered by the playground',
           description: 'Files of `PLAYGROUND_SAMPLES_DIR`, when the operator sets it; nothing is served otherwise.',
           tags: ['playground'],
-          responses: { '200': { description: 'The samples.', content: json(ref('SampleList')) }, ...errors(...AUTH_ERRORS) },
-        }),
+          responses: { '200': { description: 'The samples.', content: json(ref('SampleList')) }, ...errors('invalid_auth_token', 'unexpected_error') },
+        }, { rateLimited: false }),
       },
       '/playground/samples/{name}': {
         get: secured({
@@ -411,9 +431,9 @@ export function buildOpenApiDocument(o: OpenApiOptions = {}): OpenApiDocument {
           parameters: [{ name: 'name', in: 'path', required: true, description: 'A name from the sample list.', schema: { type: 'string' } }],
           responses: {
             '200': { description: 'The file.', content: { 'image/*': { schema: { type: 'string', contentMediaType: 'image/*' } }, 'video/*': { schema: { type: 'string', contentMediaType: 'video/*' } } } },
-            ...errors('not_found', ...AUTH_ERRORS),
+            ...errors('not_found', 'invalid_auth_token', 'unexpected_error'),
           },
-        }),
+        }, { rateLimited: false }),
       },
     },
     components: {
@@ -422,6 +442,9 @@ export function buildOpenApiDocument(o: OpenApiOptions = {}): OpenApiDocument {
       },
       headers: {
         'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
+        'RateLimit-Limit': { description: 'Requests per second this API key may make (requests that create work count: POSTs of jobs and uploads).', schema: { type: 'integer', minimum: 0 } },
+        'RateLimit-Remaining': { description: 'Requests left in the current budget.', schema: { type: 'integer', minimum: 0 } },
+        'RateLimit-Reset': { description: 'Seconds until the budget is full again.', schema: { type: 'integer', minimum: 0 } },
       },
       schemas,
     },
