@@ -23,6 +23,11 @@ export interface TailorClientOptions {
   apiKey: string
   /** Defaults to the global fetch (Node 20, browsers). Tests pass the gateway app's own `request`. */
   fetch?: FetchLike
+  /**
+   * How many times a request answered 429 (rate_limit_exceeded: not processed, so safe to send
+   * again, POSTs included) is retried after its Retry-After; default 2. Then the TailorError is thrown.
+   */
+  rateLimitRetries?: number
 }
 
 export interface RequestOptions {
@@ -42,6 +47,7 @@ export interface WaitOptions extends RequestOptions {
 export type UploadData = Blob | ArrayBuffer | ArrayBufferView
 
 export const DEFAULT_POLL_INTERVAL_MS = 1000
+export const DEFAULT_RATE_LIMIT_RETRIES = 2
 
 const JOB_PATHS: Record<JobKind, string> = {
   'try-on': '/v1/try-on',
@@ -78,6 +84,7 @@ export class TailorClient {
   readonly baseUrl: string
   readonly #apiKey: string
   readonly #fetch: FetchLike
+  readonly #rateLimitRetries: number
 
   constructor(o: TailorClientOptions) {
     if (typeof o.baseUrl !== 'string' || !/^https?:\/\//i.test(o.baseUrl)) {
@@ -88,6 +95,7 @@ export class TailorClient {
     this.#apiKey = o.apiKey
     // Called unbound: a browser's window.fetch refuses another `this`.
     this.#fetch = o.fetch ?? ((input, init) => globalThis.fetch(input, init))
+    this.#rateLimitRetries = o.rateLimitRetries ?? DEFAULT_RATE_LIMIT_RETRIES
   }
 
   /** POST /v1/try-on. With wait_for_result (the default) a finished job answers its result_url; else poll `job_id`. */
@@ -180,8 +188,14 @@ export class TailorClient {
       body = b.raw as BodyInit
     }
     const init: RequestInit = { method, headers, ...(body !== undefined ? { body } : {}), ...(b.signal ? { signal: b.signal } : {}) }
-    const res = await this.#send(`${this.baseUrl}${path}`, init, b.signal)
-    if (!res.ok) throw await this.#errorFrom(res)
+    let res: Response
+    for (let attempt = 0; ; attempt++) {
+      res = await this.#send(`${this.baseUrl}${path}`, init, b.signal)
+      if (res.ok) break
+      const err = await this.#errorFrom(res)
+      if (res.status !== 429 || attempt >= this.#rateLimitRetries) throw err
+      await sleep((err.retryAfter ?? 1) * 1000, b.signal)
+    }
     try {
       return (await res.json()) as T
     } catch (err) {
