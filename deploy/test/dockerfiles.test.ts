@@ -1,0 +1,159 @@
+/**
+ * Static checks of the service images (no Docker engine here, so nothing is built): multi-stage,
+ * an unprivileged user, health checks, ports and paths that agree with the Kubernetes manifests,
+ * and, for inference, the CUDA pieces onnxruntime-node needs.
+ */
+import { createRequire } from 'node:module'
+import { readFileSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { parse } from 'yaml'
+
+const ROOT = resolve(import.meta.dirname, '../..')
+const read = (p: string): string => readFileSync(join(ROOT, p), 'utf8')
+
+interface Instruction {
+  op: string
+  args: string
+}
+interface Stage {
+  from: string
+  name: string | null
+  body: Instruction[]
+}
+
+/** Dockerfile → global ARGs and stages (continuation lines joined, comments dropped). */
+function parseDockerfile(text: string): { args: Record<string, string>; stages: Stage[] } {
+  const logical: string[] = []
+  let cur = ''
+  for (const raw of text.split('\n')) {
+    const line = raw.trim()
+    if (line.startsWith('#') || line === '') continue
+    if (line.endsWith('\\')) cur += `${line.slice(0, -1)} `
+    else {
+      logical.push(cur + line)
+      cur = ''
+    }
+  }
+  const args: Record<string, string> = {}
+  const stages: Stage[] = []
+  for (const l of logical) {
+    const m = /^(\w+)\s+(.*)$/.exec(l)
+    if (m === null) throw new Error(`unparsable line: ${l}`)
+    const op = m[1]!.toUpperCase()
+    const rest = m[2]!
+    if (op === 'FROM') {
+      const f = /^(\S+)(?:\s+AS\s+(\S+))?$/i.exec(rest)!
+      stages.push({ from: f[1]!, name: f[2] ?? null, body: [] })
+    } else if (stages.length === 0) {
+      if (op === 'ARG') {
+        const [k, v] = rest.split('=')
+        args[k!] = v ?? ''
+      }
+    } else stages.at(-1)!.body.push({ op, args: rest })
+  }
+  return { args, stages }
+}
+const expand = (s: string, args: Record<string, string>): string => s.replace(/\$\{(\w+)\}/g, (_m, k: string) => args[k] ?? '')
+const ops = (st: Stage, op: string): string[] => st.body.filter((i) => i.op === op).map((i) => i.args)
+const envOf = (st: Stage): Record<string, string> =>
+  Object.fromEntries(ops(st, 'ENV').flatMap((e) => [...e.matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1]!, m[2]!])))
+
+/** Container ports of a base Deployment, by name. */
+const k8sPorts = (file: string): Record<string, number> => {
+  const d = parse(read(file)) as { spec: { template: { spec: { containers: { ports: { name: string; containerPort: number }[] }[] } } } }
+  return Object.fromEntries(d.spec.template.spec.containers[0]!.ports.map((p) => [p.name, p.containerPort]))
+}
+
+const pkg = JSON.parse(read('package.json')) as { packageManager: string; engines: { node: string } }
+
+describe.each([
+  ['gateway', 'services/gateway/Dockerfile', 'deploy/k8s/base/gateway/deployment.yaml'],
+  ['inference', 'services/inference/Dockerfile', 'deploy/k8s/base/inference/deployment.yaml'],
+])('%s image', (service, dockerfile, deployment) => {
+  const { args, stages } = parseDockerfile(read(dockerfile))
+  const runtime = stages.at(-1)!
+  const build = stages.find((s) => s.name === 'build')!
+
+  it('is multi-stage: dependencies and build in one stage, a runtime stage that copies only the result', () => {
+    expect(stages.length).toBeGreaterThanOrEqual(2)
+    expect(runtime.name).toBe('runtime')
+    expect(build).toBeDefined()
+    const names = new Set(stages.map((s) => s.name))
+    for (const c of ops(runtime, 'COPY')) {
+      const from = /--from=(\S+)/.exec(c)?.[1]
+      expect(from, `runtime COPY ${c}`).toBeDefined() // nothing from the build context directly
+      expect(names.has(from!), c).toBe(true)
+    }
+    // The service is cut out with its production dependencies only.
+    expect(ops(build, 'RUN').join('\n')).toContain(`pnpm --filter @tailor/${service} deploy --prod`)
+    expect(ops(build, 'RUN').join('\n')).toContain('pnpm install --frozen-lockfile')
+  })
+
+  it('runs as an unprivileged user, with exec-form entry point and a health check on /healthz', () => {
+    const users = ops(runtime, 'USER')
+    expect(users.length).toBeGreaterThan(0)
+    const user = users.at(-1)!
+    expect(user).toMatch(/^\d+(:\d+)?$/) // numeric, so runAsNonRoot can verify it
+    expect(Number(user.split(':')[0])).toBeGreaterThan(0)
+    const entry = ops(runtime, 'ENTRYPOINT').at(-1)!
+    expect(JSON.parse(entry)).toEqual(['node', '--import', 'tsx', 'src/main.ts'])
+    const hc = ops(runtime, 'HEALTHCHECK').at(-1)!
+    expect(hc).toContain('/healthz')
+    expect(hc).toMatch(/CMD \[/)
+  })
+
+  it('uses the pinned pnpm and a Node.js the workspace supports', () => {
+    expect(`pnpm@${args.PNPM_VERSION}`).toBe(pkg.packageManager)
+    const [major, minor] = (args.NODE_VERSION ?? '').split('.').map(Number)
+    const [needMajor, needMinor] = pkg.engines.node.replace('>=', '').split('.').map(Number)
+    expect(major! > needMajor! || (major === needMajor && minor! >= needMinor!), args.NODE_VERSION).toBe(true)
+  })
+
+  it('exposes the ports the Kubernetes manifests probe and serve', () => {
+    const exposed = ops(runtime, 'EXPOSE').flatMap((e) => e.split(/\s+/)).map(Number).sort()
+    expect(exposed).toEqual(Object.values(k8sPorts(deployment)).sort())
+  })
+})
+
+describe('inference image', () => {
+  const { args, stages } = parseDockerfile(read('services/inference/Dockerfile'))
+  const runtime = stages.at(-1)!
+  const build = stages.find((s) => s.name === 'build')!
+  const buildRuns = ops(build, 'RUN').join('\n')
+
+  it('runs on a CUDA runtime whose major version onnxruntime-node ships a provider for', () => {
+    const base = expand(runtime.from, args)
+    const m = /^nvidia\/cuda:(\d+)\.[\d.]+-cudnn-runtime-/.exec(base)
+    expect(m, base).not.toBeNull()
+    // The provider flavours onnxruntime-node's install script knows for linux/x64 (e.g. cuda12).
+    const req = createRequire(join(ROOT, 'services/inference/package.json'))
+    const ortDir = dirname(req.resolve('onnxruntime-node/package.json'))
+    const meta = req(join(ortDir, 'script/install-metadata.js')) as { requirements: Record<string, string[]> }
+    expect(meta.requirements['linux/x64']).toContain(`cuda${m![1]}`)
+    expect(buildRuns).toContain(`ONNXRUNTIME_NODE_INSTALL=cuda${m![1]} node script/install.js`)
+    expect(buildRuns).toMatch(/test -f bin\/napi-v6\/linux\/x64\/libonnxruntime_providers_cuda\.so/)
+  })
+
+  it('builds the models in the image and points MODELS_DIR at them; ffmpeg and Node in the runtime; ORT_EP=cuda', () => {
+    expect(buildRuns).toContain('pnpm models')
+    const env = envOf(runtime)
+    expect(env.ORT_EP).toBe('cuda')
+    expect(ops(runtime, 'COPY')).toContain(`--from=build /src/models/dist ${env.MODELS_DIR}`)
+    const runtimeRuns = ops(runtime, 'RUN').join('\n')
+    expect(runtimeRuns).toMatch(/apt-get install[^\n]*\bffmpeg\b/)
+    expect(ops(runtime, 'COPY').some((c) => c.includes('/usr/local/bin/node'))).toBe(true)
+    // The same health port and work dir as the manifests.
+    const cm = read('deploy/k8s/base/kustomization.yaml')
+    expect(cm).toContain(`HEALTH_PORT=${env.HEALTH_PORT}`)
+    expect(cm).toContain(`TAILOR_WORK_DIR=${env.TAILOR_WORK_DIR}`)
+    expect(cm).toContain(`MODELS_DIR=${env.MODELS_DIR}`)
+  })
+})
+
+describe('.dockerignore', () => {
+  it('keeps host dependencies and built artefacts out of the build context', () => {
+    const lines = read('.dockerignore').split('\n').map((l) => l.trim())
+    for (const p of ['**/node_modules', 'models/dist', 'playground/dist', '.git']) expect(lines).toContain(p)
+  })
+})
