@@ -23,6 +23,8 @@ const SCREENSHOTS = resolve(REPO_ROOT, 'test-results/playground')
 const JOB_TIMEOUT_MS = 180_000
 const UI_TIMEOUT_MS = 15_000
 const SAMPLE_VIDEO = 'short_video_01.mp4'
+/** Long enough to still be running when the test cancels it. */
+const LONG_VIDEO = 'video_01_5s.mp4'
 
 let models: { dir: string; remove(): Promise<void> }
 let work: string
@@ -44,8 +46,9 @@ beforeAll(async () => {
   await mkdir(SCREENSHOTS, { recursive: true })
   await buildPlayground(built)
   for (const f of ['person_02.jpg', 'person_03.jpg', 'garment_upper_01.jpg', 'garment_lower_01.jpg']) await copyFile(join(SHARED_MEDIA_DIR, f), join(samples, f))
-  // A 1 s cut of a real clip at half size (240×454) keeps the browser test quick.
-  await ffmpeg(['-i', join(SHARED_MEDIA_DIR, 'video_01.mp4'), '-t', '1', '-vf', 'scale=-2:454', '-c:v', 'libx264', '-preset', 'veryfast', '-an', join(samples, SAMPLE_VIDEO)])
+  // A 1 s cut of a real clip, 384 px tall (the network's own size: no downsampling), keeps the browser test quick.
+  await ffmpeg(['-i', join(SHARED_MEDIA_DIR, 'video_01.mp4'), '-t', '1', '-vf', 'scale=-2:384', '-c:v', 'libx264', '-preset', 'veryfast', '-an', join(samples, SAMPLE_VIDEO)])
+  await ffmpeg(['-i', join(SHARED_MEDIA_DIR, 'video_01.mp4'), '-t', '5', '-vf', 'scale=-2:384', '-c:v', 'libx264', '-preset', 'veryfast', '-an', join(samples, LONG_VIDEO)])
   const port = await freePort()
   baseUrl = `http://127.0.0.1:${port}`
   tailor = startService(ENTRY, {
@@ -86,7 +89,7 @@ describe('playground in Chromium', () => {
     const options = (sel: string) => page.$$eval(`${sel} option`, (os) => os.map((o) => (o as HTMLOptionElement).value))
     expect((await options('#person-sample'))[0]).toMatch(/^person_/) // persons first for the person, garments for the garment
     expect((await options('#garment-sample'))[0]).toMatch(/^garment_/)
-    expect(await options('#video-sample')).toEqual([SAMPLE_VIDEO])
+    expect((await options('#video-sample')).sort()).toEqual([SAMPLE_VIDEO, LONG_VIDEO].sort())
     expect(await page.evaluate(() => sessionStorage.getItem('tailor.apiKey'))).toBe(apiKey)
     await page.selectOption('#person-sample', 'person_02.jpg')
     await page.selectOption('#garment-sample', 'garment_upper_01.jpg')
@@ -113,6 +116,7 @@ describe('playground in Chromium', () => {
   })
 
   it('removes a video background with a live progress bar, plays it over a checkerboard and downloads it', async () => {
+    await page.selectOption('#video-sample', SAMPLE_VIDEO)
     await page.selectOption('#video-format', 'webm_vp9')
     expect(await page.isChecked('#video-transparent')).toBe(true)
     // Record every progress value the bar shows.
@@ -144,7 +148,8 @@ describe('playground in Chromium', () => {
     expect(stage.cls).toContain('checkerboard')
     expect(stage.bg).toContain('conic-gradient')
     const video = await page.$eval('#video-result', (v) => ({ w: (v as HTMLVideoElement).videoWidth, h: (v as HTMLVideoElement).videoHeight, hidden: (v as HTMLVideoElement).hidden }))
-    expect(video).toEqual({ w: 240, h: 454, hidden: false })
+    const source = (await probe(join(work, 'samples', SAMPLE_VIDEO))).streams.find((s) => s.codec_type === 'video')!
+    expect(video).toEqual({ w: source.width, h: source.height, hidden: false })
     await shot('04-video-result')
 
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#video-download')])
@@ -155,10 +160,20 @@ describe('playground in Chromium', () => {
     expect(bytes.subarray(0, 4).toString('hex')).toBe('1a45dfa3') // EBML (WebM)
     const p = await probe(file)
     const v = p.streams.find((s) => s.codec_type === 'video')
-    expect(v).toMatchObject({ codec_name: 'vp9', width: 240, height: 454 })
+    expect(v).toMatchObject({ codec_name: 'vp9', width: source.width, height: source.height })
     expect(Object.entries(v?.tags ?? {}).some(([k, val]) => k.toLowerCase() === 'alpha_mode' && val === '1')).toBe(true)
-    const source = (await probe(join(work, 'samples', SAMPLE_VIDEO))).streams.find((s) => s.codec_type === 'video')
-    expect(v?.nb_read_frames).toBe(source?.nb_read_frames) // every frame kept
+    expect(v?.nb_read_frames).toBe(source.nb_read_frames) // every frame kept
+  })
+
+  it('cancels a running job from the page', async () => {
+    await page.selectOption('#video-sample', LONG_VIDEO)
+    await page.click('#video-run')
+    await page.waitForFunction(() => /: running/.test(document.getElementById('video-status')!.textContent ?? ''), null, { timeout: JOB_TIMEOUT_MS })
+    await page.click('#video-cancel')
+    await page.waitForFunction(() => document.getElementById('video-status')!.classList.contains('error'), null, { timeout: UI_TIMEOUT_MS })
+    expect(await page.textContent('#video-status')).toMatch(/^job_cancelled: /)
+    expect(await page.textContent('#video-progress .label')).toBe('cancelled')
+    expect(await page.isDisabled('#video-cancel')).toBe(true)
   })
 
   it('takes a URL too, and shows the service\'s error for one it refuses', async () => {

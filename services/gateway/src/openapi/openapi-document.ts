@@ -87,7 +87,6 @@ const STATUS_TEXT: Record<number, string> = {
 const ERROR_EXAMPLES: Partial<Record<ErrorCode, string>> = {
   invalid_auth_token: 'Missing or unknown API key: send it in the X-API-KEY header.',
   missing_parameter: 'Missing required parameter video_url: give the http or https URL of the video to process.',
-  not_found: 'No video background removal job with id "…".',
   job_finished: 'Job … has already finished (completed); only pending or running jobs can be cancelled.',
 }
 
