@@ -6,10 +6,10 @@
  */
 import { mkdtemp, rm } from 'node:fs/promises'
 import { request as httpRequest, type Server } from 'node:http'
-import type { AddressInfo, Socket } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { serve } from '@hono/node-server'
+import { serve, type Http2Bindings, type HttpBindings } from '@hono/node-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { HTTP_STATUS, type JobEnvelope } from '@tailor/proto'
 import { matrixTitle } from '@tailor/proto/net/testing'
@@ -21,7 +21,7 @@ import { createLogger } from './logger.ts'
 
 const KEY = 'matrix-key-0123456789'
 const BIG_BODY_BYTES = 10 * 1024 * 1024
-/** Bytes the server may have read off the socket when it answers a 10 MB body (limit 64 KiB). */
+/** Bytes the server may have read off the socket when the app answers a 10 MB body (limit 64 KiB). */
 const MAX_READ_BEFORE_ANSWER = 1024 * 1024
 const DEEP = 100_000
 
@@ -34,7 +34,8 @@ interface Answer {
 let dir: string
 const published: JobEnvelope[] = []
 // Rate and concurrency limits out of the way: every case is one request from the same key.
-const baseEnv = { API_KEYS: KEY, RESULT_URL_SECRET: 'x'.repeat(32), PUBLIC_BASE_URL: 'http://tailor.test', RATE_LIMIT_PER_S: '10000', MAX_CONCURRENT_JOBS: '10000' }
+const LIMITS_OFF = { DEFAULT_RATE_LIMIT_PER_S: '100000', DEFAULT_MAX_CONCURRENT_JOBS: '0', RATE_LIMIT_PER_S: '100000', MAX_CONCURRENT_JOBS: '0' }
+const baseEnv = { API_KEYS: KEY, RESULT_URL_SECRET: 'x'.repeat(32), PUBLIC_BASE_URL: 'http://tailor.test', ...LIMITS_OFF }
 
 async function appWith(config: Config) {
   return createApp({
@@ -51,16 +52,21 @@ let app: Awaited<ReturnType<typeof appWith>>
 let roomyApp: Awaited<ReturnType<typeof appWith>>
 let server: Server
 let port: number
-const serverSockets: Socket[] = []
+const readWhenAnswered: number[] = []
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'tailor-matrix-gw-'))
   app = await appWith(loadConfig(baseEnv))
   roomyApp = await appWith(loadConfig({ ...baseEnv, MAX_BODY_BYTES: String(1024 * 1024) }))
+  // Records, when the app has its answer, how much the server had read off the request's socket.
+  const fetch = async (req: Request, env: HttpBindings | Http2Bindings): Promise<Response> => {
+    const res = await app.fetch(req, env)
+    readWhenAnswered.push(env.incoming.socket.bytesRead)
+    return res
+  }
   server = await new Promise<Server>((resolve) => {
-    const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s as Server)) as Server
+    const s = serve({ fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s as Server)) as Server
   })
-  server.on('connection', (s) => serverSockets.push(s))
   port = (server.address() as AddressInfo).port
 })
 afterAll(async () => {
@@ -87,11 +93,11 @@ const tryOn = (person: string, garment: string): Promise<Answer> =>
 
 /**
  * Sends `bytes` of a JSON-looking body to the real server, honouring back-pressure, and stops as
- * soon as the answer arrives. Returns the answer and what the server had read off the socket then.
+ * soon as the answer arrives. Returns the answer and what the server had read when it answered.
  */
 function postBig(path: string, bytes: number, chunked: boolean): Promise<Answer & { serverReadBytes: number }> {
   return new Promise((resolve, reject) => {
-    const first = serverSockets.length
+    readWhenAnswered.length = 0
     const req = httpRequest({
       host: '127.0.0.1', port, path, method: 'POST', agent: false,
       headers: { 'content-type': 'application/json', 'x-api-key': KEY, ...(chunked ? {} : { 'content-length': String(bytes) }) },
@@ -99,12 +105,12 @@ function postBig(path: string, bytes: number, chunked: boolean): Promise<Answer 
     let answered = false
     req.on('response', (res) => {
       answered = true
-      const serverReadBytes = serverSockets.slice(first).reduce((n, s) => n + s.bytesRead, 0)
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => chunks.push(c))
       res.on('end', () => {
         req.destroy()
-        resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString()) as Record<string, unknown>, serverReadBytes })
+        const body = JSON.parse(Buffer.concat(chunks).toString()) as Record<string, unknown>
+        resolve({ status: res.statusCode ?? 0, body, serverReadBytes: readWhenAnswered[0] ?? Number.NaN })
       })
     })
     req.on('error', (err) => {
