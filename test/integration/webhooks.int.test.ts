@@ -328,12 +328,12 @@ describe('distributed: WEBHOOKS stream and KV idempotency with a real nats-serve
   })
 
   it('Idempotency-Key across two replicas: concurrent duplicates → one job, one JOBS message', async () => {
-    const [g1, g2] = [gateways[0]!, await open()]
+    const [g1, g2] = [await open(), await open()]
     const before = await streamMessages(STREAM)
     const key = { 'Idempotency-Key': 'replicas-1' }
     const body = { video_url: 'https://example.com/same.mp4' }
     const all = await Promise.all(Array.from({ length: 10 }, (_, i) => post(base(i % 2 === 0 ? g1 : g2), apiKey, '/v1/video/remove-background', body, key)))
-    expect(all.map((r) => r.status)).toEqual(Array(10).fill(202))
+    expect(all.map((r) => r.status), JSON.stringify(all.map((r) => r.body))).toEqual(Array(10).fill(202))
     expect(new Set(all.map((r) => r.body.job_id)).size).toBe(1)
     expect(all.filter((r) => r.headers.get('idempotent-replayed') === null)).toHaveLength(1)
     expect(await streamMessages(STREAM)).toBe(before + 1)

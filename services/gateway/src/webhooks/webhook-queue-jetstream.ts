@@ -14,6 +14,11 @@ const MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000
 const PULL_EXPIRES_MS = 2_000
 /** Deliveries in flight per gateway (each attempt waits at most WEBHOOK_TIMEOUT_MS). */
 const CONCURRENCY = 4
+/**
+ * A message nak'ed with a delay stays pending on the consumer until redelivered, so this bounds
+ * how many webhooks may wait for a retry at once before new ones stall: far above any backlog.
+ */
+const MAX_ACK_PENDING = 100_000
 
 /**
  * Adapter: JetStream work-queue stream WEBHOOKS (msgID = webhook-id, so a job's webhook is queued
@@ -43,14 +48,14 @@ export async function openJetStreamWebhookQueue(nc: NatsConnection, o: { attempt
   const ackWait = nanos(o.attemptTimeoutMs + 15_000)
   try {
     await jsm.consumers.info(WEBHOOKS_STREAM, WEBHOOKS_DURABLE)
-    await jsm.consumers.update(WEBHOOKS_STREAM, WEBHOOKS_DURABLE, { ack_wait: ackWait })
+    await jsm.consumers.update(WEBHOOKS_STREAM, WEBHOOKS_DURABLE, { ack_wait: ackWait, max_ack_pending: MAX_ACK_PENDING })
   } catch {
     await jsm.consumers.add(WEBHOOKS_STREAM, {
       durable_name: WEBHOOKS_DURABLE,
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.All,
       ack_wait: ackWait,
-      max_ack_pending: CONCURRENCY * 16,
+      max_ack_pending: MAX_ACK_PENDING,
       filter_subject: WEBHOOKS_SUBJECT,
     })
   }
