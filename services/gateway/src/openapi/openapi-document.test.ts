@@ -16,7 +16,8 @@ import { ERROR_CODE_DOCS } from './error-codes.ts'
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi-document.ts'
 
 const KEY = 'test-key-0123456789'
-const config = loadConfig({ API_KEYS: KEY, RESULT_URL_SECRET: 'x'.repeat(32), PUBLIC_BASE_URL: 'http://tailor.test' })
+// A high request budget: this file sends a few POSTs in a row and is not about rate limits.
+const config = loadConfig({ API_KEYS: KEY, RESULT_URL_SECRET: 'x'.repeat(32), PUBLIC_BASE_URL: 'http://tailor.test', DEFAULT_RATE_LIMIT_PER_S: '1000' })
 const results: ResultReader = { size: async () => null, open: async () => Readable.from([]) }
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const
 
@@ -33,6 +34,16 @@ beforeAll(async () => {
     publisher: { publish: async () => undefined },
     cancel: { cancel: () => undefined },
     health: () => ({ ok: true }),
+    // A small fake of our UploadStore port: counts the bytes, keeps nothing.
+    uploads: {
+      put: async (meta, body) => {
+        let bytes = 0
+        for await (const chunk of body) bytes += chunk.byteLength
+        return { ...meta, bytes }
+      },
+      info: async () => null,
+      close: async () => undefined,
+    },
   })
   doc = (await (await app.request('/openapi.json')).json()) as OpenApiDocument
 })
@@ -168,6 +179,9 @@ describe('OpenAPI document', () => {
       expect(r.status).toBeGreaterThanOrEqual(400)
       check('Error', await r.json())
     }
+    const upload = await app.request('/v1/uploads', { method: 'POST', headers: { 'content-type': 'image/jpeg', 'x-api-key': KEY }, body: new Uint8Array([0xff, 0xd8, 0xff]) })
+    expect(upload.status, await upload.clone().text()).toBe(201)
+    check('UploadResult', await upload.json())
     check('Health', await (await app.request('/healthz')).json())
     check('SampleList', await (await app.request('/playground/samples', { headers: { 'x-api-key': KEY } })).json())
   })

@@ -18,6 +18,7 @@ import {
   RemoveBackgroundBody,
   TryOnBody,
   TryOnCompleted,
+  UPLOAD_CONTENT_TYPES,
   type ErrorCode,
 } from '@tailor/proto'
 import { ERROR_CODE_DOCS } from './error-codes.ts'
@@ -293,7 +294,7 @@ export function buildOpenApiDocument(o: OpenApiOptions = {}): OpenApiDocument {
           requestBody: {
             required: true,
             content: Object.fromEntries(
-              ['image/jpeg', 'image/png', 'image/webp', 'image/tiff', 'image/avif', 'image/gif', 'video/mp4', 'video/quicktime', 'video/webm', 'video/x-matroska'].map(
+              [...UPLOAD_CONTENT_TYPES.image, ...UPLOAD_CONTENT_TYPES.video].map(
                 (t) => [t, { schema: { type: 'string', contentMediaType: t } }],
               ),
             ),
