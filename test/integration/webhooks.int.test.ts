@@ -30,6 +30,9 @@ import { freePort, startNatsServer, type NatsServer } from '../helpers/nats-serv
 import { startService, type ServiceProcess } from '../helpers/processes.ts'
 
 const JOB_TIMEOUT_MS = 120_000
+const EMBEDDED_KEY = 'webhook-test-key-0123456789'
+/** These tests send bursts: per-key limits well above them. */
+const NO_LIMITS = { DEFAULT_RATE_LIMIT_PER_S: '1000', DEFAULT_MAX_CONCURRENT_JOBS: '100' }
 /** Generous bound for a webhook to arrive once its job is final (or its retry is due). */
 const DELIVERY_TIMEOUT_MS = 20_000
 
@@ -135,10 +138,10 @@ describe('embedded: webhooks and Idempotency-Key with a real worker', () => {
     const port = await freePort()
     tailor = startService('services/embedded/src/main.ts', {
       PORT: String(port), HOST: '127.0.0.1', TAILOR_DATA_DIR: dataDir, MODELS_DIR: models.dir, TAILOR_FETCH_ALLOW_LOOPBACK: 'true',
-      API_GRPC_PORT: '0', WEBHOOK_RETRY_DELAYS_MS: '300,600', LOG_LEVEL: 'warn', RATE_LIMIT_PER_S: '1000', MAX_CONCURRENT_JOBS: '100',
+      TAILOR_API_KEY: EMBEDDED_KEY, API_GRPC_PORT: '0', WEBHOOK_RETRY_DELAYS_MS: '300,600', LOG_LEVEL: 'warn', ...NO_LIMITS,
     })
     await tailor.waitFor('Tailor is running at')
-    apiKey = /X-API-KEY: (tailor_[A-Za-z0-9_-]+)/.exec(tailor.output())?.[1] ?? ''
+    apiKey = EMBEDDED_KEY
     base = `http://127.0.0.1:${port}`
     secret = (await readFile(join(dataDir, 'webhook.secret'), 'utf8')).trim()
   })
@@ -260,7 +263,7 @@ describe('distributed: WEBHOOKS stream and KV idempotency with a real nats-serve
 
   const gatewayEnv = (extra: Record<string, string | undefined> = {}) => ({
     NATS_URL: nats.url, HOST: '127.0.0.1', PORT: '0', GRPC_PORT: '0', API_GRPC_PORT: '0', API_KEYS: apiKey,
-    RESULT_URL_SECRET: 'r'.repeat(40), WEBHOOK_SECRET: secret, RATE_LIMIT_PER_S: '1000', MAX_CONCURRENT_JOBS: '100', TAILOR_FETCH_ALLOW_LOOPBACK: 'true', WEBHOOK_RETRY_DELAYS_MS: '2000,300',
+    RESULT_URL_SECRET: 'r'.repeat(40), WEBHOOK_SECRET: secret, ...NO_LIMITS, TAILOR_FETCH_ALLOW_LOOPBACK: 'true', WEBHOOK_RETRY_DELAYS_MS: '2000,300',
     ...extra,
   })
   const open = async (extra: Record<string, string | undefined> = {}): Promise<Gateway> => {
