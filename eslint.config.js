@@ -20,7 +20,14 @@ const owned = [
     ],
     why: 'NATS is reached only through the JetStream adapters and the composition roots',
   },
-  { group: '@grpc/*', owners: ['services/gateway/src/events/grpc-server.ts', 'services/inference/src/events/event-stream.ts'], why: 'gRPC lives in events/ only' },
+  {
+    group: '@grpc/*',
+    owners: [
+      'services/gateway/src/events/grpc-server.ts', 'services/gateway/src/events/api-grpc-server.ts', 'services/gateway/src/events/api-grpc-errors.ts',
+      'services/inference/src/events/event-stream.ts',
+    ],
+    why: 'gRPC lives in events/ only',
+  },
 ]
 
 const restriction = (except) => {

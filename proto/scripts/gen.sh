@@ -6,5 +6,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf gen
 proto-loader-gen-types --longs=Number --enums=String --defaults --oneofs --grpcLib=@grpc/grpc-js \
-  --outDir=gen inference/v1/*.proto
+  --outDir=gen inference/v1/*.proto tailor/v1/*.proto
 find gen -name '*.ts' -print0 | xargs -0 sed -i -E "s#(from '\.{1,2}/[^']*)';#\1.ts';#"

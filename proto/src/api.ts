@@ -183,3 +183,12 @@ export type JobStatusDocument = z.infer<typeof JobStatusDocument>
 /** POST …/job/{id}/cancel answer. */
 export const CancelAccepted = z.object({ message: z.string() })
 export type CancelAccepted = z.infer<typeof CancelAccepted>
+
+/**
+ * The internal gRPC API (package tailor.v1, service TailorApi): absolute path of its .proto for
+ * @grpc/proto-loader (include dir: JOB_EVENTS_PROTO_INCLUDE_DIR, the proto package root). Its
+ * metadata entry for the API key, and the trailing metadata entry that names the error code.
+ */
+export const TAILOR_API_PROTO_PATH: string = new URL('../tailor/v1/tailor_api.proto', import.meta.url).pathname
+export const GRPC_API_KEY_METADATA = 'x-api-key'
+export const GRPC_ERROR_CODE_METADATA = 'error-code'

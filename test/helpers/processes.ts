@@ -18,7 +18,8 @@ export interface ServiceProcess {
 export function startService(entry: string, env: Record<string, string>): ServiceProcess {
   const proc = spawn(process.execPath, ['--import', 'tsx', resolve(REPO_ROOT, entry)], {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'info', ...env },
+    // API_GRPC_PORT 0: a gateway's internal gRPC API on a free port unless the test names one.
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'info', API_GRPC_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let out = ''

@@ -20,6 +20,8 @@ import { InProcessQueue } from './in-process-queue.ts'
 export interface Embedded {
   url: string
   port: number
+  /** Port of the internal gRPC API (tailor.v1.TailorApi; API_GRPC_PORT). */
+  apiGrpcPort: number
   /** The API key created on this start (null when one was configured or created earlier). */
   createdApiKey: string | null
   /** The file holding the generated webhook signing secret; null when WEBHOOK_SECRET is configured. */
@@ -29,7 +31,8 @@ export interface Embedded {
 
 /**
  * Embedded mode: the gateway and one inference worker in one process, joined by in-process ports
- * (queue, events) and the data directory (job records, results). No NATS, no gRPC.
+ * (queue, events) and the data directory (job records, results). No NATS; the gateway still serves
+ * its internal gRPC API (API_GRPC_PORT).
  */
 export async function start(config: Config, opts: { logger?: Logger } = {}): Promise<Embedded> {
   const logger = opts.logger ?? pino({ name: 'tailor', level: config.logLevel })
@@ -97,6 +100,7 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
   return {
     url: gateway.url,
     port: gateway.port,
+    apiGrpcPort: gateway.apiGrpcPort,
     createdApiKey: data.createdApiKey,
     webhookSecretFile: config.env.WEBHOOK_SECRET === undefined ? data.webhookSecretFile : null,
     async stop() {

@@ -17,6 +17,8 @@ const Env = z
     HOST: z.string().min(1).default('0.0.0.0'),
     /** gRPC server for inference job events (distributed mode only). */
     GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(50051),
+    /** The internal gRPC API (proto/tailor/v1/tailor_api.proto), both modes; 0 = any free port. */
+    API_GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(50052),
     /** Distributed mode when set; the embedded composition injects in-process ports instead. */
     NATS_URL: z.string().min(1).optional(),
     /** Plain keys to accept (comma separated, for rotation). Hashed at load; never kept. */
@@ -84,6 +86,7 @@ export interface Config {
   readonly port: number
   readonly host: string
   readonly grpcPort: number
+  readonly apiGrpcPort: number
   readonly natsUrl: string | undefined
   /** sha256 digests of the accepted API keys; the plain keys are dropped at load. */
   readonly apiKeyHashes: readonly Buffer[]
@@ -125,6 +128,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     port: e.PORT,
     host: e.HOST,
     grpcPort: e.GRPC_PORT,
+    apiGrpcPort: e.API_GRPC_PORT,
     natsUrl: e.NATS_URL,
     apiKeyHashes: Object.freeze([...hashes].map((h) => Buffer.from(h, 'hex'))),
     resultUrlSecret: e.RESULT_URL_SECRET,

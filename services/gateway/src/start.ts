@@ -5,6 +5,8 @@ import { connect, type NatsConnection } from '@nats-io/transport-node'
 import type { JobEvent, JobEventAck } from '@tailor/proto'
 import { createApp } from './app.ts'
 import type { Config } from './config.ts'
+import { staticKeyAccessControl } from './access/access-control-static-keys.ts'
+import { startApiGrpcServer } from './events/api-grpc-server.ts'
 import { startJobEventsServer, type JobEventsServer } from './events/grpc-server.ts'
 import { openKvIdempotencyStore } from './idempotency/idempotency-store-kv.ts'
 import type { IdempotencyStore } from './idempotency/idempotency-store.ts'
@@ -12,6 +14,7 @@ import { createJobEventHandler } from './jobs/job-events.ts'
 import { openKvJobStore } from './jobs/job-store-kv.ts'
 import { withJobMetrics } from './jobs/job-store-metrics.ts'
 import type { JobStore } from './jobs/job-store.ts'
+import type { JobWatcher } from './jobs/job-watch.ts'
 import { openJetStreamPublisher } from './jobs/publisher-jetstream.ts'
 import type { CancelNotifier, JobPublisher } from './jobs/publisher.ts'
 import { openJetStreamQueueDepth } from './jobs/queue-depth-jetstream.ts'
@@ -31,7 +34,8 @@ const WEBHOOK_MAX_RESPONSE_BYTES = 64 * 1024
 
 /** In-process ports for the embedded mode; without them the gateway uses NATS + gRPC. */
 export interface GatewayPorts {
-  jobs: JobStore
+  /** Job records, and their change notification (gRPC WatchJob). */
+  jobs: JobStore & JobWatcher
   publisher: JobPublisher
   cancel: CancelNotifier
   results: ResultReader
@@ -54,6 +58,8 @@ export interface Gateway {
   port: number
   /** gRPC port for inference job events (distributed mode), else null. */
   grpcPort: number | null
+  /** Port of the internal gRPC API (tailor.v1.TailorApi), both modes. */
+  apiGrpcPort: number
   /** Applies an inference event to the job records (the embedded mode calls it directly). */
   handleJobEvent: (e: JobEvent) => Promise<JobEventAck>
   jobs: JobStore
@@ -78,11 +84,13 @@ export async function start(
   let natsConnected = true
   let nc: NatsConnection | null = null
   let grpcServer: JobEventsServer | null = null
-  let ports: GatewayPorts
+  let ports: Omit<GatewayPorts, 'jobs'> & { jobs: JobStore }
+  let watcher: JobWatcher
   let handleJobEvent: (e: JobEvent) => Promise<JobEventAck>
   if (opts.ports !== undefined) {
     // Every record that becomes final queues its webhook (webhooks/notify-on-final.ts).
     const jobs = notifyOnFinal(withJobMetrics(opts.ports.jobs, metrics), opts.ports.webhooks)
+    watcher = opts.ports.jobs
     ports = { ...opts.ports, jobs }
     queueDepth = opts.ports.queueDepth
     handleJobEvent = createJobEventHandler(jobs, logger, { onFinalRepeated: jobs.requeue })
@@ -100,7 +108,9 @@ export async function start(
     })()
     queueDepth = await openJetStreamQueueDepth(nc)
     const webhooks = await openJetStreamWebhookQueue(nc, { attemptTimeoutMs: config.webhookTimeoutMs, logger })
-    const jobs = notifyOnFinal(withJobMetrics(await openKvJobStore(nc, { ttlMs: config.jobRetentionS * 1000 }), metrics), webhooks)
+    const kvJobs = await openKvJobStore(nc, { ttlMs: config.jobRetentionS * 1000 })
+    watcher = kvJobs
+    const jobs = notifyOnFinal(withJobMetrics(kvJobs, metrics), webhooks)
     handleJobEvent = createJobEventHandler(jobs, logger, { onFinalRepeated: jobs.requeue })
     grpcServer = await startJobEventsServer({ host: config.host, port: config.grpcPort, handle: handleJobEvent, logger })
     ports = {
@@ -164,11 +174,20 @@ export async function start(
   const port = (server.address() as AddressInfo).port
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host
   const url = `http://${shownHost}:${port}`
-  logger.info({ port, grpcPort: grpcServer?.port, mode: nc ? 'distributed' : 'embedded', keys: config.apiKeyHashes.length }, 'gateway listening')
+  // The internal gRPC API: same use cases and access control as HTTP (API keys until access/ has its adapters).
+  const apiGrpc = await startApiGrpcServer(
+    { config, logger, access: staticKeyAccessControl(config.apiKeyHashes), ...ports, watcher, baseUrl: () => config.publicBaseUrl ?? url },
+    { host: config.host, port: config.apiGrpcPort },
+  ).catch(async (err: unknown) => {
+    await new Promise<void>((resolve) => server.close(() => resolve()))
+    throw err
+  })
+  logger.info({ port, grpcPort: grpcServer?.port, apiGrpcPort: apiGrpc.port, mode: nc ? 'distributed' : 'embedded', keys: config.apiKeyHashes.length }, 'gateway listening')
   return {
     url,
     port,
     grpcPort: grpcServer?.port ?? null,
+    apiGrpcPort: apiGrpc.port,
     handleJobEvent,
     jobs: ports.jobs,
     async stop() {
@@ -180,6 +199,7 @@ export async function start(
           if ('closeAllConnections' in server) server.closeAllConnections()
         }, config.shutdownTimeoutMs).unref()
       })
+      await apiGrpc.stop(config.shutdownTimeoutMs)
       await grpcSrv?.stop(config.shutdownTimeoutMs)
       await ports.webhooks.close()
       await ports.jobs.close()

@@ -1,6 +1,7 @@
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { JobRecord, JobStore } from './job-store.ts'
+import type { JobWatcher } from './job-watch.ts'
 
 const ID_RE = /^[0-9a-f-]{36}$/
 
@@ -12,12 +13,13 @@ export const JOB_SWEEP_INTERVAL_MS = 60_000
  * (temp file + rename) and serialised per process, so a restart loses nothing that was answered.
  * With `retentionMs` (JOB_RETENTION_S) a record expires that long after its last change, as in
  * the KV bucket: `get` no longer sees it and a sweep (at open, then every `sweepIntervalMs`)
- * deletes its file. Temp files a crash left mid-write are removed at open.
+ * deletes its file. Temp files a crash left mid-write are removed at open. `watch` is fed by this
+ * store's own writes (one process owns the directory).
  */
 export async function openFileJobStore(
   dir: string,
   o: { retentionMs?: number; sweepIntervalMs?: number; now?: () => number } = {},
-): Promise<JobStore> {
+): Promise<JobStore & JobWatcher> {
   await mkdir(dir, { recursive: true })
   for (const n of await readdir(dir)) if (n.endsWith('.tmp')) await rm(join(dir, n), { force: true })
   const now = o.now ?? Date.now
@@ -30,11 +32,14 @@ export async function openFileJobStore(
     return next
   }
   const file = (id: string): string => join(dir, `${id}.json`)
+  /** Listeners of `watch`, by job id. */
+  const listeners = new Map<string, Set<(rec: JobRecord) => void>>()
   const write = async (rec: JobRecord): Promise<void> => {
     const tmp = `${file(rec.id)}.tmp`
     await writeFile(tmp, JSON.stringify(rec))
     await rename(tmp, file(rec.id))
     cache.set(rec.id, rec)
+    for (const l of listeners.get(rec.id) ?? []) l(rec)
   }
   const readAny = async (id: string): Promise<JobRecord | null> => {
     if (!ID_RE.test(id)) return null
@@ -85,6 +90,38 @@ export async function openFileJobStore(
       const names = (await readdir(dir)).filter((n) => n.endsWith('.json'))
       const recs = await Promise.all(names.map((n) => read(n.slice(0, -'.json'.length))))
       return recs.filter((r): r is JobRecord => r !== null && (r.status === 'pending' || r.status === 'running'))
+    },
+    async *watch(id, signal) {
+      const queue: JobRecord[] = []
+      let wake: (() => void) | null = null
+      const onChange = (rec: JobRecord): void => {
+        queue.push(rec)
+        wake?.()
+      }
+      const onAbort = (): void => wake?.()
+      const set = listeners.get(id) ?? new Set()
+      listeners.set(id, set)
+      set.add(onChange) // before the read: no change can fall between the two
+      signal.addEventListener('abort', onAbort)
+      try {
+        let last = await read(id)
+        if (last !== null && !signal.aborted) yield last
+        while (!signal.aborted) {
+          const next = queue.shift()
+          if (next === undefined) {
+            await new Promise<void>((resolve) => (wake = resolve))
+            wake = null
+          } else if (next !== last) {
+            // (a write between subscribing and the read is the very record the read returned)
+            last = next
+            yield next
+          }
+        }
+      } finally {
+        set.delete(onChange)
+        if (set.size === 0) listeners.delete(id)
+        signal.removeEventListener('abort', onAbort)
+      }
     },
     close: () =>
       serial(async () => {

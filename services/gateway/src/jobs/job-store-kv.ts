@@ -3,9 +3,11 @@ import { Kvm, type KV } from '@nats-io/kv'
 import { nanos, type NatsConnection } from '@nats-io/transport-node'
 import { AppError } from '@tailor/proto'
 import type { JobRecord, JobStore } from './job-store.ts'
+import type { JobWatcher } from './job-watch.ts'
 
 export const JOBS_BUCKET = 'jobs'
 const CAS_ATTEMPTS = 20
+const ID_RE = /^[0-9a-f-]{36}$/
 
 /**
  * Sets a JetStream stream's max_age (a bucket's TTL) when it differs: `create` leaves an existing
@@ -22,9 +24,11 @@ export async function ensureStreamMaxAge(nc: NatsConnection, stream: string, max
 
 /**
  * Adapter: JetStream KV bucket `jobs`, one key per job id; updates are compare-and-set. With
- * `ttlMs` (JOB_RETENTION_S) a record is removed that long after its last change.
+ * `ttlMs` (JOB_RETENTION_S) a record is removed that long after its last change. `watch` is a KV
+ * watch of the job's key (its last value, then every revision), so it sees the changes made by
+ * any gateway replica.
  */
-export async function openKvJobStore(nc: NatsConnection, opts: { ttlMs?: number } = {}): Promise<JobStore> {
+export async function openKvJobStore(nc: NatsConnection, opts: { ttlMs?: number } = {}): Promise<JobStore & JobWatcher> {
   const kv: KV = await new Kvm(nc).create(JOBS_BUCKET, { history: 1, ...(opts.ttlMs ? { ttl: opts.ttlMs } : {}) })
   if (opts.ttlMs) await ensureStreamMaxAge(nc, `KV_${JOBS_BUCKET}`, opts.ttlMs)
   const get = async (id: string): Promise<{ rec: JobRecord; revision: number } | null> => {
@@ -37,7 +41,7 @@ export async function openKvJobStore(nc: NatsConnection, opts: { ttlMs?: number 
       await kv.create(rec.id, JSON.stringify(rec))
     },
     async get(id) {
-      if (!/^[0-9a-f-]{36}$/.test(id)) return null
+      if (!ID_RE.test(id)) return null
       return (await get(id))?.rec ?? null
     },
     async update(id, change) {
@@ -62,6 +66,21 @@ export async function openKvJobStore(nc: NatsConnection, opts: { ttlMs?: number 
         if (r !== null && (r.rec.status === 'pending' || r.rec.status === 'running')) out.push(r.rec)
       }
       return out
+    },
+    async *watch(id, signal) {
+      if (!ID_RE.test(id) || signal.aborted) return
+      const it = await kv.watch({ key: id })
+      const stop = (): void => it.stop()
+      signal.addEventListener('abort', stop)
+      try {
+        for await (const e of it) {
+          if (signal.aborted) return
+          yield e.operation === 'PUT' && e.length > 0 ? e.json<JobRecord>() : null
+        }
+      } finally {
+        signal.removeEventListener('abort', stop)
+        it.stop()
+      }
     },
     async close() {},
   }

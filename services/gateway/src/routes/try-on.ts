@@ -11,17 +11,16 @@
  * - `garment_mode` (deprecated) still overrides category detection; a request that sends it gets
  *   `Deprecation` response header (RFC 9745 form: `@<unix seconds>`).
  */
-import { setTimeout as sleep } from 'node:timers/promises'
 import { Hono, type Context } from 'hono'
 import { zValidator } from '@hono/zod-validator'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { HTTP_STATUS, TryOnBody, tryOnBodyError } from '@tailor/proto'
 import type { AppEnv, GatewayDeps } from '../app.ts'
-import { isFinal, type JobRecord } from '../jobs/job-store.ts'
 import { idempotentRequest } from '../idempotency/idempotency-http.ts'
 import { REPLAYED_HEADER } from '../idempotency/idempotency-key.ts'
 import { submitOnce } from '../idempotency/submit-once.ts'
 import { submitJob, tryOnSubmission } from '../jobs/submit-job.ts'
+import { waitForFinal } from '../jobs/wait-for-job.ts'
 import { resultUrl } from '../signing.ts'
 import { checkUploadRefs } from '../uploads/check-upload-refs.ts'
 import { callerKeyId } from '../uploads/caller-key-id.ts'
@@ -31,8 +30,6 @@ import { jobRoutes } from './job-routes.ts'
 /** RFC 9745 `Deprecation` value: the moment garment_mode was deprecated (2025-01-01T00:00:00Z). */
 export const GARMENT_MODE_DEPRECATION = '@1735689600'
 export const DEFAULT_WAIT_TIMEOUT_MS = 60_000
-/** How often a waiting request re-reads the job record. */
-export const WAIT_POLL_MS = 100
 
 /** Request body: TryOnBody (@tailor/proto, spec 2.1); its errors are the same at every edge. */
 const validateBody = zValidator('json', TryOnBody, (result) => {
@@ -43,18 +40,6 @@ const validateBody = zValidator('json', TryOnBody, (result) => {
 export interface TryOnRouteOptions {
   /** Longest time a wait_for_result request holds the connection before answering 202. */
   waitTimeoutMs: number
-}
-
-/** Polls the job record until it is final, the timeout passes or the client goes away. */
-async function waitForFinal(deps: GatewayDeps, id: string, timeoutMs: number, signal: AbortSignal): Promise<JobRecord | null> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const rec = await deps.jobs.get(id)
-    if (rec !== null && isFinal(rec.status)) return rec
-    const left = deadline - Date.now()
-    if (left <= 0 || signal.aborted) return rec
-    await sleep(Math.min(WAIT_POLL_MS, left)).catch(() => undefined)
-  }
 }
 
 export function tryOnRoutes(deps: GatewayDeps, o: TryOnRouteOptions) {
@@ -74,7 +59,7 @@ export function tryOnRoutes(deps: GatewayDeps, o: TryOnRouteOptions) {
       c.get('log').info({ jobId: rec.id, wait: body.wait_for_result, garmentMode: job.params.garment_mode, replayed }, 'try-on job accepted')
       if (!body.wait_for_result) return c.json({ job_id: rec.id }, 202)
 
-      const done = await waitForFinal(deps, rec.id, o.waitTimeoutMs, c.req.raw.signal)
+      const done = await waitForFinal(deps.jobs, rec.id, o.waitTimeoutMs, c.req.raw.signal)
       if (done?.status === 'completed' && done.result !== null) {
         const result_url = resultUrl(baseUrl(c), deps.config.resultUrlSecret, done.result.key, Math.floor(Date.now() / 1000), deps.config.resultUrlTtlS)
         return c.json({ result_url, job_id: rec.id }, 200)

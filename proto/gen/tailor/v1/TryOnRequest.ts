@@ -1,0 +1,28 @@
+// Original file: tailor/v1/tailor_api.proto
+
+
+export interface TryOnRequest {
+  'personImageUrl'?: (string);
+  'garmentImageUrl'?: (string);
+  'garmentMode'?: (string);
+  'preprocessGarment'?: (boolean);
+  'removeBackground'?: (boolean);
+  'waitForResult'?: (boolean);
+  '_garmentMode'?: "garmentMode";
+  '_preprocessGarment'?: "preprocessGarment";
+  '_removeBackground'?: "removeBackground";
+  '_waitForResult'?: "waitForResult";
+}
+
+export interface TryOnRequest__Output {
+  'personImageUrl': (string);
+  'garmentImageUrl': (string);
+  'garmentMode'?: (string);
+  'preprocessGarment'?: (boolean);
+  'removeBackground'?: (boolean);
+  'waitForResult'?: (boolean);
+  '_garmentMode'?: "garmentMode";
+  '_preprocessGarment'?: "preprocessGarment";
+  '_removeBackground'?: "removeBackground";
+  '_waitForResult'?: "waitForResult";
+}

@@ -1,0 +1,239 @@
+/**
+ * The internal gRPC API (proto/tailor/v1/tailor_api.proto, README "gRPC API"): the HTTP API's
+ * operations for services inside the cluster, over the same use cases (jobs/), the same request
+ * schemas (@tailor/proto api.ts), the same access control (metadata `x-api-key`) and the same
+ * error codes, mapped to gRPC statuses in api-grpc-errors.ts. WatchJob streams a job's changes
+ * from the JobWatcher port until the job ends.
+ */
+import * as grpc from '@grpc/grpc-js'
+import * as protoLoader from '@grpc/proto-loader'
+import {
+  AppError,
+  GRPC_API_KEY_METADATA,
+  parseRemoveBackgroundBody,
+  parseTryOnBody,
+  TAILOR_API_PROTO_PATH,
+  type JobKind,
+  type JobStatus,
+  type JobStatusDocument,
+} from '@tailor/proto'
+import type { ProtoGrpcType } from '@tailor/proto/gen/tailor_api.ts'
+import type { Job } from '@tailor/proto/gen/tailor/v1/Job.ts'
+import type { JobKind__Output as WireJobKind } from '@tailor/proto/gen/tailor/v1/JobKind.ts'
+import type { JobStatus__Output as WireJobStatus } from '@tailor/proto/gen/tailor/v1/JobStatus.ts'
+import type { TailorApiHandlers } from '@tailor/proto/gen/tailor/v1/TailorApi.ts'
+import type { AccessControl, Principal } from '../access/access-control.ts'
+import type { Config } from '../config.ts'
+import { cancelJob } from '../jobs/cancel-job.ts'
+import { getJobStatus } from '../jobs/job-status.ts'
+import type { JobWatcher } from '../jobs/job-watch.ts'
+import type { CancelNotifier } from '../jobs/publisher.ts'
+import { removeBackgroundSubmission, submitJob, tryOnSubmission, type SubmitJobDeps } from '../jobs/submit-job.ts'
+import { waitForFinal } from '../jobs/wait-for-job.ts'
+import { watchJob } from '../jobs/watch-job.ts'
+import type { Logger } from '../logger.ts'
+import { resultUrl } from '../signing.ts'
+import { checkUploadRefs } from '../uploads/check-upload-refs.ts'
+import type { UploadStore } from '../uploads/upload-store.ts'
+import { PROTO_LOADER_OPTIONS } from './grpc-server.ts'
+import { GRPC_STATUS, toServiceError, type ErrorExtras } from './api-grpc-errors.ts'
+
+/** What the use cases need (SubmitJobDeps: the job store, publisher and per-key job slots), and the edge's own ports. */
+export interface ApiGrpcDeps extends SubmitJobDeps {
+  config: Config
+  logger: Logger
+  access: AccessControl
+  watcher: JobWatcher
+  cancel: CancelNotifier
+  uploads?: UploadStore
+  /** Origin of result URLs: PUBLIC_BASE_URL, else the gateway's own HTTP address. */
+  baseUrl: () => string
+}
+
+export interface ApiGrpcServer {
+  port: number
+  stop(timeoutMs: number): Promise<void>
+}
+
+const WIRE_KIND = { 'try-on': 'JOB_KIND_TRY_ON', 'remove-background': 'JOB_KIND_REMOVE_BACKGROUND' } as const satisfies Record<JobKind, WireJobKind>
+const WIRE_STATUS = {
+  pending: 'JOB_STATUS_PENDING', running: 'JOB_STATUS_RUNNING', completed: 'JOB_STATUS_COMPLETED', failed: 'JOB_STATUS_FAILED',
+} as const satisfies Record<JobStatus, WireJobStatus>
+
+/** The status document as a tailor.v1.Job. */
+export function toWireJob(kind: JobKind | null, d: JobStatusDocument): Job {
+  return {
+    jobId: d.job_id,
+    kind: kind === null ? 'JOB_KIND_UNSPECIFIED' : WIRE_KIND[kind],
+    status: WIRE_STATUS[d.status],
+    progress: d.progress,
+    ...(d.result_url === null ? {} : { resultUrl: d.result_url }),
+    error: d.error === null ? null : { errorCode: d.error.error_code, message: d.error.message },
+    createdAt: d.created_at,
+    updatedAt: d.updated_at,
+  }
+}
+
+/** An AppError that carries what its gRPC answer adds (a failed job's id, a rate limit's wait). */
+class ApiError extends AppError {
+  constructor(e: AppError, readonly extras: ErrorExtras) {
+    super(e.code, e.message, { cause: e.cause, retryable: e.retryable })
+  }
+}
+
+/** Proto3 strings are '' when unset: an empty string counts as a missing field. */
+const present = <T>(name: string, v: T | undefined | null): Record<string, T> => (v === undefined || v === null || v === '' ? {} : { [name]: v })
+
+const requireJobId = (id: string): string => {
+  if (id === '') throw new AppError('missing_parameter', 'Missing required parameter job_id: give the job_id answered when the job was submitted.')
+  return id
+}
+
+/** gRPC edge of the public API (events/ is the only home of @grpc/*). */
+export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; port: number }): Promise<ApiGrpcServer> {
+  const def = await protoLoader.load(TAILOR_API_PROTO_PATH, PROTO_LOADER_OPTIONS)
+  const pkg = grpc.loadPackageDefinition(def) as unknown as ProtoGrpcType
+  const log = deps.logger.child({ edge: 'grpc-api' })
+  /** Open WatchJob streams, ended with UNAVAILABLE at shutdown. */
+  const watches = new Set<() => void>()
+  const scope = {}
+
+  /** Authenticates the call's `x-api-key` and takes one request from its rate budget. */
+  const authenticate = async (md: grpc.Metadata): Promise<Principal> => {
+    const key = md.get(GRPC_API_KEY_METADATA)[0]
+    if (typeof key !== 'string' || key.length === 0) {
+      throw new AppError('invalid_auth_token', `Missing API key: send it in the ${GRPC_API_KEY_METADATA} metadata.`)
+    }
+    const principal = await deps.access.authenticate(key)
+    if (principal === null) throw new AppError('invalid_auth_token', `Invalid API key in the ${GRPC_API_KEY_METADATA} metadata.`)
+    const rate = await deps.access.takeRequest(principal)
+    if (!rate.allowed) {
+      const e = new AppError('rate_limit_exceeded', `Rate limit of ${rate.limit} requests per second exceeded for this API key; retry in ${rate.retryAfterS} s.`)
+      throw new ApiError(e, { retryAfterS: rate.retryAfterS })
+    }
+    return principal
+  }
+
+  const fail = (method: string, err: unknown): Partial<grpc.ServiceError> => {
+    const { e, error } = toServiceError(err, err instanceof ApiError ? err.extras : {})
+    if (GRPC_STATUS[e.code] === grpc.status.INTERNAL || GRPC_STATUS[e.code] === grpc.status.UNAVAILABLE) log.error({ err, method, code: e.code }, 'grpc call failed')
+    else log.debug({ method, code: e.code }, 'grpc call rejected')
+    return error
+  }
+
+  /** A unary handler: authenticate, run, answer; `signal` aborts when the client goes away. */
+  const unary =
+    <Req, Res>(method: string, run: (req: Req, p: Principal, signal: AbortSignal) => Promise<Res>): grpc.handleUnaryCall<Req, Res> =>
+    (call, callback) => {
+      const ac = new AbortController()
+      call.on('cancelled', () => ac.abort())
+      void (async () => {
+        try {
+          const p = await authenticate(call.metadata)
+          callback(null, await run(call.request, p, ac.signal))
+        } catch (err) {
+          callback(fail(method, err))
+        }
+      })()
+    }
+
+  const handlers: TailorApiHandlers = {
+    TryOn: unary('TryOn', async (req, p, signal) => {
+      const body = parseTryOnBody({
+        ...present('person_image_url', req.personImageUrl),
+        ...present('garment_image_url', req.garmentImageUrl),
+        ...present('garment_mode', req.garmentMode),
+        ...present('preprocess_garment', req.preprocessGarment),
+        ...present('remove_background', req.removeBackground),
+        ...present('wait_for_result', req.waitForResult),
+      })
+      await checkUploadRefs(deps.uploads, { person_image_url: body.person_image_url, garment_image_url: body.garment_image_url }, p.keyId)
+      const job = tryOnSubmission(body)
+      const rec = await submitJob(deps, job)
+      log.info({ jobId: rec.id, wait: body.wait_for_result, garmentMode: job.params.garment_mode }, 'try-on job accepted')
+      if (!body.wait_for_result) return { jobId: rec.id }
+      const done = await waitForFinal(deps.jobs, rec.id, deps.config.tryOnWaitTimeoutMs, signal)
+      if (done?.status === 'completed' && done.result !== null) {
+        const url = resultUrl(deps.baseUrl(), deps.config.resultUrlSecret, done.result.key, Math.floor(Date.now() / 1000), deps.config.resultUrlTtlS)
+        return { jobId: rec.id, resultUrl: url }
+      }
+      if (done?.status === 'failed' && done.error !== null) {
+        throw new ApiError(new AppError(done.error.code, done.error.message), { jobId: rec.id })
+      }
+      return { jobId: rec.id }
+    }),
+
+    RemoveVideoBackground: unary('RemoveVideoBackground', async (req, p) => {
+      const body = parseRemoveBackgroundBody({
+        ...present('video_url', req.videoUrl),
+        ...present('background_color', req.backgroundColor),
+        ...present('output_format', req.outputFormat),
+      })
+      await checkUploadRefs(deps.uploads, { video_url: body.video_url }, p.keyId)
+      const job = removeBackgroundSubmission(body)
+      const rec = await submitJob(deps, job)
+      log.info({ jobId: rec.id, format: job.params.output_format }, 'job accepted')
+      return { jobId: rec.id }
+    }),
+
+    GetJob: unary('GetJob', async (req) => {
+      const { kind, document } = await getJobStatus(deps, requireJobId(req.jobId), scope, deps.baseUrl())
+      return toWireJob(kind, document)
+    }),
+
+    CancelJob: unary('CancelJob', async (req) => {
+      const id = requireJobId(req.jobId)
+      const rec = await cancelJob(deps, id, scope)
+      log.info({ jobId: id, kind: rec.kind }, 'job cancel accepted')
+      return { message: `Job ${id} was cancelled.` }
+    }),
+
+    WatchJob(call) {
+      const ac = new AbortController()
+      const shutdown = (): void => {
+        if (ac.signal.aborted) return
+        ac.abort()
+        call.emit('error', toServiceError(new AppError('service_unavailable', 'The gateway is shutting down; watch the job again.', { retryable: true })).error)
+      }
+      watches.add(shutdown)
+      call.on('cancelled', () => ac.abort())
+      void (async () => {
+        try {
+          await authenticate(call.metadata)
+          for await (const u of watchJob(deps, requireJobId(call.request.jobId), scope, deps.baseUrl(), ac.signal)) {
+            if (ac.signal.aborted) return
+            call.write(toWireJob(u.kind, u.document))
+          }
+          if (!ac.signal.aborted) call.end()
+        } catch (err) {
+          if (!ac.signal.aborted) call.emit('error', fail('WatchJob', err))
+        } finally {
+          ac.abort() // the job ended or the call did: either way the watcher stops
+          watches.delete(shutdown)
+        }
+      })()
+    },
+  }
+
+  const server = new grpc.Server()
+  server.addService(pkg.tailor.v1.TailorApi.service, handlers)
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(`${o.host}:${o.port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)))
+  })
+  log.info({ port }, 'gRPC API listening')
+  return {
+    port,
+    stop: (timeoutMs) =>
+      new Promise<void>((resolve) => {
+        for (const end of [...watches]) end()
+        const t = setTimeout(() => {
+          server.forceShutdown()
+          resolve()
+        }, timeoutMs)
+        server.tryShutdown(() => {
+          clearTimeout(t)
+          resolve()
+        })
+      }),
+  }
+}
