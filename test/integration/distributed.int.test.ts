@@ -171,7 +171,7 @@ describe('distributed: gateway and inference as separate processes (NATS JetStre
     await startInference()
     const s = await api.wait(id, JOB_TIMEOUT_MS)
     expect(s).toMatchObject({ status: 'completed', progress: 1 })
-    expect(inference.output()).toContain(`"jobId":"${id}","attempt":2`) // redelivered by JetStream
+    expect(inference.output()).toContain(`"job_id":"${id}","kind":"remove-background","attempt":2`) // redelivered by JetStream
     const jsm = await jetstreamManager(nc)
     const consumer = await jsm.consumers.info('JOBS', 'inference')
     expect(consumer.num_ack_pending).toBe(0)

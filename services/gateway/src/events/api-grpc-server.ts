@@ -150,7 +150,7 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
       await checkUploadRefs(deps.uploads, { person_image_url: body.person_image_url, garment_image_url: body.garment_image_url }, p.keyId)
       const job = tryOnSubmission(body)
       const rec = await submitJob(deps, job)
-      log.info({ jobId: rec.id, wait: body.wait_for_result, garmentMode: job.params.garment_mode }, 'try-on job accepted')
+      log.info({ job_id: rec.id, wait: body.wait_for_result, garmentMode: job.params.garment_mode }, 'try-on job accepted')
       if (!body.wait_for_result) return { jobId: rec.id }
       const done = await waitForFinal(deps.jobs, rec.id, deps.config.tryOnWaitTimeoutMs, signal)
       if (done?.status === 'completed' && done.result !== null) {
@@ -172,7 +172,7 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
       await checkUploadRefs(deps.uploads, { video_url: body.video_url }, p.keyId)
       const job = removeBackgroundSubmission(body)
       const rec = await submitJob(deps, job)
-      log.info({ jobId: rec.id, format: job.params.output_format }, 'job accepted')
+      log.info({ job_id: rec.id, format: job.params.output_format }, 'job accepted')
       return { jobId: rec.id }
     }),
 
@@ -184,7 +184,7 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
     CancelJob: unary('CancelJob', async (req) => {
       const id = requireJobId(req.jobId)
       const rec = await cancelJob(deps, id, scope)
-      log.info({ jobId: id, kind: rec.kind }, 'job cancel accepted')
+      log.info({ job_id: id, kind: rec.kind }, 'job cancel accepted')
       return { message: `Job ${id} was cancelled.` }
     }),
 

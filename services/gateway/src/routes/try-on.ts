@@ -56,7 +56,7 @@ export function tryOnRoutes(deps: GatewayDeps, o: TryOnRouteOptions) {
       // A replay (same Idempotency-Key and body) answers like the first request, from the job's current state.
       const { job: rec, replayed } = await submitOnce(deps, idempotentRequest(c, 'try-on', body), (id) => submitJob(deps, job, { id, webhook }))
       if (replayed) c.header(REPLAYED_HEADER, 'true')
-      c.get('log').info({ jobId: rec.id, wait: body.wait_for_result, garmentMode: job.params.garment_mode, replayed }, 'try-on job accepted')
+      c.get('log').info({ job_id: rec.id, wait: body.wait_for_result, garmentMode: job.params.garment_mode, replayed }, 'try-on job accepted')
       if (!body.wait_for_result) return c.json({ job_id: rec.id }, 202)
 
       const done = await waitForFinal(deps.jobs, rec.id, o.waitTimeoutMs, c.req.raw.signal)

@@ -26,7 +26,7 @@ export function videoRemoveBackgroundRoutes(deps: GatewayDeps) {
       const webhook = webhookForRequest(deps.config, body.webhook_url, deps.config.publicBaseUrl ?? new URL(c.req.url).origin)
       const { job: rec, replayed } = await submitOnce(deps, idempotentRequest(c, 'remove-background', body), (id) => submitJob(deps, job, { id, webhook }))
       if (replayed) c.header(REPLAYED_HEADER, 'true')
-      c.get('log').info({ jobId: rec.id, format: job.params.output_format, replayed }, 'job accepted')
+      c.get('log').info({ job_id: rec.id, format: job.params.output_format, replayed }, 'job accepted')
       return c.json({ job_id: rec.id }, 202)
     })
     .route('/', jobRoutes(deps, 'remove-background', 'video background removal'))

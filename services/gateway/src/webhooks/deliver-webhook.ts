@@ -62,7 +62,7 @@ export function createWebhookAttempt(deps: WebhookAttemptDeps): AttemptHandler {
   const now = deps.now ?? Date.now
   const maxAttempts = deps.retryDelaysMs.length + 1
   return async (d, attempt) => {
-    const log = deps.logger.child({ jobId: d.jobId, webhookId: d.webhookId, attempt })
+    const log = deps.logger.child({ job_id: d.jobId, webhookId: d.webhookId, attempt })
     const nowS = Math.floor(now() / 1000)
     const body = JSON.stringify(webhookPayload(d, deps, nowS))
     const headers = {
