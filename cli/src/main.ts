@@ -2,6 +2,7 @@
  * `tailor <command> …`: a small dispatcher; each command group is one file in commands/ and has
  * the signature `(argv, io) => Promise<exit code>`. Run as `pnpm tailor …` (tsx) or the `tailor` bin.
  */
+import { keysCommand } from './commands/keys.ts'
 import { removeBgCommand } from './commands/remove-bg.ts'
 import { tryOnCommand } from './commands/try-on.ts'
 import type { CliIO } from './service.ts'
@@ -11,6 +12,7 @@ export type Command = (argv: string[], io: CliIO) => Promise<number>
 export const COMMANDS: Record<string, { run: Command; summary: string }> = {
   'try-on': { run: tryOnCommand, summary: 'dress a person photo in a garment photo → JPEG' },
   'remove-bg': { run: removeBgCommand, summary: 'remove the background of a video (progress bar) → video file' },
+  keys: { run: keysCommand, summary: 'create, list or revoke API keys (NATS KV or the data dir)' },
 }
 
 export const HELP = () => `Usage: tailor <command> [options]

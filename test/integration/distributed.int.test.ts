@@ -50,6 +50,8 @@ beforeAll(async () => {
   gatewayEnv = {
     PORT: String(port), HOST: '127.0.0.1', GRPC_PORT: String(grpcPort), NATS_URL: nats.url,
     API_KEYS: API_KEY, RESULT_URL_SECRET: 'distributed-test-secret-0123456789abcdef',
+    // The format matrix submits nine jobs in a row: the key's budget is above that (limits: access.int.test.ts).
+    DEFAULT_RATE_LIMIT_PER_S: '100', DEFAULT_MAX_CONCURRENT_JOBS: '20',
   }
   inferenceEnv = {
     NATS_URL: nats.url, GATEWAY_GRPC_ADDR: `127.0.0.1:${grpcPort}`, TAILOR_WORK_DIR: workDir,

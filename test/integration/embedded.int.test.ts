@@ -35,9 +35,13 @@ beforeAll(async () => {
   media = await createMediaFixtures()
   dataDir = await mkdtemp(join(tmpdir(), 'tailor-data-'))
   port = await freePort()
-  env = { PORT: String(port), TAILOR_DATA_DIR: dataDir, TAILOR_FETCH_ALLOW_LOOPBACK: 'true', HOST: '127.0.0.1', MODELS_DIR: models.dir }
+  // The format matrix submits nine jobs in a row: the key's budget is above that (limits: test/integration/access.int.test.ts).
+  env = {
+    PORT: String(port), TAILOR_DATA_DIR: dataDir, TAILOR_FETCH_ALLOW_LOOPBACK: 'true', HOST: '127.0.0.1', MODELS_DIR: models.dir,
+    DEFAULT_RATE_LIMIT_PER_S: '100', DEFAULT_MAX_CONCURRENT_JOBS: '20',
+  }
   await startTailor()
-  apiKey = /X-API-KEY: (tailor_[A-Za-z0-9_-]+)/.exec(tailor.output())?.[1] ?? ''
+  apiKey = /X-API-KEY: (tk_[A-Za-z0-9_-]+)/.exec(tailor.output())?.[1] ?? ''
   api = apiClient(`http://127.0.0.1:${port}`, apiKey)
   sources = {}
   for (const f of ['short_01.mp4', 'short_02.mp4']) sources[f] = await probe(join(media.dir, f))
@@ -51,12 +55,12 @@ afterAll(async () => {
 })
 
 describe('embedded: gateway + one inference worker in one process, no NATS', () => {
-  it('creates an API key on first start, prints it with the URL, stores only its hash', async () => {
-    expect(apiKey).toMatch(/^tailor_/)
+  it('creates an API key named "default" on first start, prints it with the URL, stores only its hash', async () => {
+    expect(apiKey).toMatch(/^tk_[A-Za-z0-9_-]{43}$/)
     expect(tailor.output()).toContain(`Tailor is running at http://`)
     expect(tailor.output()).toContain(`:${port}`)
-    const stored = (await readFile(join(dataDir, 'api-key.sha256'), 'utf8')).trim()
-    expect(stored).toBe(createHash('sha256').update(apiKey).digest('hex'))
+    const stored = JSON.parse(await readFile(join(dataDir, 'api-keys.json'), 'utf8')) as { keys: { name: string; sha256: string }[] }
+    expect(stored.keys).toMatchObject([{ name: 'default', sha256: createHash('sha256').update(apiKey).digest('hex') }])
     for (const f of await readdir(dataDir, { recursive: true })) {
       const p = join(dataDir, f)
       const content = await readFile(p, 'utf8').catch(() => '')
@@ -103,7 +107,7 @@ describe('embedded: gateway + one inference worker in one process, no NATS', () 
     await api.waitUntil(id, (s) => s.status === 'running' && s.progress > 0.1, JOB_TIMEOUT_MS)
     await tailor.stop('SIGKILL')
     await startTailor()
-    expect(tailor.output()).not.toMatch(/X-API-KEY: tailor_/)
+    expect(tailor.output()).not.toMatch(/X-API-KEY: tk_/)
     expect(tailor.output()).toContain('requeued unfinished jobs')
     const old = await api.status(done.job_id)
     expect(old.status).toBe('completed')
@@ -114,12 +118,13 @@ describe('embedded: gateway + one inference worker in one process, no NATS', () 
     expect(await workLeft()).toEqual([])
   })
 
-  it('accepts TAILOR_API_KEY instead of creating a key', async () => {
+  it('accepts TAILOR_API_KEY beside the data dir\'s keys', async () => {
     await tailor.stop()
     await startTailor({ TAILOR_API_KEY: 'scripted-key-123456' })
     expect(tailor.output()).toContain('Accepting the API key from TAILOR_API_KEY')
-    const r = await apiClient(`http://127.0.0.1:${port}`, 'scripted-key-123456').submit({ video_url: 'http://127.0.0.1/x.mp4', output_format: 'nope' })
-    expect(r.status).toBe(400)
-    expect((await api.submit({ video_url: 'http://127.0.0.1/x.mp4' })).status).toBe(401)
+    const bad = { video_url: 'http://127.0.0.1/x.mp4', output_format: 'nope' }
+    expect((await apiClient(`http://127.0.0.1:${port}`, 'scripted-key-123456').submit(bad)).status).toBe(400)
+    expect((await api.submit(bad)).status).toBe(400) // the default key still works
+    expect((await apiClient(`http://127.0.0.1:${port}`, 'tk_not-a-key').submit(bad)).status).toBe(401)
   })
 })

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { generateWebhookSecret, parseWebhookSecret } from '@tailor/gateway/src/webhooks/standard-webhooks.ts'
@@ -18,13 +18,11 @@ export interface DataDir {
   webhookSecretFile: string
   /** HMAC secret for result URLs, created once and kept (URLs survive a restart). */
   resultUrlSecret: string
-  /** sha256 hex of the generated API key, when one exists. */
-  apiKeyHash: string | null
-  /** The plain key, only on the start that created it (to print once). */
-  createdApiKey: string | null
+  /** sha256 hex from `api-key.sha256`, where an earlier version kept its generated key (default-key.ts imports it). */
+  legacyApiKeyHash: string | null
 }
 
-const API_KEY_HASH_FILE = 'api-key.sha256'
+const LEGACY_API_KEY_HASH_FILE = 'api-key.sha256'
 const SECRET_FILE = 'result-url.secret'
 const WEBHOOK_SECRET_FILE = 'webhook.secret'
 
@@ -38,10 +36,10 @@ async function readOptional(path: string): Promise<string | null> {
 }
 
 /**
- * Lays out the data directory. With `createApiKey`, a key is generated when none exists yet: only
- * its sha256 is written (mode 0600); the key itself is returned once, to be printed.
+ * Lays out the data directory. API keys live in its key store (`api-keys.json`, gateway
+ * access/key-store-files.ts; the default key: default-key.ts).
  */
-export async function openDataDir(dir: string, o: { createApiKey: boolean }): Promise<DataDir> {
+export async function openDataDir(dir: string): Promise<DataDir> {
   const d = {
     jobsDir: join(dir, 'jobs'), resultsDir: join(dir, 'results'), workDir: join(dir, 'work'), uploadsDir: join(dir, 'uploads'),
     idempotencyDir: join(dir, 'idempotency'), webhooksDir: join(dir, 'webhooks'),
@@ -58,12 +56,7 @@ export async function openDataDir(dir: string, o: { createApiKey: boolean }): Pr
     webhookSecret = generateWebhookSecret()
     await writeFile(webhookSecretFile, `${webhookSecret}\n`, { mode: 0o600 })
   }
-  let apiKeyHash = await readOptional(join(dir, API_KEY_HASH_FILE))
-  let createdApiKey: string | null = null
-  if (o.createApiKey && (apiKeyHash === null || !/^[0-9a-f]{64}$/.test(apiKeyHash))) {
-    createdApiKey = `tailor_${randomBytes(24).toString('base64url')}`
-    apiKeyHash = createHash('sha256').update(createdApiKey).digest('hex')
-    await writeFile(join(dir, API_KEY_HASH_FILE), `${apiKeyHash}\n`, { mode: 0o600 })
-  }
-  return { ...d, resultUrlSecret: secret, webhookSecret, webhookSecretFile, apiKeyHash, createdApiKey }
+  const legacy = await readOptional(join(dir, LEGACY_API_KEY_HASH_FILE))
+  const legacyApiKeyHash = legacy !== null && /^[0-9a-f]{64}$/.test(legacy) ? legacy : null
+  return { ...d, resultUrlSecret: secret, webhookSecret, webhookSecretFile, legacyApiKeyHash }
 }

@@ -12,10 +12,11 @@ const tailor = await start(config)
 process.stdout.write(
   `\nTailor is running at ${tailor.url}  (data: ${config.dataDir})\n` +
     (tailor.createdApiKey !== null
-      ? `Created an API key (shown only this once; only its hash is stored):\n\n  X-API-KEY: ${tailor.createdApiKey}\n\n`
+      ? `Created an API key named "default" (shown only this once; only its hash is stored):\n\n  X-API-KEY: ${tailor.createdApiKey}\n\n` +
+        'Manage keys with `pnpm tailor keys create|list|revoke` (same data dir).\n\n'
       : config.apiKeyConfigured
         ? 'Accepting the API key from TAILOR_API_KEY.\n\n'
-        : `Accepting the API key created on first start (delete ${config.dataDir}/api-key.sha256 to create a new one).\n\n`) +
+        : `Accepting the API keys in ${config.dataDir}/api-keys.json (pnpm tailor keys list|create|revoke).\n\n`) +
     (tailor.webhookSecretFile !== null
       ? `Webhooks are signed (Standard Webhooks) with the secret in ${tailor.webhookSecretFile}; give it to your receivers.\n\n`
       : 'Webhooks are signed with the secret from WEBHOOK_SECRET.\n\n'),

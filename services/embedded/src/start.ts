@@ -2,6 +2,7 @@ import { pino, type Logger } from 'pino'
 import { loadConfig as loadGatewayConfig } from '@tailor/gateway/src/config.ts'
 import { openFileIdempotencyStore } from '@tailor/gateway/src/idempotency/idempotency-store-files.ts'
 import { openFileJobStore } from '@tailor/gateway/src/jobs/job-store-files.ts'
+import { openFileKeyStore } from '@tailor/gateway/src/access/key-store-files.ts'
 import { createMetricsRegistry } from '@tailor/gateway/src/metrics.ts'
 import { createFileResultReader } from '@tailor/gateway/src/results/result-reader-files.ts'
 import { startFileResultSweeper } from '@tailor/gateway/src/results/result-sweeper-files.ts'
@@ -14,6 +15,7 @@ import { createFileUploadSource } from '@tailor/inference/src/uploads/upload-sou
 import { start as startInference } from '@tailor/inference/src/start.ts'
 import type { Config } from './config.ts'
 import { openDataDir } from './data-dir.ts'
+import { ensureDefaultKey } from './default-key.ts'
 import { InProcessEvents } from './in-process-events.ts'
 import { InProcessQueue } from './in-process-queue.ts'
 
@@ -36,13 +38,15 @@ export interface Embedded {
  */
 export async function start(config: Config, opts: { logger?: Logger } = {}): Promise<Embedded> {
   const logger = opts.logger ?? pino({ name: 'tailor', level: config.logLevel })
-  const data = await openDataDir(config.dataDir, { createApiKey: !config.apiKeyConfigured })
+  const data = await openDataDir(config.dataDir)
+  // API keys: the data dir's key store (`pnpm tailor keys …`); a "default" key is created on first start.
+  const keys = openFileKeyStore(config.dataDir)
+  const createdApiKey = config.apiKeyConfigured ? null : await ensureDefaultKey(keys, data.legacyApiKeyHash)
   const env = { ...config.env, NATS_URL: undefined, GATEWAY_GRPC_ADDR: undefined }
   const gatewayConfig = loadGatewayConfig({
     ...env,
     PORT: String(config.port),
     RESULT_URL_SECRET: data.resultUrlSecret,
-    API_KEY_SHA256: config.apiKeyConfigured ? undefined : (data.apiKeyHash ?? undefined),
     // Webhooks are on in the embedded mode: signed with WEBHOOK_SECRET, or the data dir's own secret.
     WEBHOOK_SECRET: config.env.WEBHOOK_SECRET ?? data.webhookSecret,
   })
@@ -72,6 +76,7 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
       results: createFileResultReader(data.resultsDir),
       uploads: await openFileUploadStore(data.uploadsDir),
       queueDepth: () => Promise.resolve(queue.depth()),
+      keys,
       idempotency: await openFileIdempotencyStore(data.idempotencyDir, { ttlMs: gatewayConfig.idempotencyTtlS * 1000 }),
       webhooks: await openFileWebhookQueue(data.webhooksDir, { logger: logger.child({ service: 'gateway' }) }),
     },
@@ -101,7 +106,7 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
     url: gateway.url,
     port: gateway.port,
     apiGrpcPort: gateway.apiGrpcPort,
-    createdApiKey: data.createdApiKey,
+    createdApiKey,
     webhookSecretFile: config.env.WEBHOOK_SECRET === undefined ? data.webhookSecretFile : null,
     async stop() {
       await queue.close()

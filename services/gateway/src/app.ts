@@ -3,6 +3,11 @@ import { bodyLimit } from 'hono/body-limit'
 import { requestId, type RequestIdVariables } from 'hono/request-id'
 import { matchedRoutes } from 'hono/route'
 import { AppError } from '@tailor/proto'
+import type { AccessControl } from './access/access-control.ts'
+import { createKeyAccessControl } from './access/access-control-keys.ts'
+import type { JobSlots } from './access/job-slots.ts'
+import { createMemoryRateBudget } from './access/rate-budget.ts'
+import { RateLimiter } from './access/rate-limiter.ts'
 import type { Config } from './config.ts'
 import { toErrorResponse } from './errors.ts'
 import type { IdempotencyStore } from './idempotency/idempotency-store.ts'
@@ -10,7 +15,7 @@ import type { JobStore } from './jobs/job-store.ts'
 import type { CancelNotifier, JobPublisher } from './jobs/publisher.ts'
 import type { Logger } from './logger.ts'
 import type { GatewayMetrics } from './metrics.ts'
-import { apiKeyAuth } from './middleware/api-key.ts'
+import { apiKeyAuth, type PrincipalVariables } from './middleware/api-key.ts'
 import { jsonObjectBody } from './middleware/json-body.ts'
 import type { ResultReader } from './results/result-reader.ts'
 import type { UploadStore } from './uploads/upload-store.ts'
@@ -24,6 +29,10 @@ import { videoRemoveBackgroundRoutes } from './routes/video-remove-background.ts
 export interface GatewayDeps {
   config: Config
   logger: Logger
+  /** API keys and rate limits (access/); absent: the environment's keys with in-memory limits. */
+  access?: AccessControl
+  /** Per-key concurrent-job slots; absent: no cap. */
+  slots?: JobSlots
   jobs: JobStore
   publisher: JobPublisher
   cancel: CancelNotifier
@@ -44,7 +53,7 @@ export interface GatewayDeps {
 /** Probe and scrape paths: logged at debug, not info (they arrive every few seconds). */
 const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics'])
 
-export type AppEnv = { Variables: RequestIdVariables & { log: Logger } }
+export type AppEnv = { Variables: RequestIdVariables & PrincipalVariables & { log: Logger } }
 
 /** Runs `mw` except on `path` itself. */
 const skipFor = (path: string, mw: MiddlewareHandler): MiddlewareHandler => (c, next) => (c.req.path === path ? next() : mw(c, next))
@@ -52,7 +61,14 @@ const skipFor = (path: string, mw: MiddlewareHandler): MiddlewareHandler => (c, 
 /** The HTTP surface; no I/O here beyond the ports in `deps`. */
 export function createApp(d: Omit<GatewayDeps, 'jsonBody'>) {
   const deps: GatewayDeps = { ...d, jsonBody: jsonObjectBody() }
-  const auth = apiKeyAuth(deps.config.apiKeyHashes)
+  const access =
+    deps.access ??
+    createKeyAccessControl({
+      envHashes: deps.config.apiKeyHashes,
+      limits: { rateLimitPerS: deps.config.rateLimitPerS, maxConcurrentJobs: deps.config.maxConcurrentJobs },
+      limiter: new RateLimiter(createMemoryRateBudget()),
+    })
+  const auth = apiKeyAuth(access)
   return new Hono<AppEnv>()
     .use(requestId())
     .use(async (c, next) => {
@@ -83,7 +99,7 @@ export function createApp(d: Omit<GatewayDeps, 'jsonBody'>) {
       return c.body(body, 200, { 'content-type': deps.metrics.registry.contentType })
     })
     .use('/v1/*', auth)
-    .use('/playground/samples/*', auth) // the operator's sample media: key holders only
+    .use('/playground/samples/*', apiKeyAuth(access, { rate: false })) // the operator's sample media: key holders only
     .use('/v1/*', skipFor(UPLOADS_PATH, bodyLimit({ maxSize: deps.config.maxBodyBytes }))) // uploads have their own, larger limits
     .route(UPLOADS_PATH, uploadRoutes(deps))
     .route('/v1/try-on', tryOnRoutes(deps, { waitTimeoutMs: deps.config.tryOnWaitTimeoutMs }))

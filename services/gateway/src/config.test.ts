@@ -24,7 +24,14 @@ describe('loadConfig', () => {
     }
     for (const v of ['PORT', 'API_KEY_SHA256', 'RESULT_URL_SECRET', 'PUBLIC_BASE_URL']) expect(msg).toContain(v)
   })
-  it('refuses a configuration that accepts no key', () => {
-    expect(() => loadConfig({ RESULT_URL_SECRET: SECRET })).toThrow(/no API key would be accepted/)
+  it('accepts no key by environment (keys made by `tailor keys` live in the key store)', () => {
+    expect(loadConfig({ RESULT_URL_SECRET: SECRET }).apiKeyHashes).toEqual([])
+  })
+  it('rate limit and concurrent-job defaults: 5 req/s and 10 jobs, configurable, 0 = no job cap', () => {
+    const d = loadConfig({ RESULT_URL_SECRET: SECRET })
+    expect([d.rateLimitPerS, d.maxConcurrentJobs]).toEqual([5, 10])
+    const c = loadConfig({ RESULT_URL_SECRET: SECRET, DEFAULT_RATE_LIMIT_PER_S: '100', DEFAULT_MAX_CONCURRENT_JOBS: '0' })
+    expect([c.rateLimitPerS, c.maxConcurrentJobs]).toEqual([100, 0])
+    expect(() => loadConfig({ RESULT_URL_SECRET: SECRET, DEFAULT_RATE_LIMIT_PER_S: '0' })).toThrow(/DEFAULT_RATE_LIMIT_PER_S/)
   })
 })

@@ -27,6 +27,10 @@ const Env = z
     TAILOR_API_KEY: z.string().min(1).optional(),
     /** sha256 hex digests of keys to accept (comma separated): keys never touch the config. */
     API_KEY_SHA256: csv.pipe(z.array(z.string().regex(/^[0-9a-f]{64}$/i, 'must be sha256 hex digests'))),
+    /** Requests per second per API key (submissions and uploads; polls are free), for keys without their own limit. */
+    DEFAULT_RATE_LIMIT_PER_S: z.coerce.number().int().positive().default(5),
+    /** Jobs per API key pending or running at once, for keys without their own cap; 0 = no cap. */
+    DEFAULT_MAX_CONCURRENT_JOBS: z.coerce.number().int().min(0).default(10),
     /** HMAC secret for result URLs; every gateway replica must share it. */
     RESULT_URL_SECRET: z.string().min(32, 'must be at least 32 characters'),
     RESULT_URL_TTL_S: z.coerce.number().int().positive().default(3600),
@@ -67,9 +71,6 @@ const Env = z
     TAILOR_FETCH_ALLOW_LOOPBACK: z.stringbool().default(false),
   })
   .superRefine((env, ctx) => {
-    if (env.API_KEYS.length === 0 && env.TAILOR_API_KEY === undefined && env.API_KEY_SHA256.length === 0) {
-      ctx.addIssue({ code: 'custom', path: ['API_KEYS'], message: 'set API_KEYS, TAILOR_API_KEY or API_KEY_SHA256: no API key would be accepted' })
-    }
     if (env.RESULT_RETENTION_S < env.RESULT_URL_TTL_S + env.RESULT_EXPIRY_MARGIN_S) {
       ctx.addIssue({ code: 'custom', path: ['RESULT_RETENTION_S'], message: 'must be at least RESULT_URL_TTL_S + RESULT_EXPIRY_MARGIN_S: a result URL must not outlive its result' })
     }
@@ -88,8 +89,11 @@ export interface Config {
   readonly grpcPort: number
   readonly apiGrpcPort: number
   readonly natsUrl: string | undefined
-  /** sha256 digests of the accepted API keys; the plain keys are dropped at load. */
+  /** sha256 digests of the API keys configured by environment; the plain keys are dropped at load. Keys made by `tailor keys` live in the key store. */
   readonly apiKeyHashes: readonly Buffer[]
+  /** Defaults for keys without their own limits: requests per second, concurrent jobs (0 = no cap). */
+  readonly rateLimitPerS: number
+  readonly maxConcurrentJobs: number
   readonly resultUrlSecret: string
   readonly resultUrlTtlS: number
   /** Retention (seconds): results after completion, the URL margin before deletion, records after their last change. */
@@ -131,6 +135,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     apiGrpcPort: e.API_GRPC_PORT,
     natsUrl: e.NATS_URL,
     apiKeyHashes: Object.freeze([...hashes].map((h) => Buffer.from(h, 'hex'))),
+    rateLimitPerS: e.DEFAULT_RATE_LIMIT_PER_S,
+    maxConcurrentJobs: e.DEFAULT_MAX_CONCURRENT_JOBS,
     resultUrlSecret: e.RESULT_URL_SECRET,
     resultUrlTtlS: e.RESULT_URL_TTL_S,
     resultRetentionS: e.RESULT_RETENTION_S,

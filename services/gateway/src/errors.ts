@@ -2,6 +2,7 @@ import type { Context } from 'hono'
 import { HTTPException } from 'hono/http-exception'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
 import { AppError, HTTP_STATUS, toAppError } from '@tailor/proto'
+import { RateLimitError, rateLimitHeaders } from './access/rate-limit-error.ts'
 import type { Logger } from './logger.ts'
 
 /** The one HTTP edge for errors: every 4xx/5xx is `{error, error_code}` (+ request_id). */
@@ -21,5 +22,7 @@ export function toErrorResponse(err: unknown, c: Context, log: Logger): Response
   if (status >= 500) log.error({ err, request_id: requestId, code: e.code }, 'request failed')
   else log.debug({ request_id: requestId, code: e.code }, 'request rejected')
   const message = status >= 500 && e.code === 'unexpected_error' ? 'An unexpected error occurred; try again later.' : e.message
-  return c.json({ error: message, error_code: e.code, ...(requestId ? { request_id: requestId } : {}) }, status)
+  const headers: Record<string, string> =
+    err instanceof RateLimitError ? { 'Retry-After': String(err.retryAfterS), ...(err.rate === null ? {} : rateLimitHeaders(err.rate)) } : {}
+  return c.json({ error: message, error_code: e.code, ...(requestId ? { request_id: requestId } : {}) }, status, headers)
 }

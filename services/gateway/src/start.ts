@@ -3,9 +3,17 @@ import { safePost } from '@tailor/proto/net'
 import { serve, type ServerType } from '@hono/node-server'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
 import type { JobEvent, JobEventAck } from '@tailor/proto'
+import { createKeyAccessControl, openKeyAccessControl } from './access/access-control-keys.ts'
+import { createJobSlots, createMemorySlotListStore, type JobSlots } from './access/job-slots.ts'
+import { openKvSlotListStore } from './access/job-slots-kv.ts'
+import { openKvKeyStore } from './access/key-store-kv.ts'
+import type { KeyStore } from './access/key-store.ts'
+import { createMemoryRateBudget } from './access/rate-budget.ts'
+import { openKvRateBudget } from './access/rate-budget-kv.ts'
+import { RateLimiter } from './access/rate-limiter.ts'
+import { holdsSlot, releaseSlotsOnFinal } from './access/release-slots-on-final.ts'
 import { createApp } from './app.ts'
 import type { Config } from './config.ts'
-import { staticKeyAccessControl } from './access/access-control-static-keys.ts'
 import { startApiGrpcServer } from './events/api-grpc-server.ts'
 import { startJobEventsServer, type JobEventsServer } from './events/grpc-server.ts'
 import { openKvIdempotencyStore } from './idempotency/idempotency-store-kv.ts'
@@ -13,7 +21,7 @@ import type { IdempotencyStore } from './idempotency/idempotency-store.ts'
 import { createJobEventHandler } from './jobs/job-events.ts'
 import { openKvJobStore } from './jobs/job-store-kv.ts'
 import { withJobMetrics } from './jobs/job-store-metrics.ts'
-import type { JobStore } from './jobs/job-store.ts'
+import type { JobRecord, JobStore } from './jobs/job-store.ts'
 import type { JobWatcher } from './jobs/job-watch.ts'
 import { openJetStreamPublisher } from './jobs/publisher-jetstream.ts'
 import type { CancelNotifier, JobPublisher } from './jobs/publisher.ts'
@@ -42,6 +50,8 @@ export interface GatewayPorts {
   uploads: UploadStore
   idempotency: IdempotencyStore
   webhooks: WebhookQueue
+  /** API keys made by `tailor keys` (the data dir's api-keys.json); absent: only the environment's keys. */
+  keys?: KeyStore
   /** Jobs waiting for a worker, for the tailor_queue_depth gauge (the in-process queue's length). */
   queueDepth?: () => Promise<number | null>
 }
@@ -87,9 +97,16 @@ export async function start(
   let ports: Omit<GatewayPorts, 'jobs'> & { jobs: JobStore }
   let watcher: JobWatcher
   let handleJobEvent: (e: JobEvent) => Promise<JobEventAck>
+  // Per-key job slots: a record that becomes final gives its slot back (access/release-slots-on-final.ts).
+  let slots: JobSlots
+  const slotReleaseFailed = (err: unknown, rec: JobRecord): void => logger.warn({ err, jobId: rec.id }, 'job slot release failed; reclaimed at the next check')
   if (opts.ports !== undefined) {
     // Every record that becomes final queues its webhook (webhooks/notify-on-final.ts).
-    const jobs = notifyOnFinal(withJobMetrics(opts.ports.jobs, metrics), opts.ports.webhooks)
+    // One process: the slot lists live in memory, rebuilt from the unfinished records at start.
+    const held = new Map<string, string[]>()
+    for (const r of await opts.ports.jobs.listUnfinished()) if (r.ownerKeyId !== undefined) held.set(r.ownerKeyId, [...(held.get(r.ownerKeyId) ?? []), r.id])
+    slots = createJobSlots(createMemorySlotListStore(held), holdsSlot(opts.ports.jobs))
+    const jobs = releaseSlotsOnFinal(notifyOnFinal(withJobMetrics(opts.ports.jobs, metrics), opts.ports.webhooks), slots, slotReleaseFailed)
     watcher = opts.ports.jobs
     ports = { ...opts.ports, jobs }
     queueDepth = opts.ports.queueDepth
@@ -110,7 +127,8 @@ export async function start(
     const webhooks = await openJetStreamWebhookQueue(nc, { attemptTimeoutMs: config.webhookTimeoutMs, logger })
     const kvJobs = await openKvJobStore(nc, { ttlMs: config.jobRetentionS * 1000 })
     watcher = kvJobs
-    const jobs = notifyOnFinal(withJobMetrics(kvJobs, metrics), webhooks)
+    slots = createJobSlots(await openKvSlotListStore(nc), holdsSlot(kvJobs))
+    const jobs = releaseSlotsOnFinal(notifyOnFinal(withJobMetrics(kvJobs, metrics), webhooks), slots, slotReleaseFailed)
     handleJobEvent = createJobEventHandler(jobs, logger, { onFinalRepeated: jobs.requeue })
     grpcServer = await startJobEventsServer({ host: config.host, port: config.grpcPort, handle: handleJobEvent, logger })
     ports = {
@@ -119,6 +137,16 @@ export async function start(
       idempotency: await openKvIdempotencyStore(nc, { ttlMs: config.idempotencyTtlS * 1000 }), webhooks,
     }
   }
+  // API keys and rate limits (access/): the KV buckets api_keys and rate_limits distributed (shared
+  // by every replica), the data dir's key file and memory embedded.
+  const keyStore = opts.ports?.keys ?? (nc === null ? undefined : await openKvKeyStore(nc))
+  const limiter = new RateLimiter(nc === null ? createMemoryRateBudget() : await openKvRateBudget(nc))
+  const limits = { rateLimitPerS: config.rateLimitPerS, maxConcurrentJobs: config.maxConcurrentJobs }
+  const access =
+    keyStore === undefined
+      ? createKeyAccessControl({ envHashes: config.apiKeyHashes, limits, limiter })
+      : await openKeyAccessControl({ keys: keyStore, envHashes: config.apiKeyHashes, limits, limiter, onWatchError: (err) => logger.error({ err }, 'API key watch failed') })
+  if (access.keyCount() === 0) logger.warn('no API key is accepted yet: create one with `pnpm tailor keys create --name NAME`')
   const webhookSecret = config.webhookSecret
   if (webhookSecret !== undefined) {
     const post = (url: string, body: string, headers: Record<string, string>) =>
@@ -147,6 +175,8 @@ export async function start(
     config,
     logger,
     ...ports,
+    access,
+    slots,
     metrics,
     ready: async () => {
       const nats = conn === null ? null : natsConnected && !conn.isClosed()
@@ -174,15 +204,15 @@ export async function start(
   const port = (server.address() as AddressInfo).port
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host
   const url = `http://${shownHost}:${port}`
-  // The internal gRPC API: same use cases and access control as HTTP (API keys until access/ has its adapters).
+  // The internal gRPC API: same use cases and access control (access/) as HTTP.
   const apiGrpc = await startApiGrpcServer(
-    { config, logger, access: staticKeyAccessControl(config.apiKeyHashes), ...ports, watcher, baseUrl: () => config.publicBaseUrl ?? url },
+    { config, logger, access, ...ports, slots, watcher, baseUrl: () => config.publicBaseUrl ?? url },
     { host: config.host, port: config.apiGrpcPort },
   ).catch(async (err: unknown) => {
     await new Promise<void>((resolve) => server.close(() => resolve()))
     throw err
   })
-  logger.info({ port, grpcPort: grpcServer?.port, apiGrpcPort: apiGrpc.port, mode: nc ? 'distributed' : 'embedded', keys: config.apiKeyHashes.length }, 'gateway listening')
+  logger.info({ port, grpcPort: grpcServer?.port, apiGrpcPort: apiGrpc.port, mode: nc ? 'distributed' : 'embedded', keys: access.keyCount() }, 'gateway listening')
   return {
     url,
     port,
@@ -205,6 +235,8 @@ export async function start(
       await ports.jobs.close()
       await ports.uploads.close()
       await ports.idempotency.close()
+      await access.close()
+      await slots.close()
       if (conn !== null) await conn.drain()
       logger.info('gateway stopped')
     },

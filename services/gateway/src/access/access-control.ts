@@ -30,5 +30,7 @@ export interface AccessControl {
   authenticate(presentedKey: string): Promise<Principal | null>
   /** Takes one request token for the key; enforced across gateway replicas. */
   takeRequest(p: Principal): Promise<RateDecision>
+  /** The key's budget as this replica sees it, taking nothing (RateLimit-* headers of requests that do not count). */
+  peekRequest?(p: Principal): RateDecision
   close(): Promise<void>
 }

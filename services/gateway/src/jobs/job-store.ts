@@ -15,6 +15,8 @@ export interface JobRecord {
   updatedAt: string
   /** When the job completed (set with the result; retention of the result counts from it). */
   completedAt?: string
+  /** Id of the API key that submitted the job (access/): only that key sees or cancels it, and it holds one of the key's job slots until final. */
+  ownerKeyId?: string
   /** The request's webhook_url, and the origin its result_url is built on (webhooks/). */
   webhook?: JobWebhook
 }

@@ -4,13 +4,21 @@
  * whichever way it came in.
  */
 import { newJobId, type GarmentMode, type JobEnvelope, type OutputFormat, type RemoveBackgroundBody, type TryOnBody } from '@tailor/proto'
+import type { Principal } from '../access/access-control.ts'
+import type { JobSlots } from '../access/job-slots.ts'
+import { RateLimitError } from '../access/rate-limit-error.ts'
 import type { JobPublisher } from './publisher.ts'
 import type { JobRecord, JobStore, JobWebhook } from './job-store.ts'
 
 export interface SubmitJobDeps {
   jobs: JobStore
   publisher: JobPublisher
+  /** Per-key concurrent-job slots (access/job-slots.ts); absent: no cap. */
+  slots?: JobSlots
 }
+
+/** Retry-After of a submission refused at the concurrent-job cap: jobs take seconds to minutes. */
+export const JOB_CAP_RETRY_AFTER_S = 5
 
 /** What a try-on job carries to inference (the request minus `wait_for_result`, garment_mode defaulted). */
 export interface TryOnJobParams {
@@ -52,6 +60,8 @@ export interface SubmitOptions {
   id?: string
   /** Called when the job becomes final (webhooks/webhook-request.ts checks it first). */
   webhook?: JobWebhook
+  /** The submitting key: it owns the job (only it sees or cancels it) and the job takes one of its slots. */
+  owner?: Principal
 }
 
 /**
@@ -64,8 +74,27 @@ export async function submitJob(deps: SubmitJobDeps, job: JobSubmission, o: Subm
     id: o.id ?? newJobId(), kind: job.kind, status: 'pending', progress: 0, params: { ...job.params },
     result: null, error: null, attempts: 0, createdAt: now, updatedAt: now,
     ...(o.webhook ? { webhook: o.webhook } : {}),
+    ...(o.owner ? { ownerKeyId: o.owner.keyId } : {}),
   }
-  await deps.jobs.create(rec)
+  const owner = o.owner
+  if (owner !== undefined && deps.slots !== undefined) {
+    // The slot is given back when the record becomes final (access/release-slots-on-final.ts).
+    const { admitted } = await deps.slots.acquire(owner.keyId, rec.id, owner.maxConcurrentJobs)
+    if (!admitted) {
+      throw new RateLimitError(
+        `This API key already has ${owner.maxConcurrentJobs} jobs pending or running, its limit; submit again when one has finished (retry in ${JOB_CAP_RETRY_AFTER_S} s).`,
+        JOB_CAP_RETRY_AFTER_S,
+      )
+    }
+    try {
+      await deps.jobs.create(rec)
+    } catch (err) {
+      await deps.slots.release(owner.keyId, rec.id).catch(() => undefined) // the error that matters is the create's
+      throw err
+    }
+  } else {
+    await deps.jobs.create(rec)
+  }
   const envelope: JobEnvelope =
     job.kind === 'try-on'
       ? { id: rec.id, kind: 'try-on', params: { ...job.params }, createdAt: now }

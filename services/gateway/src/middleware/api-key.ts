@@ -1,21 +1,41 @@
-import { createHash, timingSafeEqual } from 'node:crypto'
 import type { MiddlewareHandler } from 'hono'
 import { AppError } from '@tailor/proto'
+import type { AccessControl, Principal } from '../access/access-control.ts'
+import { RateLimitError, rateLimitHeaders } from '../access/rate-limit-error.ts'
+
+export type PrincipalVariables = { principal: Principal }
 
 /**
- * X-API-KEY check (header names are case-insensitive in HTTP). Keys are known only by their
- * sha256; the presented key is hashed and compared to every accepted hash in constant time.
+ * What takes a token from the key's request budget: requests that create work (POST a job, POST
+ * an upload). Status polls and cancels do not, so a client can follow several jobs at once; they
+ * still carry the RateLimit-* headers.
  */
-export function apiKeyAuth(hashes: readonly Buffer[]): MiddlewareHandler {
+export const countsAgainstRate = (method: string, path: string): boolean => method === 'POST' && !path.endsWith('/cancel')
+
+/**
+ * X-API-KEY check (header names are case-insensitive in HTTP) through the AccessControl port, then
+ * the key's request budget. Sets `principal` on the context; answers 401 invalid_auth_token for a
+ * missing, unknown or revoked key and 429 rate_limit_exceeded (Retry-After) over the budget.
+ * `rate: false` authenticates only (e.g. the playground's sample files).
+ */
+export function apiKeyAuth(access: AccessControl, o: { rate?: boolean } = {}): MiddlewareHandler<{ Variables: PrincipalVariables }> {
   return async (c, next) => {
     const key = c.req.header('x-api-key')
     if (key === undefined || key.length === 0) {
       throw new AppError('invalid_auth_token', 'Missing API key: send it in the X-API-KEY header.')
     }
-    const h = createHash('sha256').update(key, 'utf8').digest()
-    let ok = false
-    for (const want of hashes) ok = timingSafeEqual(h, want) || ok
-    if (!ok) throw new AppError('invalid_auth_token', 'Invalid API key in the X-API-KEY header.')
+    const principal = await access.authenticate(key)
+    if (principal === null) throw new AppError('invalid_auth_token', 'Invalid API key in the X-API-KEY header.')
+    c.set('principal', principal)
+    if (o.rate !== false) {
+      const d = countsAgainstRate(c.req.method, c.req.path) ? await access.takeRequest(principal) : access.peekRequest?.(principal)
+      if (d !== undefined) {
+        for (const [k, v] of Object.entries(rateLimitHeaders(d))) c.header(k, v)
+        if (!d.allowed) {
+          throw new RateLimitError(`Rate limit of ${d.limit} requests per second exceeded for this API key; retry in ${d.retryAfterS} s.`, d.retryAfterS, d)
+        }
+      }
+    }
     await next()
   }
 }

@@ -54,7 +54,7 @@ export function tryOnRoutes(deps: GatewayDeps, o: TryOnRouteOptions) {
       const job = tryOnSubmission(body)
       const webhook = webhookForRequest(deps.config, body.webhook_url, baseUrl(c))
       // A replay (same Idempotency-Key and body) answers like the first request, from the job's current state.
-      const { job: rec, replayed } = await submitOnce(deps, idempotentRequest(c, 'try-on', body), (id) => submitJob(deps, job, { id, webhook }))
+      const { job: rec, replayed } = await submitOnce(deps, idempotentRequest(c, 'try-on', body), (id) => submitJob(deps, job, { id, webhook, owner: c.get('principal') }))
       if (replayed) c.header(REPLAYED_HEADER, 'true')
       c.get('log').info({ job_id: rec.id, wait: body.wait_for_result, garmentMode: job.params.garment_mode, replayed }, 'try-on job accepted')
       if (!body.wait_for_result) return c.json({ job_id: rec.id }, 202)

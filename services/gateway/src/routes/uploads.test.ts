@@ -19,6 +19,7 @@ const VIDEO_MAX = 300_000
 const config = loadConfig({
   API_KEYS: `${KEY},${OTHER}`, RESULT_URL_SECRET: 'x'.repeat(32),
   UPLOAD_MAX_IMAGE_BYTES: String(IMAGE_MAX), UPLOAD_MAX_VIDEO_BYTES: String(VIDEO_MAX),
+  DEFAULT_RATE_LIMIT_PER_S: '1000', // many uploads in a row (an upload counts against the key's rate limit)
 })
 const logger = createLogger('silent')
 /** A real photo (larger than the 64 KiB JSON body limit, which must not apply to uploads). */

@@ -1,0 +1,191 @@
+/**
+ * `tailor keys create|list|revoke`: API keys in the key store the gateway reads, the KV bucket
+ * `api_keys` on NATS (distributed mode: --nats-url / NATS_URL) or the data directory's
+ * api-keys.json (embedded mode: --data-dir / TAILOR_DATA_DIR, default ./tailor-data). Only the
+ * keys' sha256 hashes are stored; `create` shows the key once. Gateways pick changes up within a
+ * second (a revoked key is refused by every replica).
+ */
+import { parseArgs } from 'node:util'
+import { generateApiKey, KEY_NAME_MAX, type ApiKeyRecord } from '@tailor/gateway/src/access/api-key.ts'
+import { openKeyStoreAt } from '@tailor/gateway/src/access/open-key-store.ts'
+import { EXIT, UsageError, userPath, type CliIO } from '../service.ts'
+
+export const DEFAULT_DATA_DIR = './tailor-data'
+
+export const KEYS_HELP = `Usage: tailor keys <create|list|revoke> [options]
+
+  tailor keys create --name NAME [--rate-limit N] [--max-concurrent-jobs N]
+      Creates a key and prints it once (only its sha256 is stored).
+      --rate-limit N            requests per second for this key (default: the gateway's
+                                DEFAULT_RATE_LIMIT_PER_S, 5)
+      --max-concurrent-jobs N   jobs pending or running at once; 0 = no cap (default: the
+                                gateway's DEFAULT_MAX_CONCURRENT_JOBS, 10)
+  tailor keys list
+      Id, name, creation time, revocation time and limits of every key (never keys or hashes).
+  tailor keys revoke ID
+      Revokes a key by its id; every gateway refuses it within a second.
+
+Where the keys live (one of):
+  --nats-url URL     distributed mode: KV bucket api_keys on this NATS server (env NATS_URL)
+  --data-dir DIR     embedded mode: DIR/api-keys.json (env TAILOR_DATA_DIR; default ${DEFAULT_DATA_DIR})
+Other options:
+  --json             machine-readable output
+  -h, --help         this help
+
+Exit codes: 0 done, 1 failed (unknown id, store unreachable), 2 bad usage.
+`
+
+const OPTIONS = {
+  name: { type: 'string' },
+  'rate-limit': { type: 'string' },
+  'max-concurrent-jobs': { type: 'string' },
+  'nats-url': { type: 'string' },
+  'data-dir': { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const
+
+const wholeNumber = (flag: string, v: string | undefined, min: number): number | undefined => {
+  if (v === undefined) return undefined
+  const n = Number(v)
+  if (!/^\d+$/.test(v) || !Number.isSafeInteger(n) || n < min) throw new UsageError(`${flag} must be a whole number, at least ${min}; got ${JSON.stringify(v)}`)
+  return n
+}
+
+/** What `list` and `create --json` show of a record: everything but the hash. */
+const publicView = (r: ApiKeyRecord): Record<string, unknown> => ({
+  id: r.id,
+  name: r.name,
+  createdAt: r.createdAt,
+  revokedAt: r.revokedAt ?? null,
+  rateLimitPerS: r.rateLimitPerS ?? null,
+  maxConcurrentJobs: r.maxConcurrentJobs ?? null,
+})
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
+  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n'
+}
+
+export async function keysCommand(argv: string[], io: CliIO): Promise<number> {
+  let values: { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string }
+  let positionals: string[]
+  try {
+    try {
+      ;({ values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS }))
+    } catch (err) {
+      throw new UsageError((err as Error).message)
+    }
+    const [sub, ...rest] = positionals
+    if (values.help === true || sub === 'help') {
+      io.stdout.write(KEYS_HELP)
+      return EXIT.ok
+    }
+    if (sub === undefined) throw new UsageError('expected a subcommand: create, list or revoke')
+    if (values['nats-url'] !== undefined && values['data-dir'] !== undefined) throw new UsageError('give --nats-url or --data-dir, not both')
+    const natsUrl = values['nats-url'] ?? (values['data-dir'] === undefined ? io.env.NATS_URL || undefined : undefined)
+    const dataDir = userPath(io, values['data-dir'] ?? io.env.TAILOR_DATA_DIR ?? DEFAULT_DATA_DIR)
+    const only = (allowed: string[]): void => {
+      for (const f of ['name', 'rate-limit', 'max-concurrent-jobs'] as const) {
+        if (values[f] !== undefined && !allowed.includes(f)) throw new UsageError(`--${f} is only for keys create`)
+      }
+    }
+    let run: (store: Awaited<ReturnType<typeof openKeyStoreAt>>) => Promise<number>
+    switch (sub) {
+      case 'create': {
+        only(['name', 'rate-limit', 'max-concurrent-jobs'])
+        if (rest.length > 0) throw new UsageError(`keys create takes no arguments; got ${rest.join(' ')}`)
+        const name = values.name?.trim()
+        if (name === undefined || name === '') throw new UsageError('--name NAME is required')
+        if (name.length > KEY_NAME_MAX || /\p{Cc}/u.test(name)) throw new UsageError(`--name must be 1 to ${KEY_NAME_MAX} printable characters`)
+        const rateLimitPerS = wholeNumber('--rate-limit', values['rate-limit'], 1)
+        const maxConcurrentJobs = wholeNumber('--max-concurrent-jobs', values['max-concurrent-jobs'], 0)
+        run = async ({ store, where }) => {
+          const { key, record } = generateApiKey({ name, rateLimitPerS, maxConcurrentJobs })
+          await store.create(record)
+          if (values.json === true) io.stdout.write(`${JSON.stringify({ ...publicView(record), key })}\n`)
+          else {
+            io.stdout.write(
+              `Created API key ${record.id} (${JSON.stringify(name)}) in ${where}.\n` +
+                `Shown only this once; only its sha256 is stored:\n\n  ${key}\n\n` +
+                'Send it in the X-API-KEY header.\n',
+            )
+          }
+          return EXIT.ok
+        }
+        break
+      }
+      case 'list': {
+        only([])
+        if (rest.length > 0) throw new UsageError(`keys list takes no arguments; got ${rest.join(' ')}`)
+        run = async ({ store, where }) => {
+          const keys = (await store.list()).sort((a, b) => a.createdAt.localeCompare(b.createdAt))
+          if (values.json === true) {
+            io.stdout.write(`${JSON.stringify(keys.map(publicView))}\n`)
+            return EXIT.ok
+          }
+          if (keys.length === 0) {
+            io.stdout.write(`No API keys in ${where}. Create one with: tailor keys create --name NAME\n`)
+            return EXIT.ok
+          }
+          const rows = [
+            ['ID', 'NAME', 'CREATED', 'REVOKED', 'RATE LIMIT', 'MAX JOBS'],
+            ...keys.map((k) => [
+              k.id, k.name, k.createdAt, k.revokedAt ?? '-',
+              k.rateLimitPerS === undefined ? 'default' : `${k.rateLimitPerS}/s`,
+              k.maxConcurrentJobs === undefined ? 'default' : k.maxConcurrentJobs === 0 ? 'no cap' : String(k.maxConcurrentJobs),
+            ]),
+          ]
+          io.stdout.write(table(rows))
+          return EXIT.ok
+        }
+        break
+      }
+      case 'revoke': {
+        only([])
+        if (rest.length !== 1) throw new UsageError(`keys revoke takes one key id (see tailor keys list); got ${rest.length} argument(s)`)
+        const id = rest[0]!
+        run = async ({ store, where }) => {
+          let already: string | undefined
+          const now = new Date().toISOString()
+          const rec = await store.update(id, (r) => {
+            already = r.revokedAt
+            return r.revokedAt === undefined ? { ...r, revokedAt: now } : null
+          })
+          if (rec === null) {
+            io.stderr.write(`tailor keys: no API key with id ${JSON.stringify(id)} in ${where} (see tailor keys list)\n`)
+            return EXIT.failed
+          }
+          if (values.json === true) io.stdout.write(`${JSON.stringify(publicView(rec))}\n`)
+          else if (already !== undefined) io.stdout.write(`API key ${id} (${JSON.stringify(rec.name)}) was already revoked at ${already}.\n`)
+          else io.stdout.write(`Revoked API key ${id} (${JSON.stringify(rec.name)}); gateways refuse it within a second.\n`)
+          return EXIT.ok
+        }
+        break
+      }
+      default:
+        throw new UsageError(`unknown keys subcommand ${JSON.stringify(sub)}: expected create, list or revoke`)
+    }
+    let opened: Awaited<ReturnType<typeof openKeyStoreAt>>
+    try {
+      opened = await openKeyStoreAt({ ...(natsUrl === undefined ? {} : { natsUrl }), dataDir })
+    } catch (err) {
+      io.stderr.write(`tailor keys: cannot open the key store at ${natsUrl === undefined ? dataDir : `NATS ${natsUrl}`}: ${(err as Error).message}\n`)
+      return EXIT.failed
+    }
+    try {
+      return await run(opened)
+    } catch (err) {
+      io.stderr.write(`tailor keys: ${sub} failed: ${(err as Error).message}\n`)
+      return EXIT.failed
+    } finally {
+      await opened.close()
+    }
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.stderr.write(`tailor keys: ${err.message}\nRun 'tailor keys --help' for usage.\n`)
+      return EXIT.usage
+    }
+    throw err
+  }
+}

@@ -1,0 +1,90 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
+import type { AccessControl, Principal, RateDecision } from './access-control.ts'
+import { envKeyId, type ApiKeyRecord } from './api-key.ts'
+import type { KeyStore } from './key-store.ts'
+import type { RateLimiter } from './rate-limiter.ts'
+
+export interface AccessLimits {
+  /** DEFAULT_RATE_LIMIT_PER_S: keys without their own limit. */
+  rateLimitPerS: number
+  /** DEFAULT_MAX_CONCURRENT_JOBS (0 = no cap): keys without their own cap. */
+  maxConcurrentJobs: number
+}
+
+interface Entry {
+  hash: Buffer
+  principal: Principal
+  revoked: boolean
+}
+
+/**
+ * AccessControl over the key store (records kept in memory, current through `KeyStore.watch`:
+ * a revoke reaches every replica within a second) and the keys configured by environment
+ * (API_KEYS / TAILOR_API_KEY / API_KEY_SHA256, principals with the default limits, id
+ * `sha256:<first 32 hex digits>`). A presented key is hashed (sha256), its record found by that
+ * digest, and the digests compared in constant time. Rate limits come from `limiter`.
+ */
+export type KeyAccessControl = AccessControl & {
+  peekRequest(p: Principal): RateDecision
+  /** Keys accepted now (environment + store, revoked excluded). */
+  keyCount(): number
+  /** Replaces the store's records (what `KeyStore.watch` reports). */
+  setStoredKeys(all: ApiKeyRecord[]): void
+}
+
+/** The environment's keys only, until `setStoredKeys` (no I/O: an app can be built without a store). */
+export function createKeyAccessControl(o: { envHashes: readonly Buffer[]; limits: AccessLimits; limiter: RateLimiter; onClose?: () => void }): KeyAccessControl {
+  const envEntries = new Map<string, Entry>()
+  for (const h of o.envHashes) {
+    const hex = h.toString('hex')
+    const keyId = envKeyId(hex)
+    envEntries.set(hex, { hash: h, revoked: false, principal: { keyId, name: keyId, rateLimitPerS: o.limits.rateLimitPerS, maxConcurrentJobs: o.limits.maxConcurrentJobs } })
+  }
+  let stored = new Map<string, Entry>()
+  const toEntry = (r: ApiKeyRecord): Entry => ({
+    hash: Buffer.from(r.sha256, 'hex'),
+    revoked: r.revokedAt !== undefined,
+    principal: {
+      keyId: r.id,
+      name: r.name,
+      rateLimitPerS: r.rateLimitPerS ?? o.limits.rateLimitPerS,
+      maxConcurrentJobs: r.maxConcurrentJobs ?? o.limits.maxConcurrentJobs,
+    },
+  })
+  return {
+    async authenticate(presentedKey) {
+      const h = createHash('sha256').update(presentedKey, 'utf8').digest()
+      const hex = h.toString('hex')
+      // Found by digest (the digest of an unknown key tells nothing about a known one), then compared in constant time.
+      const e = stored.get(hex) ?? envEntries.get(hex)
+      if (e === undefined || !timingSafeEqual(e.hash, h) || e.revoked) return null
+      return e.principal
+    },
+    takeRequest: (p) => o.limiter.take(p.keyId, p.rateLimitPerS),
+    peekRequest: (p) => o.limiter.peek(p.keyId, p.rateLimitPerS),
+    keyCount: () => envEntries.size + [...stored.values()].filter((e) => !e.revoked).length,
+    setStoredKeys(all) {
+      stored = new Map(all.map((r) => [r.sha256, toEntry(r)]))
+    },
+    async close() {
+      o.onClose?.()
+    },
+  }
+}
+
+/** Over a key store: every record loaded before this resolves, then kept current by its watch. */
+export async function openKeyAccessControl(o: {
+  keys: KeyStore
+  envHashes: readonly Buffer[]
+  limits: AccessLimits
+  limiter: RateLimiter
+  onWatchError?: (err: unknown) => void
+}): Promise<KeyAccessControl> {
+  let stop: () => void = () => undefined
+  const ac = createKeyAccessControl({ ...o, onClose: () => stop() })
+  stop = await o.keys.watch(
+    (all) => ac.setStoredKeys(all),
+    (err) => o.onWatchError?.(err),
+  )
+  return ac
+}

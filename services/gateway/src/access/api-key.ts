@@ -1,0 +1,67 @@
+import { createHash, randomBytes } from 'node:crypto'
+
+/**
+ * An API key as stored: never the key itself, only its sha256. `id` is stable and public (job
+ * records carry it as their owner, `tailor keys revoke` takes it); limits left out use the
+ * gateway's defaults (DEFAULT_RATE_LIMIT_PER_S, DEFAULT_MAX_CONCURRENT_JOBS).
+ */
+export interface ApiKeyRecord {
+  id: string
+  name: string
+  /** sha256 of the key, lowercase hex. */
+  sha256: string
+  createdAt: string
+  revokedAt?: string
+  /** Requests per second (token bucket refill; the bucket holds one second's worth). */
+  rateLimitPerS?: number
+  /** Jobs that may be pending or running at once; 0 = no cap. */
+  maxConcurrentJobs?: number
+}
+
+export const KEY_PREFIX = 'tk_'
+/** Key ids: `key_` + 16 base64url characters (96 random bits); safe as a KV key and a file name. */
+export const KEY_ID_RE = /^key_[A-Za-z0-9_-]{16}$/
+export const KEY_NAME_MAX = 100
+
+/** A new stable key id: `key_` + 16 base64url characters (96 random bits). */
+export const newKeyId = (): string => `key_${randomBytes(12).toString('base64url')}`
+
+export const sha256Hex = (s: string): string => createHash('sha256').update(s, 'utf8').digest('hex')
+
+/** A new plain key (`tk_` + base64url of 32 random bytes) and its record; the key is shown once, never stored. */
+export function generateApiKey(o: { name: string; rateLimitPerS?: number; maxConcurrentJobs?: number; now?: Date }): { key: string; record: ApiKeyRecord } {
+  const key = `${KEY_PREFIX}${randomBytes(32).toString('base64url')}`
+  const record: ApiKeyRecord = {
+    id: newKeyId(),
+    name: o.name,
+    sha256: sha256Hex(key),
+    createdAt: (o.now ?? new Date()).toISOString(),
+    ...(o.rateLimitPerS === undefined ? {} : { rateLimitPerS: o.rateLimitPerS }),
+    ...(o.maxConcurrentJobs === undefined ? {} : { maxConcurrentJobs: o.maxConcurrentJobs }),
+  }
+  return { key, record }
+}
+
+/**
+ * The id of a key configured by environment (API_KEYS, TAILOR_API_KEY, API_KEY_SHA256): derived
+ * from its hash, so it is the same on every replica and across restarts. Same form as the upload
+ * owner fallback (uploads/caller-key-id.ts).
+ */
+export const envKeyId = (sha256: string): string => `sha256:${sha256.slice(0, 32)}`
+
+/** Loose check of a stored record (files and KV values are read back from outside this process). */
+export function isApiKeyRecord(v: unknown): v is ApiKeyRecord {
+  if (typeof v !== 'object' || v === null) return false
+  const r = v as Record<string, unknown>
+  const optNum = (x: unknown): boolean => x === undefined || (typeof x === 'number' && Number.isFinite(x) && x >= 0)
+  return (
+    typeof r.id === 'string' &&
+    typeof r.name === 'string' &&
+    typeof r.sha256 === 'string' &&
+    /^[0-9a-f]{64}$/.test(r.sha256) &&
+    typeof r.createdAt === 'string' &&
+    (r.revokedAt === undefined || typeof r.revokedAt === 'string') &&
+    optNum(r.rateLimitPerS) &&
+    optNum(r.maxConcurrentJobs)
+  )
+}

@@ -1,0 +1,81 @@
+import { Kvm, type KV } from '@nats-io/kv'
+import type { NatsConnection } from '@nats-io/transport-node'
+import { AppError } from '@tailor/proto'
+import { isApiKeyRecord, KEY_ID_RE, type ApiKeyRecord } from './api-key.ts'
+import type { KeyStore } from './key-store.ts'
+
+export const KEYS_BUCKET = 'api_keys'
+const CAS_ATTEMPTS = 20
+
+/**
+ * Adapter: JetStream KV bucket `api_keys`, one key per key id, updates compare-and-set. `watch`
+ * loads every record, then follows a KV watch of the bucket: a change made by `tailor keys` (or
+ * any replica) reaches every watching gateway as soon as NATS delivers it (milliseconds).
+ */
+export async function openKvKeyStore(nc: NatsConnection): Promise<KeyStore> {
+  const kv: KV = await new Kvm(nc).create(KEYS_BUCKET, { history: 1 })
+  const get = async (id: string): Promise<{ rec: ApiKeyRecord; revision: number } | null> => {
+    const e = await kv.get(id)
+    if (e === null || e.operation !== 'PUT' || e.length === 0) return null
+    const rec: unknown = e.json()
+    return isApiKeyRecord(rec) ? { rec, revision: e.revision } : null
+  }
+  const list = async (): Promise<ApiKeyRecord[]> => {
+    const out: ApiKeyRecord[] = []
+    for await (const k of await kv.keys()) {
+      const r = await get(k)
+      if (r !== null) out.push(r.rec)
+    }
+    return out.sort((a, b) => a.createdAt.localeCompare(b.createdAt))
+  }
+  return {
+    async create(rec) {
+      if (!KEY_ID_RE.test(rec.id)) throw new AppError('invalid_parameter', `bad API key id ${rec.id}`)
+      await kv.create(rec.id, JSON.stringify(rec))
+    },
+    list,
+    async update(id, change) {
+      if (!KEY_ID_RE.test(id)) return null
+      for (let i = 0; i < CAS_ATTEMPTS; i++) {
+        const cur = await get(id)
+        if (cur === null) return null
+        const next = change(cur.rec)
+        if (next === null) return cur.rec
+        try {
+          await kv.update(id, JSON.stringify(next), cur.revision)
+          return next
+        } catch (err) {
+          if (i === CAS_ATTEMPTS - 1) throw new AppError('service_unavailable', 'API key record kept changing under us', { cause: err, retryable: true })
+        }
+      }
+      return null
+    },
+    async watch(onChange, onError) {
+      const all = new Map<string, ApiKeyRecord>()
+      // The watch starts from each key's last value; records are also loaded first so that a
+      // gateway knows every key before it answers its first request.
+      const it = await kv.watch({ key: '>' })
+      for (const r of await list()) all.set(r.id, r)
+      onChange([...all.values()])
+      let stopped = false
+      void (async () => {
+        try {
+          for await (const e of it) {
+            if (stopped) return
+            const rec: unknown = e.operation === 'PUT' && e.length > 0 ? e.json() : null
+            if (isApiKeyRecord(rec)) all.set(e.key, rec)
+            else all.delete(e.key)
+            onChange([...all.values()])
+          }
+        } catch (err) {
+          if (!stopped) onError(err)
+        }
+      })()
+      return () => {
+        stopped = true
+        it.stop()
+      }
+    },
+    async close() {},
+  }
+}
