@@ -5,14 +5,18 @@ export interface RemoveVideoBackgroundRequest {
   'videoUrl'?: (string);
   'backgroundColor'?: (string);
   'outputFormat'?: (string);
+  'webhookUrl'?: (string);
   '_backgroundColor'?: "backgroundColor";
   '_outputFormat'?: "outputFormat";
+  '_webhookUrl'?: "webhookUrl";
 }
 
 export interface RemoveVideoBackgroundRequest__Output {
   'videoUrl': (string);
   'backgroundColor'?: (string);
   'outputFormat'?: (string);
+  'webhookUrl'?: (string);
   '_backgroundColor'?: "backgroundColor";
   '_outputFormat'?: "outputFormat";
+  '_webhookUrl'?: "webhookUrl";
 }

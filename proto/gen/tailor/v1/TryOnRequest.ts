@@ -8,10 +8,12 @@ export interface TryOnRequest {
   'preprocessGarment'?: (boolean);
   'removeBackground'?: (boolean);
   'waitForResult'?: (boolean);
+  'webhookUrl'?: (string);
   '_garmentMode'?: "garmentMode";
   '_preprocessGarment'?: "preprocessGarment";
   '_removeBackground'?: "removeBackground";
   '_waitForResult'?: "waitForResult";
+  '_webhookUrl'?: "webhookUrl";
 }
 
 export interface TryOnRequest__Output {
@@ -21,8 +23,10 @@ export interface TryOnRequest__Output {
   'preprocessGarment'?: (boolean);
   'removeBackground'?: (boolean);
   'waitForResult'?: (boolean);
+  'webhookUrl'?: (string);
   '_garmentMode'?: "garmentMode";
   '_preprocessGarment'?: "preprocessGarment";
   '_removeBackground'?: "removeBackground";
   '_waitForResult'?: "waitForResult";
+  '_webhookUrl'?: "webhookUrl";
 }

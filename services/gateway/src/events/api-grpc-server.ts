@@ -24,6 +24,10 @@ import type { JobStatus__Output as WireJobStatus } from '@tailor/proto/gen/tailo
 import type { TailorApiHandlers } from '@tailor/proto/gen/tailor/v1/TailorApi.ts'
 import type { AccessControl, Principal } from '../access/access-control.ts'
 import type { Config } from '../config.ts'
+import { IDEMPOTENCY_METADATA, REPLAYED_METADATA, parseIdempotencyKey, requestFingerprint } from '../idempotency/idempotency-key.ts'
+import type { IdempotencyStore } from '../idempotency/idempotency-store.ts'
+import { submitOnce, type SubmitOnceResult } from '../idempotency/submit-once.ts'
+import type { JobWebhook, JobRecord } from '../jobs/job-store.ts'
 import { cancelJob } from '../jobs/cancel-job.ts'
 import { getJobStatus } from '../jobs/job-status.ts'
 import type { JobWatcher } from '../jobs/job-watch.ts'
@@ -35,6 +39,7 @@ import type { Logger } from '../logger.ts'
 import { resultUrl } from '../signing.ts'
 import { checkUploadRefs } from '../uploads/check-upload-refs.ts'
 import type { UploadStore } from '../uploads/upload-store.ts'
+import { webhookForRequest } from '../webhooks/webhook-request.ts'
 import { PROTO_LOADER_OPTIONS } from './grpc-server.ts'
 import { GRPC_STATUS, toServiceError, type ErrorExtras } from './api-grpc-errors.ts'
 
@@ -46,6 +51,8 @@ export interface ApiGrpcDeps extends SubmitJobDeps {
   watcher: JobWatcher
   cancel: CancelNotifier
   uploads?: UploadStore
+  /** Idempotency-Key claims (metadata `idempotency-key`); absent: a call carrying one is unavailable. */
+  idempotency?: IdempotencyStore
   /** Origin of result URLs: PUBLIC_BASE_URL, else the gateway's own HTTP address. */
   baseUrl: () => string
 }
@@ -121,16 +128,40 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
     return error
   }
 
+  /**
+   * A submission under the call's Idempotency-Key (metadata, as the HTTP header) with its
+   * webhook_url checked: idempotency/submit-once.ts, so HTTP and gRPC replay each other's jobs.
+   */
+  const submitIdempotently = async (
+    call: grpc.ServerUnaryCall<unknown, unknown>, p: Principal, operation: JobKind, body: { webhook_url?: string | undefined },
+    submit: (id: string, webhook: JobWebhook | undefined) => Promise<JobRecord>,
+  ): Promise<SubmitOnceResult> => {
+    const webhook = webhookForRequest(deps.config, body.webhook_url, deps.baseUrl())
+    const raw = call.metadata.get(IDEMPOTENCY_METADATA)[0]
+    const key = parseIdempotencyKey(typeof raw === 'string' ? raw : undefined)
+    const req = key === null ? null : { scope: p.keyId, key, fingerprint: requestFingerprint(operation, body) }
+    const r = await submitOnce(deps, req, (id) => submit(id, webhook))
+    if (r.replayed) {
+      const md = new grpc.Metadata()
+      md.set(REPLAYED_METADATA, 'true')
+      call.sendMetadata(md)
+    }
+    return r
+  }
+
   /** A unary handler: authenticate, run, answer; `signal` aborts when the client goes away. */
   const unary =
-    <Req, Res>(method: string, run: (req: Req, p: Principal, signal: AbortSignal) => Promise<Res>): grpc.handleUnaryCall<Req, Res> =>
+    <Req, Res>(
+      method: string,
+      run: (req: Req, p: Principal, signal: AbortSignal, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>,
+    ): grpc.handleUnaryCall<Req, Res> =>
     (call, callback) => {
       const ac = new AbortController()
       call.on('cancelled', () => ac.abort())
       void (async () => {
         try {
           const p = await authenticate(call.metadata)
-          callback(null, await run(call.request, p, ac.signal))
+          callback(null, await run(call.request, p, ac.signal, call))
         } catch (err) {
           callback(fail(method, err))
         }
@@ -138,7 +169,7 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
     }
 
   const handlers: TailorApiHandlers = {
-    TryOn: unary('TryOn', async (req, p, signal) => {
+    TryOn: unary('TryOn', async (req, p, signal, call) => {
       const body = parseTryOnBody({
         ...present('person_image_url', req.personImageUrl),
         ...present('garment_image_url', req.garmentImageUrl),
@@ -146,10 +177,11 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
         ...present('preprocess_garment', req.preprocessGarment),
         ...present('remove_background', req.removeBackground),
         ...present('wait_for_result', req.waitForResult),
+        ...present('webhook_url', req.webhookUrl),
       })
       await checkUploadRefs(deps.uploads, { person_image_url: body.person_image_url, garment_image_url: body.garment_image_url }, p.keyId)
       const job = tryOnSubmission(body)
-      const rec = await submitJob(deps, job)
+      const { job: rec } = await submitIdempotently(call, p, 'try-on', body, (id, webhook) => submitJob(deps, job, { id, webhook }))
       log.info({ job_id: rec.id, wait: body.wait_for_result, garmentMode: job.params.garment_mode }, 'try-on job accepted')
       if (!body.wait_for_result) return { jobId: rec.id }
       const done = await waitForFinal(deps.jobs, rec.id, deps.config.tryOnWaitTimeoutMs, signal)
@@ -163,15 +195,16 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
       return { jobId: rec.id }
     }),
 
-    RemoveVideoBackground: unary('RemoveVideoBackground', async (req, p) => {
+    RemoveVideoBackground: unary('RemoveVideoBackground', async (req, p, _signal, call) => {
       const body = parseRemoveBackgroundBody({
         ...present('video_url', req.videoUrl),
         ...present('background_color', req.backgroundColor),
         ...present('output_format', req.outputFormat),
+        ...present('webhook_url', req.webhookUrl),
       })
       await checkUploadRefs(deps.uploads, { video_url: body.video_url }, p.keyId)
       const job = removeBackgroundSubmission(body)
-      const rec = await submitJob(deps, job)
+      const { job: rec } = await submitIdempotently(call, p, 'remove-background', body, (id, webhook) => submitJob(deps, job, { id, webhook }))
       log.info({ job_id: rec.id, format: job.params.output_format }, 'job accepted')
       return { jobId: rec.id }
     }),

@@ -7,6 +7,9 @@ import { AppError } from '@tailor/proto'
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key'
 export const REPLAYED_HEADER = 'Idempotent-Replayed'
+/** The same over the gRPC API (call metadata keys are lower case). */
+export const IDEMPOTENCY_METADATA = 'idempotency-key'
+export const REPLAYED_METADATA = 'idempotent-replayed'
 export const MAX_KEY_LENGTH = 255
 /** Visible ASCII (0x21–0x7E): no spaces, no control characters. */
 const KEY_RE = /^[\x21-\x7e]+$/
