@@ -144,6 +144,31 @@ describe('TailorClient', () => {
     await expect(offline.getJob('try-on', 'x')).rejects.toMatchObject({ status: 0, errorCode: 'network_error' })
   })
 
+  it('429 rate_limit_exceeded: sent again after Retry-After (rateLimitRetries), else a TailorError with retryAfter', async () => {
+    // The real access control with a budget of 1 request per second for the key.
+    const limited = createApp({
+      config: loadConfig({ API_KEYS: KEY, RESULT_URL_SECRET: 's'.repeat(32), PUBLIC_BASE_URL: BASE, DEFAULT_RATE_LIMIT_PER_S: '1' }),
+      logger, jobs, uploads,
+      publisher: { publish: async (j) => void published.push(j) },
+      cancel: { cancel: () => undefined },
+      results: { size: async () => null, open: async () => Readable.from([]) },
+      health: () => ({ ok: true }),
+    })
+    const fetchLimited = (i: string, init?: RequestInit) => Promise.resolve(limited.request(i, init))
+    const strict = new TailorClient({ baseUrl: BASE, apiKey: KEY, fetch: fetchLimited, rateLimitRetries: 0 })
+    await strict.removeVideoBackground({ video_url: 'https://example.com/1.mp4' })
+    const e = await strict.removeVideoBackground({ video_url: 'https://example.com/2.mp4' }).catch((x: unknown) => x)
+    expect(e).toMatchObject({ status: 429, errorCode: 'rate_limit_exceeded', retryAfter: expect.any(Number) })
+    expect((e as TailorError).retryAfter).toBeGreaterThanOrEqual(1)
+
+    const patient = new TailorClient({ baseUrl: BASE, apiKey: KEY, fetch: fetchLimited })
+    const t0 = Date.now()
+    const r = await patient.removeVideoBackground({ video_url: 'https://example.com/3.mp4' })
+    expect(r.job_id).toEqual(expect.any(String))
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(500) // it waited for the budget
+    expect(published.map((j) => (j.params as { video_url: string }).video_url)).toEqual(['https://example.com/1.mp4', 'https://example.com/3.mp4'])
+  })
+
   it('parses Retry-After as seconds or an HTTP date', () => {
     expect(parseRetryAfter('3')).toBe(3)
     expect(parseRetryAfter(null)).toBeUndefined()
