@@ -3,6 +3,7 @@
  * embedded service (real models, ffmpeg) with a fresh data dir and a samples dir made from
  * ../shared/media. Screenshots are kept in test-results/playground/ (git-ignored) to look at.
  */
+import { randomUUID } from 'node:crypto'
 import { copyFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -49,14 +50,14 @@ beforeAll(async () => {
   // A 1 s cut of a real clip, 384 px tall (the network's own size: no downsampling), keeps the browser test quick.
   await ffmpeg(['-i', join(SHARED_MEDIA_DIR, 'video_01.mp4'), '-t', '1', '-vf', 'scale=-2:384', '-c:v', 'libx264', '-preset', 'veryfast', '-an', join(samples, SAMPLE_VIDEO)])
   await ffmpeg(['-i', join(SHARED_MEDIA_DIR, 'video_01.mp4'), '-t', '5', '-vf', 'scale=-2:384', '-c:v', 'libx264', '-preset', 'veryfast', '-an', join(samples, LONG_VIDEO)])
+  apiKey = `tailor_playground_test_${randomUUID()}`
   const port = await freePort()
   baseUrl = `http://127.0.0.1:${port}`
   tailor = startService(ENTRY, {
     PORT: String(port), HOST: '127.0.0.1', TAILOR_DATA_DIR: join(work, 'data'), MODELS_DIR: models.dir,
-    PLAYGROUND_DIR: built, PLAYGROUND_SAMPLES_DIR: samples,
+    PLAYGROUND_DIR: built, PLAYGROUND_SAMPLES_DIR: samples, TAILOR_API_KEY: apiKey,
   })
   await tailor.waitFor('Tailor is running at')
-  apiKey = /X-API-KEY: (tailor_[A-Za-z0-9_-]+)/.exec(tailor.output())?.[1] ?? ''
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS })
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true })
   page = await context.newPage()
@@ -75,7 +76,6 @@ afterAll(async () => {
 
 describe('playground in Chromium', () => {
   it('loads with no script errors and asks for a key before running', async () => {
-    expect(apiKey).toMatch(/^tailor_/)
     await page.goto(`${baseUrl}/`)
     await expect.poll(() => page.title()).toBe('Tailor playground')
     await page.click('#tryon-run')
@@ -187,5 +187,17 @@ describe('playground in Chromium', () => {
     await shot('05-url-refused')
     // The preview's own attempt to load the bad URL is the only failure the console may show.
     expect(pageErrors.filter((e) => !e.startsWith('Failed to load resource'))).toEqual([])
+  })
+
+  it('links to the API reference, which renders every operation of /openapi.json with nothing blocked', async () => {
+    const errorsBefore = pageErrors.length
+    await page.click('header.top a[href="/docs"]')
+    await page.waitForURL(`${baseUrl}/docs`)
+    expect(await page.textContent('h1')).toMatch(/^Tailor API /)
+    const doc = (await (await fetch(`${baseUrl}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> }
+    const operations = Object.values(doc.paths).reduce((n, item) => n + Object.keys(item).filter((k) => k !== 'parameters').length, 0)
+    expect(await page.locator('article.op').count()).toBe(operations)
+    expect(pageErrors.slice(errorsBefore), pageErrors.join('\n')).toEqual([]) // no CSP violation, nothing failed to load
+    await page.screenshot({ path: join(SCREENSHOTS, '06-docs.png') })
   })
 })

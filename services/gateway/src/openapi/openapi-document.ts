@@ -220,7 +220,6 @@ export function buildOpenApiDocument(o: OpenApiOptions = {}): OpenApiDocument {
         '- Work runs as jobs: a POST answers 202 `{job_id}`; poll `GET …/job/{job_id}` for progress and the signed `result_url`.\n' +
         '- Local files reach the service through `POST /v1/uploads`, whose `tailor://uploads/<id>` URL is accepted wherever an input URL is.\n' +
         '- Every error answers `{error, error_code}` (plus `request_id`, also sent as the `X-Request-Id` header); the codes are listed under the `ErrorCode` schema.',
-      license: { name: 'Service code: see the repository; model licences: models/LICENSES.md', identifier: 'LicenseRef-Tailor' },
     },
     servers: [{ url: o.publicBaseUrl ?? '/', description: o.publicBaseUrl ? 'PUBLIC_BASE_URL' : 'This server' }],
     tags: [

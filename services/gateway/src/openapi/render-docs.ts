@@ -211,7 +211,7 @@ export function renderDocs(doc: Json): string {
   const title = `${String(info.title)} ${String(info.version)}`
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${esc(title)} — reference</title><style>${CSS}</style></head>
+<title>${esc(title)} — reference</title><link rel="icon" href="data:,"><style>${CSS}</style></head>
 <body><nav><p class="brand"><a href="#top">${esc(String(info.title))}</a> <span>${esc(String(info.version))}</span></p>
 <p class="links"><a href="/">Playground</a> · <a href="/openapi.json">openapi.json</a></p>${nav}
 <h3>reference</h3><ul><li><a href="#errors">Error codes</a></li><li><a href="#schemas">Schemas</a></li></ul></nav>
