@@ -155,6 +155,7 @@ describe('OpenAPI document', () => {
     const documentedHeaders = (path: string, method: 'get' | 'post', status: string): string[] =>
       Object.keys(((doc.paths[path]?.[method]?.responses[status] as { headers?: Record<string, unknown> } | undefined)?.headers) ?? {}).map((h) => h.toLowerCase())
     const ours = (r: Response): string[] => [...r.headers.keys()].filter((h) => /^(ratelimit-|retry-after|idempotent-|deprecation)/i.test(h))
+    expect(ours(accepted)).toEqual(expect.arrayContaining(['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']))
     for (const h of ours(accepted)) expect(documentedHeaders('/v1/video/remove-background', 'post', '202')).toContain(h)
     const deprecated = await post('/v1/try-on', { person_image_url: 'https://example.com/p.jpg', garment_image_url: 'https://example.com/g.jpg', garment_mode: 'upper', wait_for_result: 'false' })
     expect(deprecated.headers.get('deprecation')).not.toBeNull()
