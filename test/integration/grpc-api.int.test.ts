@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { status as grpcStatus } from '@grpc/grpc-js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TailorApiClient } from '@tailor/proto/gen/tailor/v1/TailorApi.ts'
-import { describeError, openGrpcApiClient, rejection, unary, watchAll, type WireJob } from '../helpers/grpc-api.ts'
+import { decodeDetails, describeError, openGrpcApiClient, rejection, unary, watchAll, type WireJob } from '../helpers/grpc-api.ts'
 import { createMediaFixtures, type MediaFixtures } from '../helpers/media.ts'
 import { snapshotModels } from '../helpers/models.ts'
 import { freePort } from '../helpers/nats-server.ts'
@@ -18,6 +18,11 @@ import { startService, type ServiceProcess } from '../helpers/processes.ts'
 const ENTRY = 'services/embedded/src/main.ts'
 const MODELS = ['rvm', 'rvm-ratio1', 'blazepose-full', 'blazepose-heavy', 'selfie', 'tryon-warp']
 const API_KEY = 'grpc-api-test-key-embedded'
+/** A second key: it must not see the first key's jobs; its request budget is spent in the rate test. */
+const OTHER_KEY = 'grpc-api-test-key-embedded-other'
+/** Each key's request budget (submissions per second): above what the tests send, below the burst. */
+const RATE_LIMIT_PER_S = 20
+const BURST = 100
 const JOB_TIMEOUT_MS = 120_000
 
 let media: MediaFixtures
@@ -34,7 +39,8 @@ beforeAll(async () => {
   const [port, apiGrpcPort] = [await freePort(), await freePort()]
   tailor = startService(ENTRY, {
     PORT: String(port), API_GRPC_PORT: String(apiGrpcPort), HOST: '127.0.0.1', TAILOR_DATA_DIR: dataDir,
-    TAILOR_FETCH_ALLOW_LOOPBACK: 'true', MODELS_DIR: models.dir, TAILOR_API_KEY: API_KEY, TRYON_WAIT_TIMEOUT_MS: '90000',
+    TAILOR_FETCH_ALLOW_LOOPBACK: 'true', MODELS_DIR: models.dir, TAILOR_API_KEY: API_KEY, API_KEYS: OTHER_KEY, TRYON_WAIT_TIMEOUT_MS: '90000',
+    DEFAULT_RATE_LIMIT_PER_S: String(RATE_LIMIT_PER_S),
   })
   await tailor.waitFor('Tailor is running at')
   httpBase = `http://127.0.0.1:${port}`
@@ -90,7 +96,7 @@ describe('gRPC API (embedded mode)', () => {
     // Another job first: the worker (CONCURRENCY 1) is busy with it for seconds, so the watched job
     // is still queued (pending) when the watch starts a few milliseconds later.
     const blocker = await removeBg({ videoUrl: video('short_02.mp4') })
-    const { jobId } = await removeBg({ videoUrl: video('short_01.mp4'), outputFormat: 'webm_vp9', backgroundColor: 'transparent' })
+    const { jobId } = await removeBg({ videoUrl: video('short_01.mp4'), outputFormat: 'mp4_h264', backgroundColor: '#00ff00' })
     const { jobs, status } = await watchAll(client, jobId, API_KEY)
     expect(status.code).toBe(grpcStatus.OK)
     const statuses = jobs.map((j) => j.status)
@@ -106,10 +112,10 @@ describe('gRPC API (embedded mode)', () => {
     expect(progress.filter((p) => p > 0 && p < 1).length).toBeGreaterThanOrEqual(2) // progress steps streamed
     const last = jobs.at(-1)!
     expect(last).toMatchObject({ jobId, kind: 'JOB_KIND_REMOVE_BACKGROUND', progress: 1, error: null })
-    expect(last.resultUrl).toMatch(/\/results\/remove-background\/.+\.webm\?expires=/)
+    expect(last.resultUrl).toMatch(/\/results\/remove-background\/.+\.mp4\?expires=/)
     const r = await fetch(last.resultUrl!)
     expect(r.status).toBe(200)
-    expect(r.headers.get('content-type')).toBe('video/webm')
+    expect(r.headers.get('content-type')).toBe('video/mp4')
     // Watching a finished job: its final state, then the end.
     const again = await watchAll(client, jobId, API_KEY)
     expect(again.status.code).toBe(grpcStatus.OK)
@@ -168,6 +174,34 @@ describe('gRPC API (embedded mode)', () => {
     }
     const tryOn = await rejection(unary(client, 'TryOn', { personImageUrl: shared('person_01.jpg'), garmentMode: 'sideways' }, API_KEY))
     expect(describeError(tryOn)).toMatchObject({ code: grpcStatus.INVALID_ARGUMENT, errorCode: 'missing_parameter', details: expect.stringContaining('garment_image_url') })
+  })
+
+  it("another key's job is NOT_FOUND, as an unknown id", async () => {
+    // (a job that fails at once: nothing listens on port 9 of loopback)
+    const { jobId } = await removeBg({ videoUrl: 'http://127.0.0.1:9/nothing.mp4' })
+    for (const err of [
+      await rejection(getJob(jobId, OTHER_KEY)),
+      await rejection(unary(client, 'CancelJob', { jobId }, OTHER_KEY)),
+      await rejection(watchAll(client, jobId, OTHER_KEY).then(({ status }) => Promise.reject(Object.assign(new Error(status.details), status)))),
+    ]) {
+      expect(describeError(err)).toMatchObject({ code: grpcStatus.NOT_FOUND, errorCode: 'not_found', details: `No job with id "${jobId}".` })
+    }
+    expect(await settle(jobId)).toMatchObject({ status: 'JOB_STATUS_FAILED', error: { errorCode: 'input_fetch_failed' } })
+  })
+
+  it('a burst of submissions past the key\'s rate: RESOURCE_EXHAUSTED rate_limit_exceeded with retry-after and RetryInfo', async () => {
+    const calls = Array.from({ length: BURST }, () => rejection(removeBg({ videoUrl: 'ftp://example.com/never-queued.mp4' }, OTHER_KEY)))
+    const errs = await Promise.all(calls)
+    const limited = errs.filter((e) => e.code === grpcStatus.RESOURCE_EXHAUSTED)
+    expect(limited.length).toBeGreaterThan(0)
+    expect(errs.filter((e) => e.code !== grpcStatus.RESOURCE_EXHAUSTED).every((e) => e.code === grpcStatus.INVALID_ARGUMENT)).toBe(true)
+    const e = limited[0]!
+    expect(describeError(e)).toMatchObject({ errorCode: 'rate_limit_exceeded', reason: 'rate_limit_exceeded', domain: 'tailor' })
+    const retryAfter = Number(e.metadata.get('retry-after')[0])
+    expect(retryAfter).toBeGreaterThanOrEqual(1)
+    expect(decodeDetails(e).retryDelayS).toBe(retryAfter)
+    // Reading is not charged: the same key still reads at once.
+    expect(describeError(await rejection(getJob('ffff0000-0000-7000-8000-000000000000', OTHER_KEY)))).toMatchObject({ errorCode: 'not_found' })
   })
 
   it('GetJob / WatchJob / CancelJob of an unknown id: NOT_FOUND not_found; an empty id: INVALID_ARGUMENT missing_parameter', async () => {

@@ -88,6 +88,13 @@ class ApiError extends AppError {
   }
 }
 
+/** What an error's answer adds: ApiError's extras, or the wait of a rate limit (access/rate-limit-error.ts: `retryAfterS`). */
+function extrasOf(err: unknown): ErrorExtras {
+  if (err instanceof ApiError) return err.extras
+  const retryAfterS = (err as { retryAfterS?: unknown } | null)?.retryAfterS
+  return err instanceof AppError && typeof retryAfterS === 'number' ? { retryAfterS } : {}
+}
+
 /** Proto3 strings are '' when unset: an empty string counts as a missing field. */
 const present = <T>(name: string, v: T | undefined | null): Record<string, T> => (v === undefined || v === null || v === '' ? {} : { [name]: v })
 
@@ -103,16 +110,21 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
   const log = deps.logger.child({ edge: 'grpc-api' })
   /** Open WatchJob streams, ended with UNAVAILABLE at shutdown. */
   const watches = new Set<() => void>()
-  const scope = {}
+  /** What a key may see: its own jobs (another key's are not found, as over HTTP). */
+  const scopeOf = (p: Principal) => ({ ownerKeyId: p.keyId })
 
-  /** Authenticates the call's `x-api-key` and takes one request from its rate budget. */
-  const authenticate = async (md: grpc.Metadata): Promise<Principal> => {
+  /**
+   * Authenticates the call's `x-api-key`; a submission (`charge`) also takes one request from the
+   * key's rate budget (as over HTTP: reading and watching jobs are free).
+   */
+  const authenticate = async (md: grpc.Metadata, charge: boolean): Promise<Principal> => {
     const key = md.get(GRPC_API_KEY_METADATA)[0]
     if (typeof key !== 'string' || key.length === 0) {
       throw new AppError('invalid_auth_token', `Missing API key: send it in the ${GRPC_API_KEY_METADATA} metadata.`)
     }
     const principal = await deps.access.authenticate(key)
     if (principal === null) throw new AppError('invalid_auth_token', `Invalid API key in the ${GRPC_API_KEY_METADATA} metadata.`)
+    if (!charge) return principal
     const rate = await deps.access.takeRequest(principal)
     if (!rate.allowed) {
       const e = new AppError('rate_limit_exceeded', `Rate limit of ${rate.limit} requests per second exceeded for this API key; retry in ${rate.retryAfterS} s.`)
@@ -122,7 +134,7 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
   }
 
   const fail = (method: string, err: unknown): Partial<grpc.ServiceError> => {
-    const { e, error } = toServiceError(err, err instanceof ApiError ? err.extras : {})
+    const { e, error } = toServiceError(err, extrasOf(err))
     if (GRPC_STATUS[e.code] === grpc.status.INTERNAL || GRPC_STATUS[e.code] === grpc.status.UNAVAILABLE) log.error({ err, method, code: e.code }, 'grpc call failed')
     else log.debug({ method, code: e.code }, 'grpc call rejected')
     return error
@@ -152,7 +164,7 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
   /** A unary handler: authenticate, run, answer; `signal` aborts when the client goes away. */
   const unary =
     <Req, Res>(
-      method: string,
+      method: string, charge: boolean,
       run: (req: Req, p: Principal, signal: AbortSignal, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>,
     ): grpc.handleUnaryCall<Req, Res> =>
     (call, callback) => {
@@ -160,7 +172,7 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
       call.on('cancelled', () => ac.abort())
       void (async () => {
         try {
-          const p = await authenticate(call.metadata)
+          const p = await authenticate(call.metadata, charge)
           callback(null, await run(call.request, p, ac.signal, call))
         } catch (err) {
           callback(fail(method, err))
@@ -169,7 +181,7 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
     }
 
   const handlers: TailorApiHandlers = {
-    TryOn: unary('TryOn', async (req, p, signal, call) => {
+    TryOn: unary('TryOn', true, async (req, p, signal, call) => {
       const body = parseTryOnBody({
         ...present('person_image_url', req.personImageUrl),
         ...present('garment_image_url', req.garmentImageUrl),
@@ -181,7 +193,7 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
       })
       await checkUploadRefs(deps.uploads, { person_image_url: body.person_image_url, garment_image_url: body.garment_image_url }, p.keyId)
       const job = tryOnSubmission(body)
-      const { job: rec } = await submitIdempotently(call, p, 'try-on', body, (id, webhook) => submitJob(deps, job, { id, webhook }))
+      const { job: rec } = await submitIdempotently(call, p, 'try-on', body, (id, webhook) => submitJob(deps, job, { id, webhook, owner: p }))
       log.info({ job_id: rec.id, wait: body.wait_for_result, garmentMode: job.params.garment_mode }, 'try-on job accepted')
       if (!body.wait_for_result) return { jobId: rec.id }
       const done = await waitForFinal(deps.jobs, rec.id, deps.config.tryOnWaitTimeoutMs, signal)
@@ -195,7 +207,7 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
       return { jobId: rec.id }
     }),
 
-    RemoveVideoBackground: unary('RemoveVideoBackground', async (req, p, _signal, call) => {
+    RemoveVideoBackground: unary('RemoveVideoBackground', true, async (req, p, _signal, call) => {
       const body = parseRemoveBackgroundBody({
         ...present('video_url', req.videoUrl),
         ...present('background_color', req.backgroundColor),
@@ -204,19 +216,19 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
       })
       await checkUploadRefs(deps.uploads, { video_url: body.video_url }, p.keyId)
       const job = removeBackgroundSubmission(body)
-      const { job: rec } = await submitIdempotently(call, p, 'remove-background', body, (id, webhook) => submitJob(deps, job, { id, webhook }))
+      const { job: rec } = await submitIdempotently(call, p, 'remove-background', body, (id, webhook) => submitJob(deps, job, { id, webhook, owner: p }))
       log.info({ job_id: rec.id, format: job.params.output_format }, 'job accepted')
       return { jobId: rec.id }
     }),
 
-    GetJob: unary('GetJob', async (req) => {
-      const { kind, document } = await getJobStatus(deps, requireJobId(req.jobId), scope, deps.baseUrl())
+    GetJob: unary('GetJob', false, async (req, p) => {
+      const { kind, document } = await getJobStatus(deps, requireJobId(req.jobId), scopeOf(p), deps.baseUrl())
       return toWireJob(kind, document)
     }),
 
-    CancelJob: unary('CancelJob', async (req) => {
+    CancelJob: unary('CancelJob', false, async (req, p) => {
       const id = requireJobId(req.jobId)
-      const rec = await cancelJob(deps, id, scope)
+      const rec = await cancelJob(deps, id, scopeOf(p))
       log.info({ job_id: id, kind: rec.kind }, 'job cancel accepted')
       return { message: `Job ${id} was cancelled.` }
     }),
@@ -232,8 +244,8 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
       call.on('cancelled', () => ac.abort())
       void (async () => {
         try {
-          await authenticate(call.metadata)
-          for await (const u of watchJob(deps, requireJobId(call.request.jobId), scope, deps.baseUrl(), ac.signal)) {
+          const p = await authenticate(call.metadata, false)
+          for await (const u of watchJob(deps, requireJobId(call.request.jobId), scopeOf(p), deps.baseUrl(), ac.signal)) {
             if (ac.signal.aborted) return
             call.write(toWireJob(u.kind, u.document))
           }
