@@ -113,7 +113,9 @@ export async function start(
     handleJobEvent = createJobEventHandler(jobs, logger, { onFinalRepeated: jobs.requeue })
   } else {
     if (config.natsUrl === undefined) throw new Error('NATS_URL is required to run the gateway on its own (or use the embedded mode)')
-    nc = await connect({ servers: config.natsUrl, name: 'tailor-gateway', maxReconnectAttempts: -1 })
+    // noAsyncTraces: no Error (with its stack) built up front for every request/publish; errors
+    // keep their message and cause. A measurable share of a submission's CPU (`pnpm bench:load`).
+    nc = await connect({ servers: config.natsUrl, name: 'tailor-gateway', maxReconnectAttempts: -1, noAsyncTraces: true })
     const statuses = nc.status()
     void (async () => {
       for await (const st of statuses) {
@@ -147,15 +149,14 @@ export async function start(
       ? createKeyAccessControl({ envHashes: config.apiKeyHashes, limits, limiter })
       : await openKeyAccessControl({ keys: keyStore, envHashes: config.apiKeyHashes, limits, limiter, onWatchError: (err) => logger.error({ err }, 'API key watch failed') })
   if (access.keyCount() === 0) logger.warn('no API key is accepted yet: create one with `pnpm tailor keys create --name NAME`')
-  const webhookSecret = config.webhookSecret
-  if (webhookSecret !== undefined) {
+  if (config.webhookSecrets.length > 0) {
     const post = (url: string, body: string, headers: Record<string, string>) =>
       safePost(url, body, { timeoutMs: config.webhookTimeoutMs, allowLoopback: config.allowLoopback, maxResponseBytes: WEBHOOK_MAX_RESPONSE_BYTES, headers, label: 'webhook_url' })
     ports.webhooks.start(createWebhookAttempt({
-      post, secret: webhookSecret, resultUrlSecret: config.resultUrlSecret, resultUrlTtlS: config.resultUrlTtlS,
+      post, secrets: config.webhookSecrets, resultUrlSecret: config.resultUrlSecret, resultUrlTtlS: config.resultUrlTtlS,
       retryDelaysMs: config.webhookRetryDelaysMs, logger,
     }))
-    logger.info({ attempts: config.webhookRetryDelaysMs.length + 1, timeoutMs: config.webhookTimeoutMs }, 'webhooks enabled')
+    logger.info({ attempts: config.webhookRetryDelaysMs.length + 1, timeoutMs: config.webhookTimeoutMs, secrets: config.webhookSecrets.length }, 'webhooks enabled')
   } else {
     logger.info('webhooks disabled: WEBHOOK_SECRET is not set, requests with webhook_url are refused')
   }
