@@ -47,6 +47,8 @@ let client: TailorApiClient
 let hooks: Server
 let hookPort: number
 const secret = generateWebhookSecret()
+/** Being rotated out: both sign every delivery until it is removed from WEBHOOK_SECRET. */
+const oldSecret = generateWebhookSecret()
 const received: { headers: IncomingHttpHeaders; body: string }[] = []
 
 beforeAll(async () => {
@@ -64,7 +66,7 @@ beforeAll(async () => {
   gateway = await startGateway(
     loadConfig({
       NATS_URL: nats.url, HOST: '127.0.0.1', PORT: '0', GRPC_PORT: '0', API_GRPC_PORT: '0', API_KEYS: API_KEY,
-      RESULT_URL_SECRET: 'r'.repeat(40), WEBHOOK_SECRET: secret, TAILOR_FETCH_ALLOW_LOOPBACK: 'true',
+      RESULT_URL_SECRET: 'r'.repeat(40), WEBHOOK_SECRET: `${oldSecret},${secret}`, TAILOR_FETCH_ALLOW_LOOPBACK: 'true',
       DEFAULT_RATE_LIMIT_PER_S: '1000', DEFAULT_MAX_CONCURRENT_JOBS: '100',
     }),
     { logger: createLogger('silent') },
@@ -102,7 +104,7 @@ describe('gRPC API: webhook_url and Idempotency-Key', () => {
     expect(bad.err?.metadata.get('error-code')[0]).toBe('invalid_parameter')
   })
 
-  it('calls webhook_url when the job ends, signed per Standard Webhooks', async () => {
+  it('calls webhook_url when the job ends, signed per Standard Webhooks (with each secret while rotating)', async () => {
     const a = await removeBg(client, { videoUrl: 'https://example.com/b.mp4', webhookUrl: `http://127.0.0.1:${hookPort}/grpc` })
     expect(a.err).toBeUndefined()
     const jobId = a.res!.jobId
@@ -110,9 +112,13 @@ describe('gRPC API: webhook_url and Idempotency-Key', () => {
     const end = Date.now() + DELIVERY_TIMEOUT_MS
     while (received.length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 25))
     const d = received[0]!
-    const p = new Webhook(secret).verify(d.body, {
+    const headers = {
       'webhook-id': String(d.headers['webhook-id']), 'webhook-timestamp': String(d.headers['webhook-timestamp']), 'webhook-signature': String(d.headers['webhook-signature']),
-    })
+    }
+    expect(headers['webhook-signature'].split(' ')).toHaveLength(2)
+    expect(new Webhook(oldSecret).verify(d.body, headers)).toEqual(new Webhook(secret).verify(d.body, headers))
+    expect(() => new Webhook(generateWebhookSecret()).verify(d.body, headers)).toThrow()
+    const p = new Webhook(secret).verify(d.body, headers)
     expect(p).toMatchObject({ type: 'job.failed', data: { job_id: jobId, status: 'failed', error: { error_code: 'malformed_video' } } })
     const refused = await removeBg(client, { videoUrl: 'https://example.com/b.mp4', webhookUrl: 'http://10.0.0.1/hook' })
     expect(refused.err?.metadata.get('error-code')[0]).toBe('invalid_parameter')

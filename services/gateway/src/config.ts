@@ -56,11 +56,13 @@ const Env = z
     PLAYGROUND_SAMPLES_DIR: z.string().min(1).optional(),
     /** How long an Idempotency-Key is remembered (KV bucket TTL / data-dir files). */
     IDEMPOTENCY_TTL_S: z.coerce.number().int().positive().default(86_400),
-    /** Standard Webhooks signing secret, `whsec_<base64 of 24–64 bytes>`; without it webhook_url is refused. */
-    WEBHOOK_SECRET: z
-      .string()
-      .refine((s) => parseWebhookSecret(s) !== null, 'must be whsec_ followed by the base64 of 24 to 64 random bytes')
-      .optional(),
+    /**
+     * Standard Webhooks signing secret(s), `whsec_<base64 of 24–64 bytes>`; comma separated to
+     * rotate (every delivery is signed with each, receivers accept any). Unset: webhook_url is refused.
+     */
+    WEBHOOK_SECRET: csv.pipe(
+      z.array(z.string().refine((s) => parseWebhookSecret(s) !== null, 'must be whsec_ followed by the base64 of 24 to 64 random bytes')),
+    ),
     /** Delays before the 2nd, 3rd, … attempt of a webhook (ms, comma separated); attempts = delays + 1. */
     WEBHOOK_RETRY_DELAYS_MS: csv
       .pipe(z.array(z.string().regex(/^\d{1,10}$/, 'must be whole milliseconds').transform(Number)))
@@ -111,8 +113,8 @@ export interface Config {
   /** Absolute; undefined: the playground offers no samples. */
   readonly playgroundSamplesDir: string | undefined
   readonly idempotencyTtlS: number
-  /** Bytes behind WEBHOOK_SECRET; undefined when webhooks are off. */
-  readonly webhookSecret: Buffer | undefined
+  /** Bytes behind each WEBHOOK_SECRET; empty when webhooks are off. */
+  readonly webhookSecrets: readonly Buffer[]
   readonly webhookRetryDelaysMs: readonly number[]
   readonly webhookTimeoutMs: number
   readonly allowLoopback: boolean
@@ -152,7 +154,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     playgroundDir: resolve(e.PLAYGROUND_DIR),
     playgroundSamplesDir: e.PLAYGROUND_SAMPLES_DIR === undefined ? undefined : resolve(e.PLAYGROUND_SAMPLES_DIR),
     idempotencyTtlS: e.IDEMPOTENCY_TTL_S,
-    webhookSecret: e.WEBHOOK_SECRET === undefined ? undefined : (parseWebhookSecret(e.WEBHOOK_SECRET) ?? undefined),
+    webhookSecrets: Object.freeze(e.WEBHOOK_SECRET.map((s) => parseWebhookSecret(s)).filter((b): b is Buffer => b !== null)),
     webhookRetryDelaysMs: Object.freeze([...e.WEBHOOK_RETRY_DELAYS_MS]),
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     allowLoopback: e.TAILOR_FETCH_ALLOW_LOOPBACK,

@@ -149,15 +149,14 @@ export async function start(
       ? createKeyAccessControl({ envHashes: config.apiKeyHashes, limits, limiter })
       : await openKeyAccessControl({ keys: keyStore, envHashes: config.apiKeyHashes, limits, limiter, onWatchError: (err) => logger.error({ err }, 'API key watch failed') })
   if (access.keyCount() === 0) logger.warn('no API key is accepted yet: create one with `pnpm tailor keys create --name NAME`')
-  const webhookSecret = config.webhookSecret
-  if (webhookSecret !== undefined) {
+  if (config.webhookSecrets.length > 0) {
     const post = (url: string, body: string, headers: Record<string, string>) =>
       safePost(url, body, { timeoutMs: config.webhookTimeoutMs, allowLoopback: config.allowLoopback, maxResponseBytes: WEBHOOK_MAX_RESPONSE_BYTES, headers, label: 'webhook_url' })
     ports.webhooks.start(createWebhookAttempt({
-      post, secret: webhookSecret, resultUrlSecret: config.resultUrlSecret, resultUrlTtlS: config.resultUrlTtlS,
+      post, secrets: config.webhookSecrets, resultUrlSecret: config.resultUrlSecret, resultUrlTtlS: config.resultUrlTtlS,
       retryDelaysMs: config.webhookRetryDelaysMs, logger,
     }))
-    logger.info({ attempts: config.webhookRetryDelaysMs.length + 1, timeoutMs: config.webhookTimeoutMs }, 'webhooks enabled')
+    logger.info({ attempts: config.webhookRetryDelaysMs.length + 1, timeoutMs: config.webhookTimeoutMs, secrets: config.webhookSecrets.length }, 'webhooks enabled')
   } else {
     logger.info('webhooks disabled: WEBHOOK_SECRET is not set, requests with webhook_url are refused')
   }

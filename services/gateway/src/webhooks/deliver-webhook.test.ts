@@ -26,8 +26,8 @@ function recorder(answers: (number | Error)[]) {
   }
   return { calls, post }
 }
-const attemptWith = (post: WebhookPost, retryDelaysMs = [10, 20]) =>
-  createWebhookAttempt({ post, secret, resultUrlSecret: 'r'.repeat(32), resultUrlTtlS: 3600, retryDelaysMs, logger: createLogger('silent'), now: () => NOW_MS })
+const attemptWith = (post: WebhookPost, retryDelaysMs = [10, 20], secrets: Buffer[] = [secret]) =>
+  createWebhookAttempt({ post, secrets, resultUrlSecret: 'r'.repeat(32), resultUrlTtlS: 3600, retryDelaysMs, logger: createLogger('silent'), now: () => NOW_MS })
 
 describe('webhook secret and signature', () => {
   it('whsec_ secrets of 24–64 bytes only', () => {
@@ -36,6 +36,14 @@ describe('webhook secret and signature', () => {
     for (const bad of ['whsec_', `whsec_${Buffer.alloc(16).toString('base64')}`, `whsec_${Buffer.alloc(65).toString('base64')}`, Buffer.alloc(32).toString('base64'), 'whsec_not base64!']) {
       expect(parseWebhookSecret(bad)).toBeNull()
     }
+  })
+  it('signs with every secret while one is rotated, space separated', async () => {
+    const next = parseWebhookSecret(generateWebhookSecret())!
+    const { calls, post } = recorder([200])
+    await attemptWith(post, [10], [secret, next])(webhookFor(rec({}))!, 1)
+    const c = calls[0]!
+    const sigs = c.headers['webhook-signature']!.split(' ')
+    expect(sigs).toEqual([signWebhook(secret, c.headers['webhook-id']!, NOW_MS / 1000, c.body), signWebhook(next, c.headers['webhook-id']!, NOW_MS / 1000, c.body)])
   })
   it('signs "<id>.<timestamp>.<body>" with HMAC-SHA256 of the secret bytes', () => {
     const want = createHmac('sha256', secret).update('msg_1.1700000000.{"a":1}').digest('base64')

@@ -9,7 +9,7 @@ import { isAppError } from '@tailor/proto'
 import type { JobRecord } from '../jobs/job-store.ts'
 import type { Logger } from '../logger.ts'
 import { resultUrl } from '../signing.ts'
-import { signWebhook } from './standard-webhooks.ts'
+import { webhookSignatureHeader } from './standard-webhooks.ts'
 import type { AttemptHandler, WebhookDelivery } from './webhook-queue.ts'
 
 /** Port: one POST under the destination rules (the adapter is `safePost` from @tailor/proto/net). */
@@ -20,8 +20,8 @@ export const isRefusal = (err: unknown): boolean => isAppError(err) && err.code 
 
 export interface WebhookAttemptDeps {
   post: WebhookPost
-  /** Bytes behind WEBHOOK_SECRET. */
-  secret: Buffer
+  /** Bytes behind each WEBHOOK_SECRET (more than one while rotating). */
+  secrets: readonly Buffer[]
   resultUrlSecret: string
   resultUrlTtlS: number
   /** Delay before attempt 2, 3, …; attempts = delays + 1. */
@@ -69,7 +69,7 @@ export function createWebhookAttempt(deps: WebhookAttemptDeps): AttemptHandler {
       'content-type': 'application/json',
       'webhook-id': d.webhookId,
       'webhook-timestamp': String(nowS),
-      'webhook-signature': signWebhook(deps.secret, d.webhookId, nowS, body),
+      'webhook-signature': webhookSignatureHeader(deps.secrets, d.webhookId, nowS, body),
     }
     let failure: { status?: number; err?: unknown }
     try {

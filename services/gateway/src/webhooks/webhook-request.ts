@@ -11,12 +11,12 @@ import type { JobWebhook } from '../jobs/job-store.ts'
  * `resultBaseUrl` is the origin the webhook's result_url will be built on.
  */
 export function webhookForRequest(
-  config: Pick<Config, 'webhookSecret' | 'allowLoopback'>,
+  config: Pick<Config, 'webhookSecrets' | 'allowLoopback'>,
   webhookUrl: string | undefined,
   resultBaseUrl: string,
 ): JobWebhook | undefined {
   if (webhookUrl === undefined) return undefined
-  if (config.webhookSecret === undefined) {
+  if (config.webhookSecrets.length === 0) {
     throw new AppError('invalid_parameter', 'webhook_url was given, but webhooks are not enabled on this server (its operator sets WEBHOOK_SECRET); poll the job instead.')
   }
   checkDestination(webhookUrl, config.allowLoopback, 'webhook_url')
