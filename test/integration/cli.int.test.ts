@@ -73,9 +73,9 @@ afterAll(async () => {
 })
 
 describe('tailor CLI against the embedded service', () => {
-  it('try-on PERSON GARMENT -o out.jpg with local photos: a JPEG at the person photo\'s size, not uniform', async () => {
+  it('try-on PERSON GARMENT -o out.jpg --category upper --remove-background with local photos: a JPEG at the person photo\'s size on white, not uniform', async () => {
     const out = join(work, 'out.jpg')
-    const r = await runCli(['try-on', join(SHARED_MEDIA_DIR, 'person_02.jpg'), join(SHARED_MEDIA_DIR, 'garment_upper_01.jpg'), '-o', out])
+    const r = await runCli(['try-on', join(SHARED_MEDIA_DIR, 'person_02.jpg'), join(SHARED_MEDIA_DIR, 'garment_upper_01.jpg'), '-o', out, '--category', 'upper', '--remove-background'])
     expect(r.code, r.stderr).toBe(0)
     expect(r.stderr).toMatch(/uploaded .*person_02\.jpg .* as tailor:\/\/uploads\//)
     expect(r.stderr).toContain(`saved ${out}`)
@@ -92,6 +92,11 @@ describe('tailor CLI against the embedded service', () => {
     }
     const std = Math.sqrt(sumSq / n - (sum / n) ** 2)
     expect(std).toBeGreaterThan(20)
+    // --remove-background: the corners (background) are white.
+    for (const [x, y] of [[2, 2], [img.width - 3, 2]] as const) {
+      const i = (y * img.width + x) * 3
+      expect([...img.rgb.subarray(i, i + 3)].every((v) => v > 235), `pixel ${x},${y}`).toBe(true)
+    }
     expect((await readdir(work)).filter((f) => f.endsWith('.partial'))).toEqual([])
   }, CLI_TIMEOUT_MS)
 
