@@ -23,6 +23,8 @@ const SCREENSHOTS = resolve(REPO_ROOT, 'test-results/playground')
 /** Generous bounds on a shared 2-core CPU. */
 const JOB_TIMEOUT_MS = 180_000
 const UI_TIMEOUT_MS = 15_000
+/** A test that waits for a job: two job bounds (the machine may be shared). */
+const TEST_TIMEOUT_MS = 2 * JOB_TIMEOUT_MS
 const SAMPLE_VIDEO = 'short_video_01.mp4'
 /** Long enough to still be running when the test cancels it. */
 const LONG_VIDEO = 'video_01_5s.mp4'
@@ -113,7 +115,7 @@ describe('playground in Chromium', () => {
     const tops = await page.$$eval('#tryon .gallery figure', (fs) => fs.map((f) => Math.round(f.getBoundingClientRect().top)))
     expect(new Set(tops).size).toBe(1)
     await page.locator('#tryon').screenshot({ path: join(SCREENSHOTS, '02-try-on.png') })
-  })
+  }, TEST_TIMEOUT_MS)
 
   it('removes a video background with a live progress bar, plays it over a checkerboard and downloads it', async () => {
     await page.selectOption('#video-sample', SAMPLE_VIDEO)
@@ -163,7 +165,7 @@ describe('playground in Chromium', () => {
     expect(v).toMatchObject({ codec_name: 'vp9', width: source.width, height: source.height })
     expect(Object.entries(v?.tags ?? {}).some(([k, val]) => k.toLowerCase() === 'alpha_mode' && val === '1')).toBe(true)
     expect(v?.nb_read_frames).toBe(source.nb_read_frames) // every frame kept
-  })
+  }, TEST_TIMEOUT_MS)
 
   it('cancels a running job from the page', async () => {
     await page.selectOption('#video-sample', LONG_VIDEO)
