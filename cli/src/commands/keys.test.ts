@@ -1,0 +1,78 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { keysCommand } from './keys.ts'
+
+let dir: string
+let out: string[]
+let err: string[]
+const io = () => ({ stdout: { write: (s: string) => out.push(s) }, stderr: { write: (s: string) => err.push(s) }, env: { TAILOR_DATA_DIR: dir } })
+const run = async (...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> => {
+  out = []
+  err = []
+  const code = await keysCommand(argv, io())
+  return { code, stdout: out.join(''), stderr: err.join('') }
+}
+
+beforeEach(async () => {
+  dir = join(await mkdtemp(join(tmpdir(), 'tailor-keys-')), 'data') // created by the first write
+})
+afterEach(async () => {
+  await rm(join(dir, '..'), { recursive: true, force: true })
+})
+
+describe('tailor keys (data dir)', () => {
+  it('create shows the key once and stores only its hash; list shows limits, never keys or hashes; revoke marks it', async () => {
+    const c = await run('create', '--name', 'ci bot', '--rate-limit', '20', '--max-concurrent-jobs', '0')
+    expect(c.code).toBe(0)
+    const key = /\n {2}(tk_[A-Za-z0-9_-]{43})\n/.exec(c.stdout)?.[1]
+    expect(key).toBeDefined()
+    const id = /Created API key (key_[A-Za-z0-9_-]{16})/.exec(c.stdout)?.[1]
+    const file = await readFile(join(dir, 'api-keys.json'), 'utf8')
+    expect(file).not.toContain(key!)
+    expect(file).toContain(id!)
+
+    const l = await run('list')
+    expect(l.code).toBe(0)
+    expect(l.stdout).toMatch(/^ID\s+NAME\s+CREATED\s+REVOKED\s+RATE LIMIT\s+MAX JOBS\n/)
+    expect(l.stdout).toMatch(new RegExp(`${id}\\s+ci bot\\s+\\S+Z\\s+-\\s+20/s\\s+no cap`))
+    expect(l.stdout).not.toMatch(/[0-9a-f]{64}/)
+
+    expect((await run('revoke', id!)).stdout).toContain(`Revoked API key ${id}`)
+    expect((await run('revoke', id!)).stdout).toContain('was already revoked')
+    const j = JSON.parse((await run('list', '--json')).stdout) as Record<string, unknown>[]
+    expect(j).toEqual([{ id, name: 'ci bot', createdAt: expect.any(String), revokedAt: expect.any(String), rateLimitPerS: 20, maxConcurrentJobs: 0 }])
+  })
+
+  it('an empty store says how to create a key; an unknown id is exit 1', async () => {
+    expect((await run('list')).stdout).toContain('No API keys in data dir')
+    const r = await run('revoke', 'key_AAAAAAAAAAAAAAAA')
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain('no API key with id "key_AAAAAAAAAAAAAAAA"')
+  })
+
+  it.each([
+    [[], 'expected a subcommand'],
+    [['create'], '--name NAME is required'],
+    [['create', '--name', 'x', '--rate-limit', '0'], '--rate-limit must be a whole number, at least 1'],
+    [['create', '--name', 'x', '--max-concurrent-jobs=2.5'], '--max-concurrent-jobs must be a whole number, at least 0'],
+    [['create', '--name', 'x', 'extra'], 'takes no arguments'],
+    [['revoke'], 'takes one key id'],
+    [['list', '--name', 'x'], '--name is only for keys create'],
+    [['rotate'], 'unknown keys subcommand "rotate"'],
+    [['list', '--nats-url', 'nats://x', '--data-dir', '/tmp'], 'not both'],
+    [['list', '--bogus'], "Unknown option '--bogus'"],
+  ])('usage error %j → exit 2: %s', async (argv, msg) => {
+    const r = await run(...argv)
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain(msg)
+    expect(r.stderr).toContain("Run 'tailor keys --help'")
+  })
+
+  it('--help prints the usage, exit 0', async () => {
+    const r = await run('--help')
+    expect(r.code).toBe(0)
+    expect(r.stdout).toContain('tailor keys create --name NAME')
+  })
+})
