@@ -50,6 +50,9 @@ const FORMATS = [
 ] as const
 
 interface Run {
+  /** CPU used per request (µs) by the server process, and by nats-server (gateway runs only). */
+  cpuUs?: number
+  natsCpuUs?: number
   rps: number
   p50: number
   p99: number
@@ -80,6 +83,18 @@ function procStatus(pid: number, field: string): number {
     return NaN
   }
 }
+/** CPU time (user + system, ms) a process has used so far, from /proc/<pid>/stat. */
+function cpuMs(pid: number): number {
+  try {
+    const stat = execFileSync('cat', [`/proc/${pid}/stat`], { encoding: 'utf8' })
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return ((Number(f[11]) + Number(f[12])) * 1000) / CLOCK_TICKS_PER_S
+  } catch {
+    return NaN
+  }
+}
+const CLOCK_TICKS_PER_S = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim())
+const natsServerPid = (port: number): number => Number(execFileSync('pgrep', ['-f', `nats-server -js -a 127.0.0.1 -p ${port} `], { encoding: 'utf8' }).trim().split('\n')[0])
 const fdCount = async (pid: number): Promise<number> => (await readdir(`/proc/${pid}/fd`)).length
 const childrenNamed = (pid: number, name: string): number => {
   try {
@@ -89,19 +104,28 @@ const childrenNamed = (pid: number, name: string): number => {
   }
 }
 
-function gatewayEnv(port: number, grpcPort: number, apiGrpcPort: number, natsUrl: string): Record<string, string> {
+/**
+ * The bench key is an environment key (API_KEYS) with the documented defaults for keys without
+ * their own limits. Its request budget (DEFAULT_RATE_LIMIT_PER_S) is far above the offered load, so
+ * every submission goes through the rate limiter and is admitted. `maxJobs` is its concurrent-job
+ * cap (DEFAULT_MAX_CONCURRENT_JOBS; 0 = no cap).
+ */
+function gatewayEnv(port: number, grpcPort: number, apiGrpcPort: number, natsUrl: string, maxJobs: number): Record<string, string> {
   return {
     PORT: String(port), HOST: '127.0.0.1', GRPC_PORT: String(grpcPort), API_GRPC_PORT: String(apiGrpcPort), NATS_URL: natsUrl,
     API_KEYS: API_KEY, RESULT_URL_SECRET: 'bench-load-secret-0123456789abcdef0123',
-    // The benchmark measures the submission path, not the limiter's refusals: the key's budget is far above the offered load.
-    DEFAULT_RATE_LIMIT_PER_S: '1000000', DEFAULT_MAX_CONCURRENT_JOBS: '1000000', LOG_LEVEL: 'info',
+    DEFAULT_RATE_LIMIT_PER_S: '1000000', DEFAULT_MAX_CONCURRENT_JOBS: String(maxJobs), LOG_LEVEL: 'info',
   }
 }
 
 async function partSubmit(): Promise<void> {
   const nats = await startNatsServer()
   const [port, grpcPort, apiGrpcPort, barePort] = [await freePort(), await freePort(), await freePort(), await freePort()]
-  const gateway = startService('services/gateway/src/main.ts', gatewayEnv(port, grpcPort, apiGrpcPort, nats.url))
+  // No worker consumes during this part, so every accepted job stays pending: a concurrent-job cap
+  // would refuse all but the first few (the cap's slot list is one KV entry per key, sized for caps
+  // like the default 10, not for tens of thousands of pending jobs). The bench key has none here;
+  // the queue part below runs with a cap.
+  const gateway = startService('services/gateway/src/main.ts', gatewayEnv(port, grpcPort, apiGrpcPort, nats.url, 0))
   const bareProc = startService('services/gateway/bench/bare-hono.ts', { BARE_PORT: String(barePort) })
   try {
     await gateway.waitFor('gateway listening')
@@ -115,23 +139,31 @@ async function partSubmit(): Promise<void> {
     await cannon(bareUrl, body, WARMUP_S)
     await cannon(gwUrl, body, WARMUP_S)
     const runs: { bare: Run[]; gw: Run[] } = { bare: [], gw: [] }
+    const natsPid = natsServerPid(nats.port)
+    // CPU per request does not depend on what else the machine runs as much as throughput does.
+    const measured = async (url: string, pids: number[]): Promise<Run> => {
+      const before = pids.map(cpuMs)
+      const r = await cannon(url, body, DURATION_S)
+      const [own, ns] = pids.map((pid, i) => ((cpuMs(pid) - before[i]!) * 1000) / (r.rps * DURATION_S))
+      return { ...r, cpuUs: own, ...(ns === undefined ? {} : { natsCpuUs: ns }) }
+    }
     for (let i = 0; i < 2; i++) {
-      runs.bare.push(await cannon(bareUrl, body, DURATION_S))
-      runs.gw.push(await cannon(gwUrl, body, DURATION_S))
+      runs.bare.push(await measured(bareUrl, [bareProc.proc.pid ?? 0]))
+      runs.gw.push(await measured(gwUrl, [gateway.proc.pid ?? 0, natsPid]))
     }
     const nc = await connect({ servers: nats.url })
     const jsm = await jetstreamManager(nc)
     const queued = (await jsm.streams.info('JOBS')).state.messages
     await nc.close()
-    const m = (rs: Run[], k: keyof Run): number => median(rs.map((r) => r[k]))
-    const gw = { rps: m(runs.gw, 'rps'), p50: m(runs.gw, 'p50'), p99: m(runs.gw, 'p99') }
-    const b = { rps: m(runs.bare, 'rps'), p50: m(runs.bare, 'p50'), p99: m(runs.bare, 'p99') }
+    const m = (rs: Run[], k: keyof Run): number => median(rs.map((r) => r[k] ?? NaN))
+    const gw = { rps: m(runs.gw, 'rps'), p50: m(runs.gw, 'p50'), p99: m(runs.gw, 'p99'), cpu: m(runs.gw, 'cpuUs'), natsCpu: m(runs.gw, 'natsCpuUs') }
+    const b = { rps: m(runs.bare, 'rps'), p50: m(runs.bare, 'p50'), p99: m(runs.bare, 'p99'), cpu: m(runs.bare, 'cpuUs') }
     console.log(`\nsubmission (${CONNECTIONS} connections, ${DURATION_S} s × 2 runs each, median; load ${loadavg()[0]?.toFixed(1)} on ${availableParallelism()} cores)`)
-    console.log('| handler | submissions/s | p50 ms | p99 ms | non-2xx | errors |')
-    console.log('|---|---|---|---|---|---|')
-    console.log(`| bare Hono (parse JSON, 202) | ${b.rps.toFixed(0)} | ${b.p50} | ${b.p99} | ${runs.bare.reduce((s, r) => s + r.non2xx, 0)} | ${runs.bare.reduce((s, r) => s + r.errors, 0)} |`)
-    console.log(`| gateway (auth, rate limit, validation, KV record, publish) | ${gw.rps.toFixed(0)} | ${gw.p50} | ${gw.p99} | ${runs.gw.reduce((s, r) => s + r.non2xx, 0)} | ${runs.gw.reduce((s, r) => s + r.errors, 0)} |`)
-    console.log(`gateway / bare: throughput ${(gw.rps / b.rps).toFixed(2)}×, p99 ${(gw.p99 / Math.max(b.p99, 1)).toFixed(1)}×`)
+    console.log('| handler | submissions/s | p50 ms | p99 ms | CPU µs per request (nats-server) | non-2xx | errors |')
+    console.log('|---|---|---|---|---|---|---|')
+    console.log(`| bare Hono (parse JSON, 202) | ${b.rps.toFixed(0)} | ${b.p50} | ${b.p99} | ${b.cpu.toFixed(0)} | ${runs.bare.reduce((s, r) => s + r.non2xx, 0)} | ${runs.bare.reduce((s, r) => s + r.errors, 0)} |`)
+    console.log(`| gateway (auth, rate limit, validation, KV record, publish) | ${gw.rps.toFixed(0)} | ${gw.p50} | ${gw.p99} | ${gw.cpu.toFixed(0)} (+${gw.natsCpu.toFixed(0)}) | ${runs.gw.reduce((s, r) => s + r.non2xx, 0)} | ${runs.gw.reduce((s, r) => s + r.errors, 0)} |`)
+    console.log(`gateway / bare: throughput ${(gw.rps / b.rps).toFixed(2)}×, p99 ${(gw.p99 / Math.max(b.p99, 1)).toFixed(1)}×, CPU per request ${(gw.cpu / b.cpu).toFixed(1)}×`)
     console.log(`jobs queued in JOBS: ${queued}`)
     console.log(`target ≥ 2000 submissions/s: ${gw.rps >= 2000 ? 'met' : 'NOT met'}; p99 < 50 ms: ${gw.p99 < 50 ? 'met' : 'NOT met'}`)
   } finally {
@@ -147,10 +179,11 @@ async function partQueue(): Promise<void> {
   const models = await snapshotModels()
   const workDir = await mkdtemp(join(tmpdir(), 'tailor-bench-work-'))
   const [port, grpcPort, apiGrpcPort, healthPort] = [await freePort(), await freePort(), await freePort(), await freePort()]
-  const gateway = startService('services/gateway/src/main.ts', gatewayEnv(port, grpcPort, apiGrpcPort, nats.url))
+  // A cap above the queue: every job takes a slot and gives it back when it ends.
+  const gateway = startService('services/gateway/src/main.ts', gatewayEnv(port, grpcPort, apiGrpcPort, nats.url, JOBS + 10))
   const inference = startService('services/inference/src/main.ts', {
     NATS_URL: nats.url, GATEWAY_GRPC_ADDR: `127.0.0.1:${grpcPort}`, TAILOR_WORK_DIR: workDir, TAILOR_FETCH_ALLOW_LOOPBACK: 'true',
-    ORT_EP: 'cpu', MODELS_DIR: models.dir, HEALTH_PORT: String(healthPort), HEALTH_HOST: '127.0.0.1', LOG_LEVEL: 'warn',
+    ORT_EP: 'cpu', MODELS_DIR: models.dir, HEALTH_PORT: String(healthPort), HEALTH_HOST: '127.0.0.1', LOG_LEVEL: 'info', // 'inference consuming jobs' is an info line
   })
   let peak = 0
   let peakFirst5 = 0
