@@ -223,6 +223,9 @@ export async function start(
     jobs: ports.jobs,
     async stop() {
       stopping = true
+      // No new webhook attempts from here on (a retry falling due during the drain is left to a
+      // replica or the next start); those in flight finish before the store closes.
+      const webhooksClosed = ports.webhooks.close()
       await new Promise<void>((resolve) => {
         server.close(() => resolve())
         // Long downloads must not hold shutdown forever.
@@ -232,7 +235,7 @@ export async function start(
       })
       await apiGrpc.stop(config.shutdownTimeoutMs)
       await grpcSrv?.stop(config.shutdownTimeoutMs)
-      await ports.webhooks.close()
+      await webhooksClosed
       await ports.jobs.close()
       await ports.uploads.close()
       await ports.idempotency.close()
