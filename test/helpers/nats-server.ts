@@ -11,6 +11,12 @@ export interface NatsServer {
   url: string
   port: number
   storeDir: string
+  /**
+   * Stops the server (SIGTERM, or `signal`) and starts it again on the same port with the same
+   * store dir: what JetStream wrote to file storage must survive. Resolves when it listens again;
+   * `downMs` is how long it stays down in between.
+   */
+  restart(o?: { signal?: NodeJS.Signals; downMs?: number }): Promise<void>
   stop(): Promise<void>
 }
 
@@ -47,10 +53,7 @@ export async function waitForPort(port: number, timeoutMs: number, host = '127.0
   }
 }
 
-/** Starts a real `nats-server -js` on a free loopback port with its own store dir. */
-export async function startNatsServer(): Promise<NatsServer> {
-  const port = await freePort()
-  const storeDir = await mkdtemp(join(tmpdir(), 'tailor-nats-'))
+async function spawnNatsServer(port: number, storeDir: string): Promise<ChildProcess> {
   const proc: ChildProcess = spawn(NATS_SERVER_BIN, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir], {
     stdio: ['ignore', 'ignore', 'pipe'],
   })
@@ -64,16 +67,33 @@ export async function startNatsServer(): Promise<NatsServer> {
     proc.kill('SIGKILL')
     throw new Error(`nats-server did not start: ${stderr}`, { cause: err })
   }
+  return proc
+}
+
+async function stopProcess(proc: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (proc.exitCode === null && proc.signalCode === null) {
+    const exited = new Promise((r) => proc.once('exit', r))
+    proc.kill(signal)
+    await exited
+  }
+}
+
+/** Starts a real `nats-server -js` on a free loopback port with its own store dir. */
+export async function startNatsServer(): Promise<NatsServer> {
+  const port = await freePort()
+  const storeDir = await mkdtemp(join(tmpdir(), 'tailor-nats-'))
+  let proc = await spawnNatsServer(port, storeDir)
   return {
     url: `nats://127.0.0.1:${port}`,
     port,
     storeDir,
+    async restart(o = {}) {
+      await stopProcess(proc, o.signal)
+      if (o.downMs !== undefined) await new Promise((r) => setTimeout(r, o.downMs))
+      proc = await spawnNatsServer(port, storeDir)
+    },
     async stop() {
-      if (proc.exitCode === null) {
-        const exited = new Promise((r) => proc.once('exit', r))
-        proc.kill('SIGTERM')
-        await exited
-      }
+      await stopProcess(proc)
       await rm(storeDir, { recursive: true, force: true })
     },
   }

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { readdir, readFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
 
 export const REPO_ROOT = resolve(import.meta.dirname, '../..')
@@ -67,4 +68,27 @@ export function startService(entry: string, env: Record<string, string>): Servic
       }
     },
   }
+}
+
+export interface ProcInfo {
+  pid: number
+  /** The executable's name (from /proc/<pid>/stat, at most 15 characters). */
+  comm: string
+  /** One-letter state: R, S, T (stopped), Z (zombie)… */
+  state: string
+}
+
+/** The live child processes of `pid` (Linux /proc), e.g. the ffmpeg processes of a worker. */
+export async function childProcesses(pid: number): Promise<ProcInfo[]> {
+  const out: ProcInfo[] = []
+  for (const name of await readdir('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    const stat = await readFile(`/proc/${name}/stat`, 'utf8').catch(() => null)
+    if (stat === null) continue
+    // pid (comm) state ppid …; comm may hold spaces or parentheses, so split at the last ')'.
+    const close = stat.lastIndexOf(')')
+    const [state, ppid] = stat.slice(close + 2).split(' ')
+    if (Number(ppid) === pid) out.push({ pid: Number(name), comm: stat.slice(stat.indexOf('(') + 1, close), state: state ?? '?' })
+  }
+  return out
 }

@@ -19,7 +19,10 @@ function delivery(m: JsMsg): JobDelivery {
       await m.ackAck()
     },
     nak: (delayMs) => m.nak(delayMs),
-    term: (reason) => m.term(reason),
+    // No reason on the wire: nats-server before 2.10 (Debian's 2.9) ignores `+TERM <reason>`, so the
+    // message came back after the ack wait (a failed job delivered again). The reason is logged by
+    // the consumer loop instead.
+    term: () => m.term(),
     working: () => m.working(),
   }
 }
