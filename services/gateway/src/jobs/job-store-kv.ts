@@ -1,4 +1,4 @@
-import { jetstreamManager } from '@nats-io/jetstream'
+import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { Kvm, type KV } from '@nats-io/kv'
 import { nanos, type NatsConnection } from '@nats-io/transport-node'
 import { AppError } from '@tailor/proto'
@@ -24,11 +24,12 @@ export async function ensureStreamMaxAge(nc: NatsConnection, stream: string, max
 
 /**
  * Adapter: JetStream KV bucket `jobs`, one key per job id; updates are compare-and-set. With
- * `ttlMs` (JOB_RETENTION_S) a record is removed that long after its last change. `watch` is a KV
- * watch of the job's key (its last value, then every revision), so it sees the changes made by
- * any gateway replica.
+ * `ttlMs` (JOB_RETENTION_S) a record is removed that long after its last change. `watch` reads the
+ * key's subject in the bucket's stream (its last value, then every revision), so it sees the
+ * changes made by any gateway replica.
  */
 export async function openKvJobStore(nc: NatsConnection, opts: { ttlMs?: number } = {}): Promise<JobStore & JobWatcher> {
+  const js = jetstream(nc)
   const kv: KV = await new Kvm(nc).create(JOBS_BUCKET, { history: 1, ...(opts.ttlMs ? { ttl: opts.ttlMs } : {}) })
   if (opts.ttlMs) await ensureStreamMaxAge(nc, `KV_${JOBS_BUCKET}`, opts.ttlMs)
   const get = async (id: string): Promise<{ rec: JobRecord; revision: number } | null> => {
@@ -69,17 +70,22 @@ export async function openKvJobStore(nc: NatsConnection, opts: { ttlMs?: number 
     },
     async *watch(id, signal) {
       if (!ID_RE.test(id) || signal.aborted) return
-      const it = await kv.watch({ key: id })
-      const stop = (): void => it.stop()
+      // An ordered consumer on the key's subject, as a KV watch is, but deleted when the watch ends:
+      // kv.watch() leaves its consumer for the server to reap after 5 idle minutes.
+      const consumer = await js.consumers.get(`KV_${JOBS_BUCKET}`, { filter_subjects: `$KV.${JOBS_BUCKET}.${id}`, deliver_policy: DeliverPolicy.LastPerSubject })
+      const messages = await consumer.consume()
+      const stop = (): void => void messages.stop()
       signal.addEventListener('abort', stop)
       try {
-        for await (const e of it) {
+        for await (const m of messages) {
           if (signal.aborted) return
-          yield e.operation === 'PUT' && e.length > 0 ? e.json<JobRecord>() : null
+          const op = m.headers?.get('KV-Operation')
+          yield op === 'DEL' || op === 'PURGE' || m.data.length === 0 ? null : m.json<JobRecord>()
         }
       } finally {
         signal.removeEventListener('abort', stop)
-        it.stop()
+        void messages.stop()
+        await consumer.delete().catch(() => false) // gone already (connection closing): the server reaps it
       }
     },
     async close() {},
