@@ -57,6 +57,7 @@ describe('tailor keys (data dir)', () => {
     [['create'], '--name NAME is required'],
     [['create', '--name', 'x', '--rate-limit', '0'], '--rate-limit must be a whole number, at least 1'],
     [['create', '--name', 'x', '--max-concurrent-jobs=2.5'], '--max-concurrent-jobs must be a whole number, at least 0'],
+    [['create', '--name', 'x', '--max-concurrent-jobs', '1001'], 'at most 1000'],
     [['create', '--name', 'x', 'extra'], 'takes no arguments'],
     [['revoke'], 'takes one key id'],
     [['list', '--name', 'x'], '--name is only for keys create'],

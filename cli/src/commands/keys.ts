@@ -6,7 +6,7 @@
  * second (a revoked key is refused by every replica).
  */
 import { parseArgs } from 'node:util'
-import { generateApiKey, KEY_NAME_MAX, type ApiKeyRecord } from '@tailor/gateway/src/access/api-key.ts'
+import { generateApiKey, KEY_NAME_MAX, MAX_JOB_CAP, type ApiKeyRecord } from '@tailor/gateway/src/access/api-key.ts'
 import { openKeyStoreAt } from '@tailor/gateway/src/access/open-key-store.ts'
 import { EXIT, UsageError, userPath, type CliIO } from '../service.ts'
 
@@ -18,8 +18,8 @@ export const KEYS_HELP = `Usage: tailor keys <create|list|revoke> [options]
       Creates a key and prints it once (only its sha256 is stored).
       --rate-limit N            requests per second for this key (default: the gateway's
                                 DEFAULT_RATE_LIMIT_PER_S, 5)
-      --max-concurrent-jobs N   jobs pending or running at once; 0 = no cap (default: the
-                                gateway's DEFAULT_MAX_CONCURRENT_JOBS, 10)
+      --max-concurrent-jobs N   jobs pending or running at once, at most ${MAX_JOB_CAP}; 0 = no cap
+                                (default: the gateway's DEFAULT_MAX_CONCURRENT_JOBS, 10)
   tailor keys list
       Id, name, creation time, revocation time and limits of every key (never keys or hashes).
   tailor keys revoke ID
@@ -45,10 +45,12 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const
 
-const wholeNumber = (flag: string, v: string | undefined, min: number): number | undefined => {
+const wholeNumber = (flag: string, v: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined => {
   if (v === undefined) return undefined
   const n = Number(v)
-  if (!/^\d+$/.test(v) || !Number.isSafeInteger(n) || n < min) throw new UsageError(`${flag} must be a whole number, at least ${min}; got ${JSON.stringify(v)}`)
+  if (!/^\d+$/.test(v) || !Number.isSafeInteger(n) || n < min || n > max) {
+    throw new UsageError(`${flag} must be a whole number, at least ${min}${max < Number.MAX_SAFE_INTEGER ? ` and at most ${max}` : ''}; got ${JSON.stringify(v)}`)
+  }
   return n
 }
 
@@ -99,7 +101,7 @@ export async function keysCommand(argv: string[], io: CliIO): Promise<number> {
         if (name === undefined || name === '') throw new UsageError('--name NAME is required')
         if (name.length > KEY_NAME_MAX || /\p{Cc}/u.test(name)) throw new UsageError(`--name must be 1 to ${KEY_NAME_MAX} printable characters`)
         const rateLimitPerS = wholeNumber('--rate-limit', values['rate-limit'], 1)
-        const maxConcurrentJobs = wholeNumber('--max-concurrent-jobs', values['max-concurrent-jobs'], 0)
+        const maxConcurrentJobs = wholeNumber('--max-concurrent-jobs', values['max-concurrent-jobs'], 0, MAX_JOB_CAP)
         run = async ({ store, where }) => {
           const { key, record } = generateApiKey({ name, rateLimitPerS, maxConcurrentJobs })
           await store.create(record)

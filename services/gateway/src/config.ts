@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { resolve } from 'node:path'
 import { z } from 'zod'
+import { MAX_JOB_CAP } from './access/api-key.ts'
 import { parseWebhookSecret } from './webhooks/standard-webhooks.ts'
 
 /** Where `pnpm build:playground` writes (playground/dist in the repository). */
@@ -29,8 +30,8 @@ const Env = z
     API_KEY_SHA256: csv.pipe(z.array(z.string().regex(/^[0-9a-f]{64}$/i, 'must be sha256 hex digests'))),
     /** Requests per second per API key (submissions and uploads; polls are free), for keys without their own limit. */
     DEFAULT_RATE_LIMIT_PER_S: z.coerce.number().int().positive().default(5),
-    /** Jobs per API key pending or running at once, for keys without their own cap; 0 = no cap. */
-    DEFAULT_MAX_CONCURRENT_JOBS: z.coerce.number().int().min(0).default(10),
+    /** Jobs per API key pending or running at once, for keys without their own cap; 0 = no cap (at most MAX_JOB_CAP otherwise). */
+    DEFAULT_MAX_CONCURRENT_JOBS: z.coerce.number().int().min(0).max(MAX_JOB_CAP).default(10),
     /** HMAC secret for result URLs; every gateway replica must share it. */
     RESULT_URL_SECRET: z.string().min(32, 'must be at least 32 characters'),
     RESULT_URL_TTL_S: z.coerce.number().int().positive().default(3600),

@@ -22,6 +22,11 @@ export const KEY_PREFIX = 'tk_'
 /** Key ids: `key_` + 16 base64url characters (96 random bits); safe as a KV key and a file name. */
 export const KEY_ID_RE = /^key_[A-Za-z0-9_-]{16}$/
 export const KEY_NAME_MAX = 100
+/**
+ * Largest concurrent-job cap (0 = no cap): a key's slot list is one KV entry rewritten on every
+ * submission and completion (access/job-slots.ts), sized for caps up to this.
+ */
+export const MAX_JOB_CAP = 1000
 
 /** A new stable key id: `key_` + 16 base64url characters (96 random bits). */
 export const newKeyId = (): string => `key_${randomBytes(12).toString('base64url')}`
