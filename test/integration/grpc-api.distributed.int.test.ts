@@ -8,9 +8,11 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { status as grpcStatus } from '@grpc/grpc-js'
+import { jetstreamManager } from '@nats-io/jetstream'
+import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TailorApiClient } from '@tailor/proto/gen/tailor/v1/TailorApi.ts'
-import { describeError, openGrpcApiClient, rejection, unary, watchAll } from '../helpers/grpc-api.ts'
+import { describeError, keyMetadata, openGrpcApiClient, rejection, unary, watchAll, type WireJob } from '../helpers/grpc-api.ts'
 import { createMediaFixtures, type MediaFixtures } from '../helpers/media.ts'
 import { snapshotModels } from '../helpers/models.ts'
 import { freePort, startNatsServer, type NatsServer } from '../helpers/nats-server.ts'
@@ -18,8 +20,11 @@ import { startService, type ServiceProcess } from '../helpers/processes.ts'
 
 const API_KEY = 'grpc-api-test-key-distributed'
 const SECRET = 'grpc-distributed-test-secret-0123456789abcdef'
+/** How long the gateway may take to drop a watcher after its client cancelled the call. */
+const WATCHER_GONE_MS = 5_000
 
 let nats: NatsServer
+let nc: NatsConnection
 let media: MediaFixtures
 let models: { dir: string; remove(): Promise<void> }
 let workDir: string
@@ -32,6 +37,7 @@ let clientB: TailorApiClient
 beforeAll(async () => {
   models = await snapshotModels()
   nats = await startNatsServer()
+  nc = await connect({ servers: nats.url })
   media = await createMediaFixtures()
   workDir = await mkdtemp(join(tmpdir(), 'tailor-work-grpc-'))
   const [portA, portB, grpcPortA, grpcPortB, apiA, apiB] = await Promise.all(Array.from({ length: 6 }, () => freePort()))
@@ -54,6 +60,7 @@ afterAll(async () => {
   await inference?.stop()
   await gatewayA?.stop()
   await gatewayB?.stop()
+  await nc?.close()
   await nats?.stop()
   await media?.stop()
   await models?.remove()
@@ -99,6 +106,26 @@ describe('gRPC API (distributed mode, two gateway replicas)', () => {
     const err = await rejection(unary(clientB, 'CancelJob', { jobId }, API_KEY))
     expect(describeError(err)).toMatchObject({ code: grpcStatus.FAILED_PRECONDITION, errorCode: 'job_finished', reason: 'job_finished', domain: 'tailor' })
     await unary(clientA, 'CancelJob', { jobId: blocker.jobId }, API_KEY)
+  })
+
+  it('a client that cancels its WatchJob call leaves no watcher (KV consumer) behind on the gateway', async () => {
+    const jsm = await jetstreamManager(nc)
+    const watchers = async (): Promise<number> => (await jsm.streams.info('KV_jobs')).state.consumer_count
+    const blocker = await unary(clientA, 'RemoveVideoBackground', { videoUrl: video('medium_01.mp4') }, API_KEY)
+    const { jobId } = await unary(clientA, 'RemoveVideoBackground', { videoUrl: video('short_02.mp4') }, API_KEY)
+    const before = await watchers()
+    const call = clientB.WatchJob({ jobId }, keyMetadata(API_KEY))
+    const ended = new Promise<number>((resolve) => call.on('status', (st: { code: number }) => resolve(st.code)))
+    call.on('error', () => undefined)
+    const first = await new Promise<WireJob>((resolve) => call.once('data', resolve))
+    expect(first).toMatchObject({ jobId, status: 'JOB_STATUS_PENDING' })
+    expect(await watchers()).toBe(before + 1)
+    call.cancel()
+    expect(await ended).toBe(grpcStatus.CANCELLED)
+    const deadline = Date.now() + WATCHER_GONE_MS
+    while ((await watchers()) > before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
+    expect(await watchers()).toBe(before)
+    for (const id of [jobId, blocker.jobId]) await unary(clientA, 'CancelJob', { jobId: id }, API_KEY)
   })
 
   it('keys and validation as in the embedded mode', async () => {
