@@ -85,11 +85,14 @@ describe('gRPC API (embedded mode)', () => {
     expect(job).toMatchObject({ jobId: res.jobId, kind: 'JOB_KIND_TRY_ON', status: 'JOB_STATUS_COMPLETED', progress: 1, error: null })
   })
 
-  it('TryOn with wait_for_result false answers the job id at once', async () => {
+  it('TryOn with wait_for_result false answers the job id at once, the job still to run', async () => {
     const res = await unary(client, 'TryOn', { personImageUrl: shared('person_02.jpg'), garmentImageUrl: shared('garment_lower_01.jpg'), waitForResult: false }, API_KEY)
     expect(res.resultUrl).toBeUndefined()
-    const done = await settle(res.jobId)
-    expect(done).toMatchObject({ kind: 'JOB_KIND_TRY_ON', status: 'JOB_STATUS_COMPLETED' })
+    const now = await getJob(res.jobId)
+    expect(now).toMatchObject({ jobId: res.jobId, kind: 'JOB_KIND_TRY_ON', error: null })
+    expect(['JOB_STATUS_PENDING', 'JOB_STATUS_RUNNING']).toContain(now.status)
+    await unary(client, 'CancelJob', { jobId: res.jobId }, API_KEY) // (the try-on itself ran in the test above)
+    expect(await getJob(res.jobId)).toMatchObject({ status: 'JOB_STATUS_FAILED', error: { errorCode: 'job_cancelled' } })
   })
 
   it('WatchJob follows a 1-second video job from pending through running and progress to completed, then ends', async () => {
