@@ -201,7 +201,7 @@ describe('observability, distributed mode (real NATS; gateway and a worker in th
 
   it('queue depth, readiness and job metrics follow NATS, the queue and the worker', async () => {
     gateway = await startGateway(
-      loadGatewayConfig({ NATS_URL: nats.url, HOST: '127.0.0.1', PORT: '0', GRPC_PORT: '0', TAILOR_API_KEY: API_KEY, RESULT_URL_SECRET: SECRET }),
+      loadGatewayConfig({ NATS_URL: nats.url, HOST: '127.0.0.1', PORT: '0', GRPC_PORT: '0', API_GRPC_PORT: '0', TAILOR_API_KEY: API_KEY, RESULT_URL_SECRET: SECRET }),
       { logger },
     )
     const gw = `http://127.0.0.1:${gateway.port}`
