@@ -14,7 +14,8 @@ export const kvKeyFor = (keyId: string): string => keyId.replace(/[^-_=.a-zA-Z0-
 /**
  * Adapter: one KV entry per key holding its bucket ({tokens, atMs}); a withdrawal is a
  * compare-and-set on that entry, so replicas never spend the same token twice. The last revision
- * seen is kept, so an uncontended withdrawal is one round trip (the update), not two.
+ * seen is kept, so an uncontended withdrawal is one round trip (the update), not two. NATS
+ * failures answer service_unavailable (503, retryable).
  */
 export async function openKvRateBudget(nc: NatsConnection): Promise<RateBudgetStore> {
   const kv: KV = await new Kvm(nc).create(RATE_BUCKET, { history: 1, ttl: RATE_ENTRY_TTL_MS })
@@ -25,24 +26,33 @@ export async function openKvRateBudget(nc: NatsConnection): Promise<RateBudgetSt
     if (e.operation !== 'PUT' || e.length === 0) return { state: { tokens: Number.POSITIVE_INFINITY, atMs: 0 }, revision: e.revision }
     return { state: e.json<BucketState>(), revision: e.revision }
   }
+  const withdraw = async (keyId: string, want: number, limitPerS: number, nowMs: number): Promise<{ granted: number; tokens: number }> => {
+    const k = kvKeyFor(keyId)
+    let cur = seen.get(k) ?? (await read(k))
+    for (let i = 0; i < CAS_ATTEMPTS; i++) {
+      // A deleted entry (Infinity) is a full bucket.
+      const state = cur === null || !Number.isFinite(cur.state.tokens) ? null : cur.state
+      const { next, granted } = withdrawFrom(state, want, limitPerS, nowMs)
+      try {
+        const revision = cur === null ? await kv.create(k, JSON.stringify(next)) : await kv.update(k, JSON.stringify(next), cur.revision)
+        seen.set(k, { state: next, revision })
+        return { granted, tokens: next.tokens }
+      } catch {
+        // Another replica withdrew in between (or our copy was stale): read it again and retry.
+        seen.delete(k)
+        cur = await read(k)
+      }
+    }
+    throw new AppError('service_unavailable', 'The rate limit bucket kept changing under us; retry shortly.', { retryable: true })
+  }
   return {
     async withdraw(keyId, want, limitPerS, nowMs) {
-      const k = kvKeyFor(keyId)
-      let cur = seen.get(k) ?? (await read(k))
-      for (let i = 0; i < CAS_ATTEMPTS; i++) {
-        const state = cur === null || !Number.isFinite(cur.state.tokens) ? null : cur.state
-        const { next, granted } = withdrawFrom(state, want, limitPerS, nowMs)
-        try {
-          const revision = cur === null ? await kv.create(k, JSON.stringify(next)) : await kv.update(k, JSON.stringify(next), cur.revision)
-          seen.set(k, { state: next, revision })
-          return { granted, tokens: next.tokens }
-        } catch (err) {
-          seen.delete(k)
-          if (i === CAS_ATTEMPTS - 1) throw new AppError('service_unavailable', 'rate limit bucket kept changing under us', { cause: err, retryable: true })
-          cur = await read(k)
-        }
+      try {
+        return await withdraw(keyId, want, limitPerS, nowMs)
+      } catch (err) {
+        if (err instanceof AppError) throw err
+        throw new AppError('service_unavailable', 'The rate limiter cannot reach NATS; retry shortly.', { cause: err, retryable: true })
       }
-      throw new AppError('service_unavailable', 'rate limit bucket kept changing under us', { retryable: true })
     },
     async close() {},
   }
