@@ -23,6 +23,7 @@ import type { JobKind__Output as WireJobKind } from '@tailor/proto/gen/tailor/v1
 import type { JobStatus__Output as WireJobStatus } from '@tailor/proto/gen/tailor/v1/JobStatus.ts'
 import type { TailorApiHandlers } from '@tailor/proto/gen/tailor/v1/TailorApi.ts'
 import type { AccessControl, Principal } from '../access/access-control.ts'
+import { RateLimitError } from '../access/rate-limit-error.ts'
 import type { Config } from '../config.ts'
 import { IDEMPOTENCY_METADATA, REPLAYED_METADATA, parseIdempotencyKey, requestFingerprint } from '../idempotency/idempotency-key.ts'
 import type { IdempotencyStore } from '../idempotency/idempotency-store.ts'
@@ -81,18 +82,18 @@ export function toWireJob(kind: JobKind | null, d: JobStatusDocument): Job {
   }
 }
 
-/** An AppError that carries what its gRPC answer adds (a failed job's id, a rate limit's wait). */
+/** An AppError that carries what its gRPC answer adds (the id of the failed job a waited try-on answers with). */
 class ApiError extends AppError {
   constructor(e: AppError, readonly extras: ErrorExtras) {
     super(e.code, e.message, { cause: e.cause, retryable: e.retryable })
   }
 }
 
-/** What an error's answer adds: ApiError's extras, or the wait of a rate limit (access/rate-limit-error.ts: `retryAfterS`). */
+/** What an error's answer adds: ApiError's extras, or the wait of a rate limit (the request budget's or the concurrent-job cap's). */
 function extrasOf(err: unknown): ErrorExtras {
   if (err instanceof ApiError) return err.extras
-  const retryAfterS = (err as { retryAfterS?: unknown } | null)?.retryAfterS
-  return err instanceof AppError && typeof retryAfterS === 'number' ? { retryAfterS } : {}
+  if (err instanceof RateLimitError) return { retryAfterS: err.retryAfterS }
+  return {}
 }
 
 /** Proto3 strings are '' when unset: an empty string counts as a missing field. */
@@ -127,8 +128,7 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
     if (!charge) return principal
     const rate = await deps.access.takeRequest(principal)
     if (!rate.allowed) {
-      const e = new AppError('rate_limit_exceeded', `Rate limit of ${rate.limit} requests per second exceeded for this API key; retry in ${rate.retryAfterS} s.`)
-      throw new ApiError(e, { retryAfterS: rate.retryAfterS })
+      throw new RateLimitError(`Rate limit of ${rate.limit} requests per second exceeded for this API key; retry in ${rate.retryAfterS} s.`, rate.retryAfterS, rate)
     }
     return principal
   }
