@@ -22,6 +22,8 @@ const SECRET = 'access-int-secret-0123456789abcdef0123'
 /** The issue's figure: a revoke reaches every replica within a second (measured from the CLI's exit). */
 const REVOKE_BOUND_MS = 1_000
 const CLI_TIMEOUT_MS = 30_000
+/** Reconnection after a NATS restart (client backoff included). */
+const NATS_BACK_MS = 20_000
 /** A job id never issued (a v4 UUID): 404 for a key that is accepted, 401 for one that is not. */
 const UNKNOWN_JOB = '/v1/video/remove-background/job/00000000-0000-4000-8000-000000000000'
 const BODY = JSON.stringify({ video_url: 'https://cdn.example.com/clip.mp4' })
@@ -188,6 +190,20 @@ describe('API keys across gateway replicas (NATS KV)', () => {
       expect(await c.json()).toMatchObject({ error_code: 'not_found' })
       expect(await status(u, key, `/v1/video/remove-background/job/${id}`)).toBe(200)
     }
+  })
+
+  it('after NATS restarts, a new key and its revocation still reach both replicas within a second', async () => {
+    await nats.restart({ downMs: 500 })
+    // The replicas reconnect on their own; wait until both answer from NATS again.
+    await until(async () => (await Promise.all(urls.map((u) => fetch(`${u}/readyz`).then((r) => r.status)))).every((st) => st === 200), NATS_BACK_MS)
+    const { id, key } = await createKey()
+    const nc = await connect({ servers: nats.url })
+    try {
+      await (await openKvKeyStore(nc)).update(id, (r) => ({ ...r, revokedAt: new Date().toISOString() }))
+    } finally {
+      await nc.close()
+    }
+    await until(async () => (await Promise.all(urls.map((u) => status(u, key)))).every((st) => st === 401), REVOKE_BOUND_MS)
   })
 
   it('tailor keys: an unknown id and an unreachable NATS fail with exit code 1 and a clear message', async () => {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises'
 import { Kvm, type KV } from '@nats-io/kv'
 import type { NatsConnection } from '@nats-io/transport-node'
 import { AppError } from '@tailor/proto'
@@ -6,6 +7,8 @@ import type { KeyStore } from './key-store.ts'
 
 export const KEYS_BUCKET = 'api_keys'
 const CAS_ATTEMPTS = 20
+/** Wait before opening a watch again after it ended. */
+const WATCH_RETRY_MS = 500
 
 /**
  * Adapter: JetStream KV bucket `api_keys`, one key per key id, updates compare-and-set. `watch`
@@ -51,29 +54,45 @@ export async function openKvKeyStore(nc: NatsConnection): Promise<KeyStore> {
       return null
     },
     async watch(onChange, onError) {
-      const all = new Map<string, ApiKeyRecord>()
+      let stopped = false
+      let it: Awaited<ReturnType<KV['watch']>> | null = null
       // The watch starts from each key's last value; records are also loaded first so that a
       // gateway knows every key before it answers its first request.
-      const it = await kv.watch({ key: '>' })
-      for (const r of await list()) all.set(r.id, r)
-      onChange([...all.values()])
-      let stopped = false
-      void (async () => {
-        try {
-          for await (const e of it) {
-            if (stopped) return
-            const rec: unknown = e.operation === 'PUT' && e.length > 0 ? e.json() : null
-            if (isApiKeyRecord(rec)) all.set(e.key, rec)
-            else all.delete(e.key)
-            onChange([...all.values()])
+      const open = async (): Promise<void> => {
+        const all = new Map<string, ApiKeyRecord>()
+        it = await kv.watch({ key: '>' })
+        for (const r of await list()) all.set(r.id, r)
+        onChange([...all.values()])
+        const current = it
+        void (async () => {
+          try {
+            for await (const e of current) {
+              if (stopped) return
+              const rec: unknown = e.operation === 'PUT' && e.length > 0 ? e.json() : null
+              if (isApiKeyRecord(rec)) all.set(e.key, rec)
+              else all.delete(e.key)
+              onChange([...all.values()])
+            }
+          } catch (err) {
+            if (!stopped) onError(err)
           }
-        } catch (err) {
-          if (!stopped) onError(err)
-        }
-      })()
+          // The watch ended (its stream went away, NATS restarted without it): open it again.
+          while (!stopped) {
+            await sleep(WATCH_RETRY_MS)
+            if (stopped) return
+            try {
+              await open()
+              return
+            } catch (err) {
+              onError(err)
+            }
+          }
+        })()
+      }
+      await open()
       return () => {
         stopped = true
-        it.stop()
+        it?.stop()
       }
     },
     async close() {},
