@@ -170,7 +170,10 @@ describe('distributed: gateway and inference as separate processes (NATS JetStre
     await inference.stop('SIGKILL')
     const stalled = await api.status(id)
     expect(stalled.status).toBe('running')
+    const leftovers = await workLeft()
+    expect(leftovers.some((n) => n.startsWith(id))).toBe(true) // the killed worker's scratch files
     await startInference()
+    expect((await workLeft()).filter((n) => leftovers.includes(n))).toEqual([]) // swept at start-up
     const s = await api.wait(id, JOB_TIMEOUT_MS)
     expect(s).toMatchObject({ status: 'completed', progress: 1 })
     expect(inference.output()).toContain(`"job_id":"${id}","kind":"remove-background","attempt":2`) // redelivered by JetStream
@@ -186,6 +189,7 @@ describe('distributed: gateway and inference as separate processes (NATS JetStre
   it('keeps serving a job status across a gateway restart, and the job completes', async () => {
     const id = await api.start({ video_url: `${media.baseUrl}/medium_01.mp4`, output_format: 'webm_vp9', background_color: 'transparent' })
     await api.waitUntil(id, (s) => s.status === 'running', JOB_TIMEOUT_MS)
+    const queued = await api.start({ video_url: `${media.baseUrl}/short_02.mp4`, output_format: 'mp4_h264' }) // waits behind it
     await gateway.stop()
     await startGateway()
     const s1 = await api.status(id)
@@ -193,5 +197,11 @@ describe('distributed: gateway and inference as separate processes (NATS JetStre
     const s = await api.wait(id, JOB_TIMEOUT_MS)
     expect(s).toMatchObject({ status: 'completed', progress: 1 })
     expect((await fetch(s.result_url!)).status).toBe(200)
+    // Nothing lost: the job queued before the restart completes too, each with exactly one result.
+    expect(await api.wait(queued, JOB_TIMEOUT_MS)).toMatchObject({ status: 'completed', progress: 1 })
+    const jsm = await jetstreamManager(nc)
+    const objects = await jsm.streams.info('OBJ_results', { subjects_filter: '$O.results.M.>' })
+    const names = Object.keys(objects.state.subjects ?? {}).map((k) => Buffer.from(k.slice('$O.results.M.'.length), 'base64url').toString())
+    expect(names.filter((n) => n.includes(id) || n.includes(queued)).sort()).toEqual([`remove-background/${id}.webm`, `remove-background/${queued}.mp4`].sort())
   })
 })

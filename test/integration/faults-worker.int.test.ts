@@ -120,7 +120,6 @@ afterAll(async () => {
   await models?.remove()
   if (workDir) await rm(workDir, { recursive: true, force: true })
   console.info(`fault timings (ms): ${JSON.stringify(timings)}`)
-  console.info('GWERR', gateway?.output().split('\n').filter((l) => l.includes('"level":50')).join('\n').slice(-3000))
 })
 
 describe('worker faults (real processes)', () => {
