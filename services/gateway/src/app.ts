@@ -1,5 +1,4 @@
 import { Hono, type MiddlewareHandler } from 'hono'
-import { bodyLimit } from 'hono/body-limit'
 import { requestId, type RequestIdVariables } from 'hono/request-id'
 import { matchedRoutes } from 'hono/route'
 import { AppError } from '@tailor/proto'
@@ -16,6 +15,7 @@ import type { CancelNotifier, JobPublisher } from './jobs/publisher.ts'
 import type { Logger } from './logger.ts'
 import type { GatewayMetrics } from './metrics.ts'
 import { apiKeyAuth, type PrincipalVariables } from './middleware/api-key.ts'
+import { bodyLimitByHeaders } from './middleware/body-limit.ts'
 import { jsonObjectBody } from './middleware/json-body.ts'
 import type { ResultReader } from './results/result-reader.ts'
 import type { UploadStore } from './uploads/upload-store.ts'
@@ -100,7 +100,7 @@ export function createApp(d: Omit<GatewayDeps, 'jsonBody'>) {
     })
     .use('/v1/*', auth)
     .use('/playground/samples/*', apiKeyAuth(access, { rate: false })) // the operator's sample media: key holders only
-    .use('/v1/*', skipFor(UPLOADS_PATH, bodyLimit({ maxSize: deps.config.maxBodyBytes }))) // uploads have their own, larger limits
+    .use('/v1/*', skipFor(UPLOADS_PATH, bodyLimitByHeaders(deps.config.maxBodyBytes))) // uploads have their own, larger limits
     .route(UPLOADS_PATH, uploadRoutes(deps))
     .route('/v1/try-on', tryOnRoutes(deps, { waitTimeoutMs: deps.config.tryOnWaitTimeoutMs }))
     .route('/v1/video/remove-background', videoRemoveBackgroundRoutes(deps))

@@ -1,7 +1,30 @@
-import type { MiddlewareHandler } from 'hono'
+import type { IncomingMessage } from 'node:http'
+import type { Context, MiddlewareHandler } from 'hono'
 import { AppError } from '@tailor/proto'
 
 const JSON_TYPE_RE = /^application\/(?:[a-z0-9.+-]+\+)?json\s*(?:;|$)/i
+/** UTF-8 with the BOM dropped and bad bytes replaced, as the web Request's text() decodes. */
+const UTF8 = new TextDecoder()
+
+/**
+ * On @hono/node-server a body of declared length (its limit already checked from the headers by
+ * middleware/body-limit.ts) is read straight from the socket's IncomingMessage into hono's body
+ * cache, so that `c.req.json()` parses it without the web Request and ReadableStream that
+ * reading `c.req.raw` builds per request. Anything else (another server, a chunked body that
+ * bodyLimit has buffered, a body some middleware started reading) is read through `c.req.raw`.
+ */
+function cacheBodyFromSocket(c: Context): void {
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming
+  if (incoming === undefined || incoming.readableDidRead || c.req.header('content-length') === undefined || c.req.header('transfer-encoding') !== undefined) return
+  // hono keeps the body read's promise in bodyCache (its type says the value).
+  ;(c.req.bodyCache as { text?: Promise<string> }).text = new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = []
+    incoming.on('data', (d: Buffer) => chunks.push(d))
+    incoming.once('end', () => resolve(UTF8.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks))))
+    incoming.once('error', reject)
+    incoming.once('close', () => reject(new Error('the request body ended early')))
+  })
+}
 
 /** Requires `Content-Type: application/json` and a body that parses to a JSON object. */
 export function jsonObjectBody(): MiddlewareHandler {
@@ -15,6 +38,7 @@ export function jsonObjectBody(): MiddlewareHandler {
     }
     let body: unknown
     try {
+      if (c.req.bodyCache.text === undefined) cacheBodyFromSocket(c)
       body = await c.req.json() // cached by hono: the validator reads the same parse
     } catch (err) {
       throw new AppError('invalid_request_body', 'The request body is not valid JSON: send a JSON object.', { cause: err })
