@@ -48,6 +48,35 @@ describe('job events over gRPC (proto/inference/v1/job_events.proto)', () => {
     expect(got.slice(0, 4)).toEqual(events)
   })
 
+  it('an event the gateway could not apply (job store unreachable) is resent on a new stream, and later events flow', async () => {
+    let failures = 1
+    const got: JobEvent[] = []
+    const port = await freePort()
+    server = await startJobEventsServer({
+      host: '127.0.0.1', port, logger: gatewayLogger('silent'),
+      handle: async (e): Promise<JobEventAck> => {
+        if (e.type === 'progress' && failures-- > 0) {
+          await new Promise((r) => setTimeout(r, 300)) // a store call timing out while more events queue behind it
+          throw new Error('job store timeout')
+        }
+        got.push(e)
+        return { cancelled: false }
+      },
+    })
+    sink = await openJobEventStream({ address: `127.0.0.1:${port}`, workerId: 'w1', logger: inferenceLogger('silent') })
+    const completed: JobEvent = { type: 'completed', jobId: JOB, resultKey: `remove-background/${JOB}.mp4`, contentType: 'video/mp4', bytes: 9, frames: 1 }
+    const t0 = Date.now()
+    const [progress, done] = await Promise.all([
+      sink.send({ type: 'progress', jobId: JOB, framesDone: 1, framesTotal: 2 }, T),
+      sink.send(completed, T),
+    ])
+    expect(progress).toEqual({ cancelled: false }) // dropped on the broken stream (progress is only a hint)
+    expect(done).toEqual({ cancelled: false }) // resent on the new stream, not left to time out
+    expect(Date.now() - t0).toBeLessThan(T)
+    expect(await sink.send({ type: 'running', jobId: JOB, attempt: 2 }, T)).toEqual({ cancelled: false })
+    expect(got).toEqual([completed, { type: 'running', jobId: JOB, attempt: 2 }])
+  })
+
   it('pushes cancellations to connected workers', async () => {
     const port = await freePort()
     server = await startJobEventsServer({ host: '127.0.0.1', port, logger: gatewayLogger('silent'), handle: async () => ({ cancelled: false }) })

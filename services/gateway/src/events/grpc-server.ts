@@ -58,9 +58,11 @@ export async function startJobEventsServer(opts: {
       calls.add(call)
       let tail: Promise<unknown> = Promise.resolve()
       let worker = ''
+      let failed = false
       call.on('data', (w: WireJobEvent) => {
         worker = w.workerId
         tail = tail.then(async () => {
+          if (failed) return // this stream is closing; the worker resends these on its new one
           const e = fromWire(w)
           if (e === null) {
             opts.logger.warn({ seq: w.seq, worker }, 'malformed job event')
@@ -73,7 +75,11 @@ export async function startJobEventsServer(opts: {
           } catch (err) {
             // Not acknowledged: the worker resends on a new stream.
             opts.logger.warn({ err, job_id: e.jobId, worker }, 'job event not applied')
-            call.destroy(err instanceof Error ? err : new Error(String(err)))
+            failed = true
+            // End the call with a status the worker sees. destroy() sends none: the worker kept
+            // writing into a dead stream and every later event waited for its timeout (seen when
+            // the job store was briefly unreachable during a nats-server restart).
+            call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'job event not applied; resend it on a new stream' })
           }
         })
       })
