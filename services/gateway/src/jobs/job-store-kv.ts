@@ -9,6 +9,16 @@ export const JOBS_BUCKET = 'jobs'
 const CAS_ATTEMPTS = 20
 const ID_RE = /^[0-9a-f-]{36}$/
 
+/** NATS down or timing out is the client's 503 (retry shortly), not a 500. */
+async function storeCall<T>(f: () => Promise<T>): Promise<T> {
+  try {
+    return await f()
+  } catch (err) {
+    if (err instanceof AppError) throw err
+    throw new AppError('service_unavailable', 'the job store is unavailable; try again shortly', { cause: err, retryable: true })
+  }
+}
+
 /**
  * Sets a JetStream stream's max_age (a bucket's TTL) when it differs: `create` leaves an existing
  * bucket's settings alone, so a bucket made before retention existed, or with another value, is
@@ -33,13 +43,13 @@ export async function openKvJobStore(nc: NatsConnection, opts: { ttlMs?: number 
   const kv: KV = await new Kvm(nc).create(JOBS_BUCKET, { history: 1, ...(opts.ttlMs ? { ttl: opts.ttlMs } : {}) })
   if (opts.ttlMs) await ensureStreamMaxAge(nc, `KV_${JOBS_BUCKET}`, opts.ttlMs)
   const get = async (id: string): Promise<{ rec: JobRecord; revision: number } | null> => {
-    const e = await kv.get(id)
+    const e = await storeCall(() => kv.get(id))
     if (e === null || e.operation !== 'PUT' || e.length === 0) return null
     return { rec: e.json<JobRecord>(), revision: e.revision }
   }
   return {
     async create(rec) {
-      await kv.create(rec.id, JSON.stringify(rec))
+      await storeCall(() => kv.create(rec.id, JSON.stringify(rec)))
     },
     async get(id) {
       if (!ID_RE.test(id)) return null

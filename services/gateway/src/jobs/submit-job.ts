@@ -102,7 +102,10 @@ export async function submitJob(deps: SubmitJobDeps, job: JobSubmission, o: Subm
   try {
     await deps.publisher.publish(envelope)
   } catch (err) {
-    await deps.jobs.update(rec.id, (r) => ({ ...r, status: 'failed', error: { code: 'service_unavailable', message: 'The job could not be queued.' }, updatedAt: new Date().toISOString() }))
+    // The store may be down too (NATS outage): the publisher's error is the one the client needs.
+    await deps.jobs
+      .update(rec.id, (r) => ({ ...r, status: 'failed', error: { code: 'service_unavailable', message: 'The job could not be queued.' }, updatedAt: new Date().toISOString() }))
+      .catch(() => null)
     throw err
   }
   return rec
