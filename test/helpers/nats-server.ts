@@ -53,8 +53,8 @@ export async function waitForPort(port: number, timeoutMs: number, host = '127.0
   }
 }
 
-async function spawnNatsServer(port: number, storeDir: string): Promise<ChildProcess> {
-  const proc: ChildProcess = spawn(NATS_SERVER_BIN, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir], {
+async function spawnNatsServer(port: number, storeDir: string, extraArgs: string[] = []): Promise<ChildProcess> {
+  const proc: ChildProcess = spawn(NATS_SERVER_BIN, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir, ...extraArgs], {
     stdio: ['ignore', 'ignore', 'pipe'],
   })
   let stderr = ''
@@ -95,6 +95,47 @@ export async function startNatsServer(): Promise<NatsServer> {
     async stop() {
       await stopProcess(proc)
       await rm(storeDir, { recursive: true, force: true })
+    },
+  }
+}
+
+export interface NatsCluster {
+  /** Client URLs of the servers, in order. */
+  urls: string[]
+  /** Stops server `i` (SIGTERM); the others keep the cluster (and its R3 streams) going. */
+  stopServer(i: number): Promise<void>
+  stop(): Promise<void>
+}
+
+/**
+ * A real 3-server JetStream cluster on loopback (routes between free ports, a store dir each), as
+ * deploy/k8s runs NATS. Resolves once each server answers on its client port; JetStream's meta
+ * leader may still be electing: callers wait for `jsm.getAccountInfo()` to succeed.
+ */
+export async function startNatsCluster(size = 3): Promise<NatsCluster> {
+  const ports = await Promise.all(Array.from({ length: size }, () => freePort()))
+  const routePorts = await Promise.all(Array.from({ length: size }, () => freePort()))
+  const dirs = await Promise.all(Array.from({ length: size }, () => mkdtemp(join(tmpdir(), 'tailor-nats-cluster-'))))
+  const routes = routePorts.map((p) => `nats://127.0.0.1:${p}`).join(',')
+  const procs: ChildProcess[] = []
+  try {
+    for (let i = 0; i < size; i++) {
+      const args = ['-n', `tailor-${i}`, '--cluster_name', 'tailor', '--cluster', `nats://127.0.0.1:${routePorts[i]}`, '--routes', routes]
+      procs.push(await spawnNatsServer(ports[i] ?? 0, dirs[i] ?? '', args))
+    }
+  } catch (err) {
+    await Promise.all(procs.map((p) => stopProcess(p, 'SIGKILL')))
+    throw err
+  }
+  return {
+    urls: ports.map((p) => `nats://127.0.0.1:${p}`),
+    async stopServer(i) {
+      const p = procs[i]
+      if (p !== undefined) await stopProcess(p)
+    },
+    async stop() {
+      await Promise.all(procs.map((p) => stopProcess(p)))
+      await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })))
     },
   }
 }

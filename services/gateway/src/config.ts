@@ -22,6 +22,8 @@ const Env = z
     API_GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(50052),
     /** Distributed mode when set; the embedded composition injects in-process ports instead. */
     NATS_URL: z.string().min(1).optional(),
+    /** JetStream replicas of Tailor's streams and buckets (3 on a 3-server NATS cluster; raised at start, never lowered). */
+    NATS_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
     /** Plain keys to accept (comma separated, for rotation). Hashed at load; never kept. */
     API_KEYS: csv,
     /** One plain key to accept (scripted use). */
@@ -92,6 +94,8 @@ export interface Config {
   readonly grpcPort: number
   readonly apiGrpcPort: number
   readonly natsUrl: string | undefined
+  /** JetStream replicas of our streams and buckets (NATS_REPLICAS). */
+  readonly natsReplicas: number
   /** sha256 digests of the API keys configured by environment; the plain keys are dropped at load. Keys made by `tailor keys` live in the key store. */
   readonly apiKeyHashes: readonly Buffer[]
   /** Defaults for keys without their own limits: requests per second, concurrent jobs (0 = no cap). */
@@ -137,6 +141,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     grpcPort: e.GRPC_PORT,
     apiGrpcPort: e.API_GRPC_PORT,
     natsUrl: e.NATS_URL,
+    natsReplicas: e.NATS_REPLICAS,
     apiKeyHashes: Object.freeze([...hashes].map((h) => Buffer.from(h, 'hex'))),
     rateLimitPerS: e.DEFAULT_RATE_LIMIT_PER_S,
     maxConcurrentJobs: e.DEFAULT_MAX_CONCURRENT_JOBS,

@@ -13,6 +13,7 @@ import { openKvRateBudget } from './access/rate-budget-kv.ts'
 import { RateLimiter } from './access/rate-limiter.ts'
 import { holdsSlot, releaseSlotsOnFinal } from './access/release-slots-on-final.ts'
 import { createApp } from './app.ts'
+import { ensureReplicas } from './jetstream-replicas.ts'
 import type { Config } from './config.ts'
 import { startApiGrpcServer } from './events/api-grpc-server.ts'
 import { startJobEventsServer, type JobEventsServer } from './events/grpc-server.ts'
@@ -143,6 +144,7 @@ export async function start(
   // by every replica), the data dir's key file and memory embedded.
   const keyStore = opts.ports?.keys ?? (nc === null ? undefined : await openKvKeyStore(nc))
   const limiter = new RateLimiter(nc === null ? createMemoryRateBudget() : await openKvRateBudget(nc))
+  if (nc !== null) await ensureReplicas(nc, config.natsReplicas, logger)
   const limits = { rateLimitPerS: config.rateLimitPerS, maxConcurrentJobs: config.maxConcurrentJobs }
   const access =
     keyStore === undefined
