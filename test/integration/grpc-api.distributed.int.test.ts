@@ -119,6 +119,9 @@ describe('gRPC API (distributed mode, two gateway replicas)', () => {
     call.on('error', () => undefined)
     const first = await new Promise<WireJob>((resolve) => call.once('data', resolve))
     expect(first).toMatchObject({ jobId, status: 'JOB_STATUS_PENDING' })
+    // The first message is the record read before the watch opens its consumer: wait for it.
+    const opened = Date.now() + WATCHER_GONE_MS
+    while ((await watchers()) < before + 1 && Date.now() < opened) await new Promise((r) => setTimeout(r, 50))
     expect(await watchers()).toBe(before + 1)
     call.cancel()
     expect(await ended).toBe(grpcStatus.CANCELLED)

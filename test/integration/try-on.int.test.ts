@@ -4,6 +4,7 @@
  * remove_background, the deprecated garment_mode, and the bad-input table with each documented
  * status and error_code.
  */
+import { createHash } from 'node:crypto'
 import { mkdtemp, rm, writeFile, readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -22,6 +23,7 @@ const POLL_MS = 250
 let media: MediaFixtures
 let models: { dir: string; remove(): Promise<void> }
 let dataDir: string
+let apiKey = ''
 let tailor: ServiceProcess
 let base: string
 let headers: Record<string, string>
@@ -42,8 +44,9 @@ beforeAll(async () => {
     PORT: String(port), HOST: '127.0.0.1', TAILOR_DATA_DIR: dataDir, TAILOR_FETCH_ALLOW_LOOPBACK: 'true', MODELS_DIR: models.dir,
     TRYON_WAIT_TIMEOUT_MS: '90000',
   })
-  await tailor.waitFor('Tailor is running at')
-  const apiKey = /X-API-KEY: (tailor_[A-Za-z0-9_-]+)/.exec(tailor.output())?.[1] ?? ''
+  await tailor.waitFor('X-API-KEY: tk_') // the banner is one write: the whole key is there
+  apiKey = /X-API-KEY: (tk_[A-Za-z0-9_-]+)/.exec(tailor.output())?.[1] ?? ''
+  expect(apiKey, 'the start banner shows the created key').not.toBe('')
   base = `http://127.0.0.1:${port}`
   headers = { 'content-type': 'application/json', 'x-api-key': apiKey }
 })
@@ -145,6 +148,9 @@ describe('try-on over HTTP (embedded)', () => {
   it('leaves nothing in the work directory', async () => {
     const { readdir } = await import('node:fs/promises')
     expect(await readdir(join(dataDir, 'work')).catch(() => [])).toEqual([])
-    expect((await readFile(join(dataDir, 'api-key.sha256'), 'utf8')).length).toBeGreaterThan(0)
+    // The created key is kept only as its sha256.
+    const keys = await readFile(join(dataDir, 'api-keys.json'), 'utf8')
+    expect(keys).toContain(createHash('sha256').update(apiKey).digest('hex'))
+    expect(keys).not.toContain(apiKey)
   })
 })
