@@ -69,8 +69,12 @@ describe('embedded mode faults (real process)', () => {
   it(`a job whose process dies on every run → failed worker_crashed after MAX_DELIVER (${MAX_DELIVER}) at the next start; the next job completes`, async () => {
     const id = await api.start({ video_url: `${media.baseUrl}/medium_01.mp4`, output_format: 'mp4_h264' })
     await api.waitUntil(id, (s) => s.status === 'running', JOB_TIMEOUT_MS)
+    // "running" is recorded as the job starts; its scratch dir appears as the download begins.
+    const hasScratch = async (): Promise<boolean> => (await ls('work')).some((n) => n.startsWith(id))
+    const deadline = Date.now() + JOB_TIMEOUT_MS
+    while (!(await hasScratch()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
     await tailor.stop('SIGKILL')
-    expect((await ls('work')).some((n) => n.startsWith(id))).toBe(true) // the dead run's scratch files
+    expect(await hasScratch()).toBe(true) // the dead run's scratch files
     await startTailor() // requeues the unfinished job: its delivery MAX_DELIVER + 1 records the failure
     const s = await api.wait(id, JOB_TIMEOUT_MS)
     expect(s).toMatchObject({ status: 'failed', result_url: null, error: { error_code: 'worker_crashed' } })
