@@ -6,6 +6,7 @@
 import { createWriteStream, openAsBlob } from 'node:fs'
 import { rename, rm, stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
+import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { Readable } from 'node:stream'
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web'
 import { pipeline } from 'node:stream/promises'
@@ -34,6 +35,19 @@ export const SERVICE_OPTIONS = {
   url: { type: 'string' },
   'api-key': { type: 'string' },
 } as const
+
+/**
+ * Arguments of a command that calls the service: its own options plus --url, --api-key and
+ * --help; a bad flag is a UsageError (exit 2).
+ */
+export function parseServiceArgs<const O extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: O) {
+  const all = { ...options, help: { type: 'boolean', short: 'h' }, ...SERVICE_OPTIONS } as const
+  try {
+    return parseArgs({ args: argv, allowPositionals: true, options: all })
+  } catch (err) {
+    throw new UsageError((err as Error).message)
+  }
+}
 
 export const SERVICE_HELP = `  --url URL          service address (env TAILOR_URL; default ${DEFAULT_URL})
   --api-key KEY      API key (env TAILOR_API_KEY)`

@@ -1,10 +1,9 @@
 /** `tailor remove-bg VIDEO -o out.webm`: one video background removal with a progress bar. */
 import { extname } from 'node:path'
-import { parseArgs } from 'node:util'
 import { TailorError, type OutputFormat } from '@tailor/client'
 import { createProgressBar } from '../progress-bar.ts'
 import {
-  createClient, EXIT, interruptSignal, reportError, resolveInput, saveResult, SERVICE_HELP, SERVICE_OPTIONS, UsageError, userPath, type CliIO,
+  createClient, EXIT, interruptSignal, reportError, resolveInput, saveResult, parseServiceArgs, SERVICE_HELP, UsageError, userPath, type CliIO,
 } from '../service.ts'
 
 const FORMATS: readonly OutputFormat[] = ['mp4_h264', 'mp4_h265', 'webm_vp9', 'mov_h265', 'mov_proresks', 'mkv_h264', 'mkv_h265', 'mkv_vp9', 'gif']
@@ -50,24 +49,12 @@ export async function removeBgCommand(argv: string[], io: CliIO): Promise<number
   let jobId: string | null = null
   let client: ReturnType<typeof createClient> | null = null
   try {
-    const { values, positionals } = (() => {
-      try {
-        return parseArgs({
-          args: argv,
-          allowPositionals: true,
-          options: {
-            output: { type: 'string', short: 'o' },
-            format: { type: 'string' },
-            background: { type: 'string' },
-            'poll-interval': { type: 'string' },
-            help: { type: 'boolean', short: 'h' },
-            ...SERVICE_OPTIONS,
-          },
-        })
-      } catch (err) {
-        throw new UsageError((err as Error).message)
-      }
-    })()
+    const { values, positionals } = parseServiceArgs(argv, {
+        output: { type: 'string', short: 'o' },
+        format: { type: 'string' },
+        background: { type: 'string' },
+        'poll-interval': { type: 'string' },
+    })
     if (values.help === true) {
       io.stdout.write(REMOVE_BG_HELP)
       return EXIT.ok

@@ -1,8 +1,7 @@
 /** `tailor try-on PERSON GARMENT -o out.jpg`: one try-on, the JPEG saved locally. */
-import { parseArgs } from 'node:util'
 import { createProgressBar } from '../progress-bar.ts'
 import {
-  createClient, EXIT, interruptSignal, reportError, resolveInput, saveResult, SERVICE_HELP, SERVICE_OPTIONS, UsageError, userPath, type CliIO,
+  createClient, EXIT, interruptSignal, reportError, resolveInput, saveResult, parseServiceArgs, SERVICE_HELP, UsageError, userPath, type CliIO,
 } from '../service.ts'
 
 export const TRY_ON_HELP = `Usage: tailor try-on PERSON GARMENT -o OUT.jpg [options]
@@ -27,24 +26,12 @@ type Category = (typeof CATEGORIES)[number]
 export async function tryOnCommand(argv: string[], io: CliIO): Promise<number> {
   const intr = interruptSignal()
   try {
-    const { values, positionals } = (() => {
-      try {
-        return parseArgs({
-          args: argv,
-          allowPositionals: true,
-          options: {
-            output: { type: 'string', short: 'o' },
-            category: { type: 'string' },
-            'remove-background': { type: 'boolean' },
-            'no-preprocess': { type: 'boolean' },
-            help: { type: 'boolean', short: 'h' },
-            ...SERVICE_OPTIONS,
-          },
-        })
-      } catch (err) {
-        throw new UsageError((err as Error).message)
-      }
-    })()
+    const { values, positionals } = parseServiceArgs(argv, {
+        output: { type: 'string', short: 'o' },
+        category: { type: 'string' },
+        'remove-background': { type: 'boolean' },
+        'no-preprocess': { type: 'boolean' },
+    })
     if (values.help === true) {
       io.stdout.write(TRY_ON_HELP)
       return EXIT.ok
