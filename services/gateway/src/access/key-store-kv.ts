@@ -2,11 +2,11 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Kvm, type KV } from '@nats-io/kv'
 import type { NatsConnection } from '@nats-io/transport-node'
 import { AppError } from '@tailor/proto'
+import { compareAndSet } from '../compare-and-set.ts'
 import { isApiKeyRecord, KEY_ID_RE, type ApiKeyRecord } from './api-key.ts'
 import type { KeyStore } from './key-store.ts'
 
 export const KEYS_BUCKET = 'api_keys'
-const CAS_ATTEMPTS = 20
 /** Wait before opening a watch again after it ended. */
 const WATCH_RETRY_MS = 500
 
@@ -39,19 +39,7 @@ export async function openKvKeyStore(nc: NatsConnection): Promise<KeyStore> {
     list,
     async update(id, change) {
       if (!KEY_ID_RE.test(id)) return null
-      for (let i = 0; i < CAS_ATTEMPTS; i++) {
-        const cur = await get(id)
-        if (cur === null) return null
-        const next = change(cur.rec)
-        if (next === null) return cur.rec
-        try {
-          await kv.update(id, JSON.stringify(next), cur.revision)
-          return next
-        } catch (err) {
-          if (i === CAS_ATTEMPTS - 1) throw new AppError('service_unavailable', 'API key record kept changing under us', { cause: err, retryable: true })
-        }
-      }
-      return null
+      return compareAndSet(() => get(id), (next, revision) => kv.update(id, JSON.stringify(next), revision), change, 'API key record')
     },
     async watch(onChange, onError) {
       let stopped = false

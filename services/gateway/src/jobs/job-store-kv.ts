@@ -2,11 +2,11 @@ import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream'
 import { Kvm, type KV } from '@nats-io/kv'
 import { nanos, type NatsConnection } from '@nats-io/transport-node'
 import { AppError } from '@tailor/proto'
+import { compareAndSet } from '../compare-and-set.ts'
 import type { JobRecord, JobStore } from './job-store.ts'
 import type { JobWatcher } from './job-watch.ts'
 
 export const JOBS_BUCKET = 'jobs'
-const CAS_ATTEMPTS = 20
 const ID_RE = /^[0-9a-f-]{36}$/
 
 /** NATS down or timing out is the client's 503 (retry shortly), not a 500. */
@@ -56,19 +56,7 @@ export async function openKvJobStore(nc: NatsConnection, opts: { ttlMs?: number 
       return (await get(id))?.rec ?? null
     },
     async update(id, change) {
-      for (let i = 0; i < CAS_ATTEMPTS; i++) {
-        const cur = await get(id)
-        if (cur === null) return null
-        const next = change(cur.rec)
-        if (next === null) return cur.rec
-        try {
-          await kv.update(id, JSON.stringify(next), cur.revision)
-          return next
-        } catch (err) {
-          if (i === CAS_ATTEMPTS - 1) throw new AppError('service_unavailable', 'job record kept changing under us', { cause: err, retryable: true })
-        }
-      }
-      return null
+      return compareAndSet(() => get(id), (next, revision) => kv.update(id, JSON.stringify(next), revision), change, 'job record')
     },
     async listUnfinished() {
       const out: JobRecord[] = []
