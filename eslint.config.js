@@ -46,9 +46,15 @@ export default tseslint.config(
   { ignores: ['**/node_modules/**', '**/dist/**', 'proto/gen/**', '**/*.tmp.*'] },
   {
     files: ['**/*.ts'],
-    languageOptions: { parser: tseslint.parser },
+    languageOptions: { parser: tseslint.parser, parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     plugins: { '@typescript-eslint': tseslint.plugin },
     rules: {
+      // What bites in async TypeScript: a promise nobody awaits or catches, a promise where a
+      // callback's return is ignored, a switch over a union that misses a member.
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
+      curly: ['error', 'multi-line'],
       'no-debugger': 'error',
       'no-var': 'error',
       'prefer-const': 'error',
