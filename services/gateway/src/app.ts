@@ -1,4 +1,4 @@
-import { Hono, type MiddlewareHandler } from 'hono'
+import { Hono, type Context, type MiddlewareHandler } from 'hono'
 import { requestId, type RequestIdVariables } from 'hono/request-id'
 import { matchedRoutes } from 'hono/route'
 import { AppError } from '@tailor/proto'
@@ -24,6 +24,7 @@ import { playgroundRoutes } from './routes/playground.ts'
 import { resultRoutes } from './routes/results.ts'
 import { UPLOADS_PATH, uploadRoutes } from './routes/uploads.ts'
 import { tryOnRoutes } from './routes/try-on.ts'
+import { isMultipartForm } from './routes/try-on-form.ts'
 import { videoRemoveBackgroundRoutes } from './routes/video-remove-background.ts'
 
 export interface GatewayDeps {
@@ -55,8 +56,10 @@ const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics'])
 
 export type AppEnv = { Variables: RequestIdVariables & PrincipalVariables & { log: Logger } }
 
-/** Runs `mw` except on `path` itself. */
-const skipFor = (path: string, mw: MiddlewareHandler): MiddlewareHandler => (c, next) => (c.req.path === path ? next() : mw(c, next))
+/** Runs `mw` except where `skip` says so. */
+const skipWhere = (skip: (c: Context) => boolean, mw: MiddlewareHandler): MiddlewareHandler => (c, next) => (skip(c) ? next() : mw(c, next))
+/** Uploads and multipart try-on bodies carry media: they have their own, larger limits. */
+const carriesMedia = (c: Context): boolean => c.req.path === UPLOADS_PATH || (c.req.path === '/v1/try-on' && isMultipartForm(c.req.header('content-type')))
 
 /** The HTTP surface; no I/O here beyond the ports in `deps`. */
 export function createApp(d: Omit<GatewayDeps, 'jsonBody'>) {
@@ -100,7 +103,7 @@ export function createApp(d: Omit<GatewayDeps, 'jsonBody'>) {
     })
     .use('/v1/*', auth)
     .use('/playground/samples/*', apiKeyAuth(access, { rate: false })) // the operator's sample media: key holders only
-    .use('/v1/*', skipFor(UPLOADS_PATH, bodyLimitByHeaders(deps.config.maxBodyBytes))) // uploads have their own, larger limits
+    .use('/v1/*', skipWhere(carriesMedia, bodyLimitByHeaders(deps.config.maxBodyBytes)))
     .route(UPLOADS_PATH, uploadRoutes(deps))
     .route('/v1/try-on', tryOnRoutes(deps, { waitTimeoutMs: deps.config.tryOnWaitTimeoutMs }))
     .route('/v1/video/remove-background', videoRemoveBackgroundRoutes(deps))

@@ -10,7 +10,7 @@ export const ERROR_CODE_DOCS: Partial<Record<ErrorCode, string>> = {
   missing_parameter: 'A required field is missing.',
   invalid_parameter:
     'A field has the wrong type or value (e.g. `transparent` with a format without alpha, a bad colour, an unknown format, a bad URL).',
-  unsupported_content_type: 'Content-Type is not `application/json` (or, for an upload, not an accepted media type).',
+  unsupported_content_type: 'Content-Type is not `application/json` (`POST /v1/try-on` also takes `multipart/form-data`; for an upload: not an accepted media type).',
   malformed_image: 'An input image could not be decoded.',
   unsupported_image_format: 'An input is not an image format the service reads (also an HTML page, SVG, PDF).',
   file_size_too_large: 'An input or upload is larger than its limit.',

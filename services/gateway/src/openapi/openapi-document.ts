@@ -204,7 +204,7 @@ export function buildOpenApiDocument(o: OpenApiOptions = {}): OpenApiDocument {
     },
     'output',
   )
-  const schemas: Record<string, Json> = { ...requestSchemas, ...responseSchemas, ErrorCode: errorCodeSchema() }
+  const schemas: Record<string, Json> = { ...requestSchemas, TryOnForm: tryOnFormSchema(requestSchemas.TryOnRequest!), ...responseSchemas, ErrorCode: errorCodeSchema() }
   for (const [name, s] of Object.entries(schemas)) describeSchema(name, s)
 
   const doc = {
@@ -244,11 +244,17 @@ export function buildOpenApiDocument(o: OpenApiOptions = {}): OpenApiDocument {
           parameters: [idempotencyKeyParam],
           requestBody: {
             required: true,
-            content: json(ref('TryOnRequest'), {
-              person_image_url: 'https://example.com/person.jpg',
-              garment_image_url: 'https://example.com/garment.jpg',
-              wait_for_result: 'false',
-            }),
+            description:
+              'JSON, or `multipart/form-data` with the same fields as text parts; in a form the images may instead be file parts ' +
+              '`person_image` / `garment_image` (each stored as an upload of the calling key; at most `UPLOAD_MAX_IMAGE_BYTES`).',
+            content: {
+              ...json(ref('TryOnRequest'), {
+                person_image_url: 'https://example.com/person.jpg',
+                garment_image_url: 'https://example.com/garment.jpg',
+                wait_for_result: 'false',
+              }),
+              'multipart/form-data': { schema: ref('TryOnForm'), encoding: { person_image: { contentType: 'image/*' }, garment_image: { contentType: 'image/*' } } },
+            },
           },
           responses: {
             '200': { description: 'Finished within the wait.', headers: { ...replayedHeader, ...deprecationHeader }, content: json(ref('TryOnResult')) },
@@ -460,6 +466,13 @@ function errorCodeSchema(): Json {
   }
 }
 
+/** The multipart try-on body: the JSON fields as text parts, the URLs optional when the file parts are sent. */
+function tryOnFormSchema(tryOn: Json): Json {
+  const props = structuredClone(tryOn.properties as Record<string, Json>)
+  const file = { type: 'string', contentMediaType: 'image/*' }
+  return { type: 'object', properties: { ...props, person_image: file, garment_image: { ...file } } }
+}
+
 /** Adds SCHEMA_DOCS / FIELD_DOCS descriptions (the shared zod schemas carry none). */
 function describeSchema(name: string, s: Json): void {
   if (SCHEMA_DOCS[name] !== undefined && s.description === undefined) s.description = SCHEMA_DOCS[name]
@@ -473,6 +486,9 @@ function describeSchema(name: string, s: Json): void {
 
 const SCHEMA_DOCS: Record<string, string> = {
   TryOnRequest: 'Body of `POST /v1/try-on`. Booleans take the strings "true"/"false" (as specified) or JSON booleans. Unknown fields are ignored.',
+  TryOnForm:
+    'The same request as `multipart/form-data`: the fields as text parts; each image either as its URL field or as a file part ' +
+    '(`person_image`, `garment_image`), not both. A missing image is `missing_parameter`.',
   RemoveBackgroundRequest: 'Body of `POST /v1/video/remove-background`. Unknown fields are ignored.',
   ErrorCode: 'Public error codes. `x-http-status` is the HTTP status an answer failing with the code carries.',
   Error: 'The body of every 4xx and 5xx answer.',
@@ -502,6 +518,17 @@ const FIELD_DOCS: Record<string, Record<string, string>> = {
     remove_background: '"true": put the dressed person on white.',
     webhook_url: WEBHOOK_URL,
     wait_for_result: '"true": wait up to `TRYON_WAIT_TIMEOUT_MS` (60 s) and answer the result; "false": answer 202 `{job_id}` at once.',
+  },
+  TryOnForm: {
+    person_image_url: `Photo of the person: ${INPUT_URL}; or send the file as the part \`person_image\`.`,
+    garment_image_url: `Product photo of the garment: ${INPUT_URL}; or send the file as the part \`garment_image\`.`,
+    garment_mode: 'Deprecated: overrides category detection (the answer then carries a `Deprecation` header).',
+    preprocess_garment: '"true" or "false", as in the JSON body.',
+    remove_background: '"true" or "false", as in the JSON body.',
+    webhook_url: WEBHOOK_URL,
+    wait_for_result: '"true" or "false", as in the JSON body.',
+    person_image: 'The person photo as a file (JPEG, PNG, WebP, TIFF or AVIF; its type is read from its bytes when the part declares none), stored as an upload of the calling key.',
+    garment_image: 'The garment photo as a file, like `person_image`.',
   },
   RemoveBackgroundRequest: {
     video_url: `The video: ${INPUT_URL}. MP4, MOV, WebM, MKV or GIF; H.264, H.265, VP8, VP9, AV1 or ProRes.`,

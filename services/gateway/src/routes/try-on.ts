@@ -12,9 +12,9 @@
  *   `Deprecation` response header (RFC 9745 form: `@<unix seconds>`).
  */
 import { Hono, type Context } from 'hono'
-import { zValidator } from '@hono/zod-validator'
 import type { ContentfulStatusCode } from 'hono/utils/http-status'
-import { HTTP_STATUS, TryOnBody, tryOnBodyError } from '@tailor/proto'
+import { HTTP_STATUS, parseTryOnBody } from '@tailor/proto'
+import { bodyLimitByHeaders } from '../middleware/body-limit.ts'
 import type { AppEnv, GatewayDeps } from '../app.ts'
 import { idempotentRequest } from '../idempotency/idempotency-http.ts'
 import { REPLAYED_HEADER } from '../idempotency/idempotency-key.ts'
@@ -26,16 +26,12 @@ import { checkUploadRefs } from '../uploads/check-upload-refs.ts'
 import { callerKeyId } from '../uploads/caller-key-id.ts'
 import { webhookForRequest } from '../webhooks/webhook-request.ts'
 import { jobRoutes } from './job-routes.ts'
+import { isMultipartForm, readTryOnForm, tryOnFormMaxBytes } from './try-on-form.ts'
 
 /** RFC 9745 `Deprecation` value: the moment garment_mode was deprecated (2025-01-01T00:00:00Z). */
 export const GARMENT_MODE_DEPRECATION = '@1735689600'
 export const DEFAULT_WAIT_TIMEOUT_MS = 60_000
 
-/** Request body: TryOnBody (@tailor/proto, spec 2.1); its errors are the same at every edge. */
-const validateBody = zValidator('json', TryOnBody, (result) => {
-  if (result.success) return
-  throw tryOnBodyError(result.data as Record<string, unknown>, result.error)
-})
 
 export interface TryOnRouteOptions {
   /** Longest time a wait_for_result request holds the connection before answering 202. */
@@ -44,9 +40,13 @@ export interface TryOnRouteOptions {
 
 export function tryOnRoutes(deps: GatewayDeps, o: TryOnRouteOptions) {
   const baseUrl = (c: Context<AppEnv>) => deps.config.publicBaseUrl ?? new URL(c.req.url).origin
+  const formLimit = bodyLimitByHeaders(tryOnFormMaxBytes(deps))
   return new Hono<AppEnv>()
-    .post('/', deps.jsonBody, validateBody, async (c) => {
-      const body = c.req.valid('json')
+    .post('/', (c, next) => (isMultipartForm(c.req.header('content-type')) ? formLimit(c, next) : deps.jsonBody(c, next)), async (c) => {
+      // Request body: TryOnBody (@tailor/proto, spec 2.1) as JSON, or the same fields as a form (routes/try-on-form.ts).
+      const { body, fingerprint } = isMultipartForm(c.req.header('content-type'))
+        ? await readTryOnForm(c, deps)
+        : ((b) => ({ body: b, fingerprint: b }))(parseTryOnBody(await c.req.json<Record<string, unknown>>()))
       await checkUploadRefs(deps.uploads, { person_image_url: body.person_image_url, garment_image_url: body.garment_image_url }, callerKeyId(c))
       if (body.garment_mode !== undefined) {
         c.header('Deprecation', GARMENT_MODE_DEPRECATION)
@@ -54,7 +54,7 @@ export function tryOnRoutes(deps: GatewayDeps, o: TryOnRouteOptions) {
       const job = tryOnSubmission(body)
       const webhook = webhookForRequest(deps.config, body.webhook_url, baseUrl(c))
       // A replay (same Idempotency-Key and body) answers like the first request, from the job's current state.
-      const { job: rec, replayed } = await submitOnce(deps, idempotentRequest(c, 'try-on', body), (id) => submitJob(deps, job, { id, webhook, owner: c.get('principal') }))
+      const { job: rec, replayed } = await submitOnce(deps, idempotentRequest(c, 'try-on', fingerprint), (id) => submitJob(deps, job, { id, webhook, owner: c.get('principal') }))
       if (replayed) c.header(REPLAYED_HEADER, 'true')
       c.get('log').info({ job_id: rec.id, wait: body.wait_for_result, garmentMode: job.params.garment_mode, replayed }, 'try-on job accepted')
       if (!body.wait_for_result) return c.json({ job_id: rec.id }, 202)
