@@ -388,7 +388,7 @@ describe('bad inputs', () => {
     return p
   }
 
-  it.each(cases)('%s → %s', async (_name, make, code, limits) => {
+  it.each(cases)('$0 → $2', async (_name, make, code, limits) => {
     const input = await make()
     const dir = await workDir()
     const err = await removeBackground(
