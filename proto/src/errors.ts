@@ -15,6 +15,8 @@ export const HTTP_STATUS = {
   invalid_auth_token: 401,
   // Result URLs (signed, valid for a limited time).
   invalid_signature: 403,
+  /** The API key's credit budget (`tailor keys create --credits N`) is spent. */
+  insufficient_api_credits: 403,
   result_url_expired: 403,
   range_not_satisfiable: 416,
   not_found: 404,

@@ -53,7 +53,7 @@ function runCli(args: string[], env: Record<string, string> = {}): Promise<{ cod
 }
 
 /** A key made by the CLI (`cli: true`, a subprocess) or, faster, by the same KV adapter in this process. */
-async function createKey(o: { cli?: boolean; rateLimitPerS?: number; maxConcurrentJobs?: number } = {}): Promise<{ id: string; key: string }> {
+async function createKey(o: { cli?: boolean; rateLimitPerS?: number; maxConcurrentJobs?: number; credits?: number } = {}): Promise<{ id: string; key: string }> {
   let out: { id: string; key: string }
   if (o.cli === true) {
     const r = await runCli(['create', '--name', 'access-test', '--json'])
@@ -178,6 +178,43 @@ describe('API keys across gateway replicas (NATS KV)', () => {
     }
     expect((await submit(b, key)).status).toBe(202)
     expect((await submit(a, key)).status).toBe(429)
+  })
+
+  it('GET /v1/credits: a budget from `tailor keys create --credits`, charged once per completed job on every replica, then 403 insufficient_api_credits', async () => {
+    const made = await runCli(['create', '--name', 'credits-test', '--credits', '2', '--json'])
+    expect(made.code, made.stderr).toBe(0)
+    const { key, id } = JSON.parse(made.stdout) as { key: string; id: string }
+    expect(JSON.parse(made.stdout)).toMatchObject({ credits: 2, creditsRemaining: 2 })
+    await until(async () => (await Promise.all(urls.map((u) => status(u, key)))).every((s) => s === 404), REVOKE_BOUND_MS)
+    const credits = async (u: string, k = key): Promise<unknown> => (await fetch(`${u}/v1/credits`, { headers: { 'x-api-key': k } })).json()
+    for (const u of urls) expect(await credits(u)).toEqual({ credits_remaining: 2, unlimited: false })
+    for (const u of urls) expect(await credits(u, ENV_KEY)).toEqual({ credits_remaining: null, unlimited: true })
+    const everywhere = (n: number) => until(async () => (await Promise.all(urls.map((u) => credits(u)))).every((c) => (c as { credits_remaining: number }).credits_remaining === n), REVOKE_BOUND_MS)
+    const end = (g: Gateway, jobId: string, status: 'completed' | 'failed') =>
+      g.jobs.update(jobId, (r) => ({
+        ...r, status, progress: 1, updatedAt: new Date().toISOString(),
+        ...(status === 'completed' ? { result: { key: `remove-background/${jobId}.mp4`, contentType: 'video/mp4', bytes: 1 } } : { error: { code: 'malformed_video' as const, message: 'x' } }),
+      }))
+    const [a, b] = gateways as [Gateway, Gateway]
+    const one = await jobIdOf(await submit(urls[0]!, key))
+    const two = await jobIdOf(await submit(urls[1]!, key))
+    await end(a, one, 'completed')
+    await everywhere(1)
+    // A failed job costs nothing; a second final update of a completed job charges nothing either.
+    await end(b, two, 'failed')
+    await end(b, one, 'completed')
+    await new Promise((r) => setTimeout(r, 300))
+    await everywhere(1)
+    const three = await jobIdOf(await submit(urls[1]!, key))
+    await end(b, three, 'completed')
+    await everywhere(0)
+    for (const u of urls) {
+      const r = await submit(u, key)
+      expect(r.status).toBe(403)
+      expect(await r.json()).toMatchObject({ error_code: 'insufficient_api_credits', error: expect.stringMatching(/no credits left/) })
+    }
+    const table = await runCli(['list'])
+    expect(table.stdout).toMatch(new RegExp(`${id}\\s+credits-test\\s+\\S+Z\\s+-\\s+default\\s+default\\s+0 of 2`))
   })
 
   it("another key's job is 404 not_found on every replica, for status and cancel", async () => {

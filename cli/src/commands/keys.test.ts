@@ -35,14 +35,14 @@ describe('tailor keys (data dir)', () => {
 
     const l = await run('list')
     expect(l.code).toBe(0)
-    expect(l.stdout).toMatch(/^ID\s+NAME\s+CREATED\s+REVOKED\s+RATE LIMIT\s+MAX JOBS\n/)
-    expect(l.stdout).toMatch(new RegExp(`${id}\\s+ci bot\\s+\\S+Z\\s+-\\s+20/s\\s+no cap`))
+    expect(l.stdout).toMatch(/^ID\s+NAME\s+CREATED\s+REVOKED\s+RATE LIMIT\s+MAX JOBS\s+CREDITS LEFT\n/)
+    expect(l.stdout).toMatch(new RegExp(`${id}\\s+ci bot\\s+\\S+Z\\s+-\\s+20/s\\s+no cap\\s+unlimited`))
     expect(l.stdout).not.toMatch(/[0-9a-f]{64}/)
 
     expect((await run('revoke', id!)).stdout).toContain(`Revoked API key ${id}`)
     expect((await run('revoke', id!)).stdout).toContain('was already revoked')
     const j = JSON.parse((await run('list', '--json')).stdout) as Record<string, unknown>[]
-    expect(j).toEqual([{ id, name: 'ci bot', createdAt: expect.any(String), revokedAt: expect.any(String), rateLimitPerS: 20, maxConcurrentJobs: 0 }])
+    expect(j).toEqual([{ id, name: 'ci bot', createdAt: expect.any(String), revokedAt: expect.any(String), rateLimitPerS: 20, maxConcurrentJobs: 0, credits: null, creditsRemaining: null }])
   })
 
   it('an empty store says how to create a key; an unknown id is exit 1', async () => {
@@ -58,6 +58,8 @@ describe('tailor keys (data dir)', () => {
     [['create', '--name', 'x', '--rate-limit', '0'], '--rate-limit must be a whole number, at least 1'],
     [['create', '--name', 'x', '--max-concurrent-jobs=2.5'], '--max-concurrent-jobs must be a whole number, at least 0'],
     [['create', '--name', 'x', '--max-concurrent-jobs', '1001'], 'at most 1000'],
+    [['create', '--name', 'x', '--credits=1.5'], '--credits must be a whole number, at least 0'],
+    [['list', '--credits', '5'], '--credits is only for keys create'],
     [['create', '--name', 'x', 'extra'], 'takes no arguments'],
     [['revoke'], 'takes one key id'],
     [['list', '--name', 'x'], '--name is only for keys create'],

@@ -6,7 +6,7 @@
  * second (a revoked key is refused by every replica).
  */
 import { parseArgs } from 'node:util'
-import { generateApiKey, KEY_NAME_MAX, MAX_JOB_CAP, type ApiKeyRecord } from '@tailor/gateway/src/access/api-key.ts'
+import { creditsRemaining, generateApiKey, KEY_NAME_MAX, MAX_JOB_CAP, type ApiKeyRecord } from '@tailor/gateway/src/access/api-key.ts'
 import { openKeyStoreAt } from '@tailor/gateway/src/access/open-key-store.ts'
 import { EXIT, UsageError, userPath, type CliIO } from '../service.ts'
 
@@ -14,12 +14,15 @@ export const DEFAULT_DATA_DIR = './tailor-data'
 
 export const KEYS_HELP = `Usage: tailor keys <create|list|revoke> [options]
 
-  tailor keys create --name NAME [--rate-limit N] [--max-concurrent-jobs N]
+  tailor keys create --name NAME [--rate-limit N] [--max-concurrent-jobs N] [--credits N]
       Creates a key and prints it once (only its sha256 is stored).
       --rate-limit N            requests per second for this key (default: the gateway's
                                 DEFAULT_RATE_LIMIT_PER_S, 5)
       --max-concurrent-jobs N   jobs pending or running at once, at most ${MAX_JOB_CAP}; 0 = no cap
                                 (default: the gateway's DEFAULT_MAX_CONCURRENT_JOBS, 10)
+      --credits N               a budget of N credits: each job that completes costs one
+                                (GET /v1/credits); when none is left, jobs are refused with
+                                403 insufficient_api_credits (default: unlimited)
   tailor keys list
       Id, name, creation time, revocation time and limits of every key (never keys or hashes).
   tailor keys revoke ID
@@ -39,6 +42,7 @@ const OPTIONS = {
   name: { type: 'string' },
   'rate-limit': { type: 'string' },
   'max-concurrent-jobs': { type: 'string' },
+  credits: { type: 'string' },
   'nats-url': { type: 'string' },
   'data-dir': { type: 'string' },
   json: { type: 'boolean' },
@@ -62,6 +66,8 @@ const publicView = (r: ApiKeyRecord): Record<string, unknown> => ({
   revokedAt: r.revokedAt ?? null,
   rateLimitPerS: r.rateLimitPerS ?? null,
   maxConcurrentJobs: r.maxConcurrentJobs ?? null,
+  credits: r.credits ?? null,
+  creditsRemaining: creditsRemaining(r),
 })
 
 function table(rows: string[][]): string {
@@ -88,22 +94,23 @@ export async function keysCommand(argv: string[], io: CliIO): Promise<number> {
     const natsUrl = values['nats-url'] ?? (values['data-dir'] === undefined ? io.env.NATS_URL || undefined : undefined)
     const dataDir = userPath(io, values['data-dir'] ?? io.env.TAILOR_DATA_DIR ?? DEFAULT_DATA_DIR)
     const only = (allowed: string[]): void => {
-      for (const f of ['name', 'rate-limit', 'max-concurrent-jobs'] as const) {
+      for (const f of ['name', 'rate-limit', 'max-concurrent-jobs', 'credits'] as const) {
         if (values[f] !== undefined && !allowed.includes(f)) throw new UsageError(`--${f} is only for keys create`)
       }
     }
     let run: (store: Awaited<ReturnType<typeof openKeyStoreAt>>) => Promise<number>
     switch (sub) {
       case 'create': {
-        only(['name', 'rate-limit', 'max-concurrent-jobs'])
+        only(['name', 'rate-limit', 'max-concurrent-jobs', 'credits'])
         if (rest.length > 0) throw new UsageError(`keys create takes no arguments; got ${rest.join(' ')}`)
         const name = values.name?.trim()
         if (name === undefined || name === '') throw new UsageError('--name NAME is required')
         if (name.length > KEY_NAME_MAX || /\p{Cc}/u.test(name)) throw new UsageError(`--name must be 1 to ${KEY_NAME_MAX} printable characters`)
         const rateLimitPerS = wholeNumber('--rate-limit', values['rate-limit'], 1)
         const maxConcurrentJobs = wholeNumber('--max-concurrent-jobs', values['max-concurrent-jobs'], 0, MAX_JOB_CAP)
+        const credits = wholeNumber('--credits', values.credits, 0)
         run = async ({ store, where }) => {
-          const { key, record } = generateApiKey({ name, rateLimitPerS, maxConcurrentJobs })
+          const { key, record } = generateApiKey({ name, rateLimitPerS, maxConcurrentJobs, credits })
           await store.create(record)
           if (values.json === true) io.stdout.write(`${JSON.stringify({ ...publicView(record), key })}\n`)
           else {
@@ -131,11 +138,12 @@ export async function keysCommand(argv: string[], io: CliIO): Promise<number> {
             return EXIT.ok
           }
           const rows = [
-            ['ID', 'NAME', 'CREATED', 'REVOKED', 'RATE LIMIT', 'MAX JOBS'],
+            ['ID', 'NAME', 'CREATED', 'REVOKED', 'RATE LIMIT', 'MAX JOBS', 'CREDITS LEFT'],
             ...keys.map((k) => [
               k.id, k.name, k.createdAt, k.revokedAt ?? '-',
               k.rateLimitPerS === undefined ? 'default' : `${k.rateLimitPerS}/s`,
               k.maxConcurrentJobs === undefined ? 'default' : k.maxConcurrentJobs === 0 ? 'no cap' : String(k.maxConcurrentJobs),
+              k.credits === undefined ? 'unlimited' : `${creditsRemaining(k)} of ${k.credits}`,
             ]),
           ]
           io.stdout.write(table(rows))

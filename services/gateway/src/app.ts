@@ -105,6 +105,11 @@ export function createApp(d: Omit<GatewayDeps, 'jsonBody'>) {
     .use('/playground/samples/*', apiKeyAuth(access, { rate: false })) // the operator's sample media: key holders only
     .use('/v1/*', skipWhere(carriesMedia, bodyLimitByHeaders(deps.config.maxBodyBytes)))
     .route(UPLOADS_PATH, uploadRoutes(deps))
+    .get('/v1/credits', (c) => {
+      // Pixelcut's GET /v1/credits; the balance as this replica last saw it (key store watch: within a second).
+      const left = c.get('principal').creditsRemaining
+      return c.json({ credits_remaining: left, unlimited: left === null })
+    })
     .route('/v1/try-on', tryOnRoutes(deps, { waitTimeoutMs: deps.config.tryOnWaitTimeoutMs }))
     .route('/v1/video/remove-background', videoRemoveBackgroundRoutes(deps))
     .route('/results', resultRoutes(deps))

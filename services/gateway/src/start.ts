@@ -12,6 +12,7 @@ import { createMemoryRateBudget } from './access/rate-budget.ts'
 import { openKvRateBudget } from './access/rate-budget-kv.ts'
 import { RateLimiter } from './access/rate-limiter.ts'
 import { holdsSlot, releaseSlotsOnFinal } from './access/release-slots-on-final.ts'
+import { chargeCreditsOnFinal } from './access/charge-credits-on-final.ts'
 import { createApp } from './app.ts'
 import { ensureReplicas } from './jetstream-replicas.ts'
 import type { Config } from './config.ts'
@@ -101,13 +102,19 @@ export async function start(
   // Per-key job slots: a record that becomes final gives its slot back (access/release-slots-on-final.ts).
   let slots: JobSlots
   const slotReleaseFailed = (err: unknown, rec: JobRecord): void => logger.warn({ err, jobId: rec.id }, 'job slot release failed; reclaimed at the next check')
+  // API keys (access/): the KV bucket api_keys distributed (shared by every replica), the data dir's key file embedded.
+  let keyStore: KeyStore | undefined
+  // A job that completes charges its owner's credit budget, if it has one (access/charge-credits-on-final.ts).
+  const chargeFailed = (err: unknown, rec: JobRecord): void => logger.error({ err, jobId: rec.id, owner: rec.ownerKeyId }, 'credit charge failed')
+  const charged = <S extends JobStore>(j: S): S => (keyStore === undefined ? j : chargeCreditsOnFinal(j, keyStore, chargeFailed))
   if (opts.ports !== undefined) {
     // Every record that becomes final queues its webhook (webhooks/notify-on-final.ts).
     // One process: the slot lists live in memory, rebuilt from the unfinished records at start.
     const held = new Map<string, string[]>()
     for (const r of await opts.ports.jobs.listUnfinished()) if (r.ownerKeyId !== undefined) held.set(r.ownerKeyId, [...(held.get(r.ownerKeyId) ?? []), r.id])
     slots = createJobSlots(createMemorySlotListStore(held), holdsSlot(opts.ports.jobs))
-    const jobs = releaseSlotsOnFinal(notifyOnFinal(withJobMetrics(opts.ports.jobs, metrics), opts.ports.webhooks), slots, slotReleaseFailed)
+    keyStore = opts.ports.keys
+    const jobs = charged(releaseSlotsOnFinal(notifyOnFinal(withJobMetrics(opts.ports.jobs, metrics), opts.ports.webhooks), slots, slotReleaseFailed))
     watcher = opts.ports.jobs
     ports = { ...opts.ports, jobs }
     queueDepth = opts.ports.queueDepth
@@ -131,7 +138,8 @@ export async function start(
     const kvJobs = await openKvJobStore(nc, { ttlMs: config.jobRetentionS * 1000 })
     watcher = kvJobs
     slots = createJobSlots(await openKvSlotListStore(nc), holdsSlot(kvJobs))
-    const jobs = releaseSlotsOnFinal(notifyOnFinal(withJobMetrics(kvJobs, metrics), webhooks), slots, slotReleaseFailed)
+    keyStore = await openKvKeyStore(nc)
+    const jobs = charged(releaseSlotsOnFinal(notifyOnFinal(withJobMetrics(kvJobs, metrics), webhooks), slots, slotReleaseFailed))
     handleJobEvent = createJobEventHandler(jobs, logger, { onFinalRepeated: jobs.requeue })
     grpcServer = await startJobEventsServer({ host: config.host, port: config.grpcPort, handle: handleJobEvent, logger })
     ports = {
@@ -140,9 +148,7 @@ export async function start(
       idempotency: await openKvIdempotencyStore(nc, { ttlMs: config.idempotencyTtlS * 1000 }), webhooks,
     }
   }
-  // API keys and rate limits (access/): the KV buckets api_keys and rate_limits distributed (shared
-  // by every replica), the data dir's key file and memory embedded.
-  const keyStore = opts.ports?.keys ?? (nc === null ? undefined : await openKvKeyStore(nc))
+  // Rate limits (access/): the KV bucket rate_limits distributed (shared by every replica), memory embedded.
   const limiter = new RateLimiter(nc === null ? createMemoryRateBudget() : await openKvRateBudget(nc))
   if (nc !== null) await ensureReplicas(nc, config.natsReplicas, logger)
   const limits = { rateLimitPerS: config.rateLimitPerS, maxConcurrentJobs: config.maxConcurrentJobs }

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { AccessControl, Principal, RateDecision } from './access-control.ts'
-import { envKeyId, type ApiKeyRecord } from './api-key.ts'
+import { creditsRemaining, envKeyId, type ApiKeyRecord } from './api-key.ts'
 import type { KeyStore } from './key-store.ts'
 import type { RateLimiter } from './rate-limiter.ts'
 
@@ -38,7 +38,7 @@ export function createKeyAccessControl(o: { envHashes: readonly Buffer[]; limits
   for (const h of o.envHashes) {
     const hex = h.toString('hex')
     const keyId = envKeyId(hex)
-    envEntries.set(hex, { hash: h, revoked: false, principal: { keyId, name: keyId, rateLimitPerS: o.limits.rateLimitPerS, maxConcurrentJobs: o.limits.maxConcurrentJobs } })
+    envEntries.set(hex, { hash: h, revoked: false, principal: { keyId, name: keyId, rateLimitPerS: o.limits.rateLimitPerS, maxConcurrentJobs: o.limits.maxConcurrentJobs, creditsRemaining: null } })
   }
   let stored = new Map<string, Entry>()
   const toEntry = (r: ApiKeyRecord): Entry => ({
@@ -49,6 +49,7 @@ export function createKeyAccessControl(o: { envHashes: readonly Buffer[]; limits
       name: r.name,
       rateLimitPerS: r.rateLimitPerS ?? o.limits.rateLimitPerS,
       maxConcurrentJobs: r.maxConcurrentJobs ?? o.limits.maxConcurrentJobs,
+      creditsRemaining: creditsRemaining(r),
     },
   })
   return {

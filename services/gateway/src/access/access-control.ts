@@ -12,6 +12,8 @@ export interface Principal {
   rateLimitPerS: number
   /** Jobs of this key that may be pending or running at once. */
   maxConcurrentJobs: number
+  /** Credits left (one per completed job); null: unlimited (no budget, or a key from the environment). */
+  creditsRemaining: number | null
 }
 
 /** Outcome of taking one request from a key's budget (feeds RateLimit-* / Retry-After headers). */

@@ -16,7 +16,15 @@ export interface ApiKeyRecord {
   rateLimitPerS?: number
   /** Jobs that may be pending or running at once; 0 = no cap. */
   maxConcurrentJobs?: number
+  /** Credit budget (`tailor keys create --credits N`): one credit per job that completes. Absent: unlimited. */
+  credits?: number
+  /** Credits charged so far (completed jobs); absent: none. */
+  creditsUsed?: number
 }
+
+/** Credits a key has left: null when it has no budget (unlimited), else never below 0. */
+export const creditsRemaining = (r: Pick<ApiKeyRecord, 'credits' | 'creditsUsed'>): number | null =>
+  r.credits === undefined ? null : Math.max(0, r.credits - (r.creditsUsed ?? 0))
 
 export const KEY_PREFIX = 'tk_'
 /** Key ids: `key_` + 16 base64url characters (96 random bits); safe as a KV key and a file name. */
@@ -34,7 +42,7 @@ export const newKeyId = (): string => `key_${randomBytes(12).toString('base64url
 export const sha256Hex = (s: string): string => createHash('sha256').update(s, 'utf8').digest('hex')
 
 /** A new plain key (`tk_` + base64url of 32 random bytes) and its record; the key is shown once, never stored. */
-export function generateApiKey(o: { name: string; rateLimitPerS?: number; maxConcurrentJobs?: number; now?: Date }): { key: string; record: ApiKeyRecord } {
+export function generateApiKey(o: { name: string; rateLimitPerS?: number; maxConcurrentJobs?: number; credits?: number; now?: Date }): { key: string; record: ApiKeyRecord } {
   const key = `${KEY_PREFIX}${randomBytes(32).toString('base64url')}`
   const record: ApiKeyRecord = {
     id: newKeyId(),
@@ -43,6 +51,7 @@ export function generateApiKey(o: { name: string; rateLimitPerS?: number; maxCon
     createdAt: (o.now ?? new Date()).toISOString(),
     ...(o.rateLimitPerS === undefined ? {} : { rateLimitPerS: o.rateLimitPerS }),
     ...(o.maxConcurrentJobs === undefined ? {} : { maxConcurrentJobs: o.maxConcurrentJobs }),
+    ...(o.credits === undefined ? {} : { credits: o.credits, creditsUsed: 0 }),
   }
   return { key, record }
 }
@@ -67,6 +76,8 @@ export function isApiKeyRecord(v: unknown): v is ApiKeyRecord {
     typeof r.createdAt === 'string' &&
     (r.revokedAt === undefined || typeof r.revokedAt === 'string') &&
     optNum(r.rateLimitPerS) &&
-    optNum(r.maxConcurrentJobs)
+    optNum(r.maxConcurrentJobs) &&
+    optNum(r.credits) &&
+    optNum(r.creditsUsed)
   )
 }

@@ -30,6 +30,7 @@ export const GRPC_STATUS = {
   // Its first request is still in flight: a concurrency conflict, retry later.
   idempotency_key_in_use: status.ABORTED,
   rate_limit_exceeded: status.RESOURCE_EXHAUSTED,
+  insufficient_api_credits: status.RESOURCE_EXHAUSTED,
   unexpected_error: status.INTERNAL,
   service_unavailable: status.UNAVAILABLE,
   request_timeout: status.DEADLINE_EXCEEDED,

@@ -3,7 +3,7 @@
  * the workers. Both edges call it (HTTP routes, the internal gRPC API), so a job means the same
  * whichever way it came in.
  */
-import { newJobId, type GarmentMode, type JobEnvelope, type OutputFormat, type RemoveBackgroundBody, type TryOnBody } from '@tailor/proto'
+import { AppError, newJobId, type GarmentMode, type JobEnvelope, type OutputFormat, type RemoveBackgroundBody, type TryOnBody } from '@tailor/proto'
 import type { Principal } from '../access/access-control.ts'
 import type { JobSlots } from '../access/job-slots.ts'
 import { RateLimitError } from '../access/rate-limit-error.ts'
@@ -77,6 +77,9 @@ export async function submitJob(deps: SubmitJobDeps, job: JobSubmission, o: Subm
     ...(o.owner ? { ownerKeyId: o.owner.keyId } : {}),
   }
   const owner = o.owner
+  if (owner !== undefined && owner.creditsRemaining !== null && owner.creditsRemaining <= 0) {
+    throw new AppError('insufficient_api_credits', 'This API key has no credits left (GET /v1/credits); a job is charged one credit when it completes. Ask the operator for more.')
+  }
   if (owner !== undefined && deps.slots !== undefined) {
     // The slot is given back when the record becomes final (access/release-slots-on-final.ts).
     const { admitted } = await deps.slots.acquire(owner.keyId, rec.id, owner.maxConcurrentJobs)

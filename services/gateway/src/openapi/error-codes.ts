@@ -24,6 +24,7 @@ export const ERROR_CODE_DOCS: Partial<Record<ErrorCode, string>> = {
   job_finished: 'Cancel of a job that has already ended.',
   idempotency_key_reused: 'An `Idempotency-Key` was sent again with a different request.',
   idempotency_key_in_use: 'The first request with this `Idempotency-Key` is still being processed; retry shortly.',
+  insufficient_api_credits: 'The API key\'s credit budget is spent (`GET /v1/credits` answers 0): no job is accepted until its operator grants more.',
   rate_limit_exceeded: 'Too many requests for this API key; wait `Retry-After` seconds.',
   unexpected_error: 'A bug on our side; the job is retried where that is safe.',
   service_unavailable: 'Models not loaded or the queue unreachable; try again later.',

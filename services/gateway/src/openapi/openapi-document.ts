@@ -22,7 +22,7 @@ import {
   type ErrorCode,
 } from '@tailor/proto'
 import { ERROR_CODE_DOCS } from './error-codes.ts'
-import { HealthSchema, ReadinessSchema, SampleListSchema, UploadResultSchema } from './response-schemas.ts'
+import { CreditsSchema, HealthSchema, ReadinessSchema, SampleListSchema, UploadResultSchema } from './response-schemas.ts'
 
 /** A JSON value of the document (objects are plain records). */
 export type OpenApiDocument = Record<string, unknown> & { openapi: '3.1.0'; paths: Record<string, Record<string, Operation>> }
@@ -198,6 +198,7 @@ export function buildOpenApiDocument(o: OpenApiOptions = {}): OpenApiDocument {
       JobStatus: JobStatusDocument,
       CancelResult: CancelAccepted,
       UploadResult: UploadResultSchema,
+      Credits: CreditsSchema,
       Health: HealthSchema,
       Readiness: ReadinessSchema,
       SampleList: SampleListSchema,
@@ -226,6 +227,7 @@ export function buildOpenApiDocument(o: OpenApiOptions = {}): OpenApiDocument {
       { name: 'try-on', description: 'Virtual try-on (Beta): dress the person in a photo with a garment from a product photo.' },
       { name: 'video', description: 'Video background removal.' },
       { name: 'uploads', description: 'Local files as inputs.' },
+      { name: 'account', description: 'The calling API key\'s credit budget.' },
       { name: 'results', description: 'Signed, time-limited result downloads.' },
       { name: 'operations', description: 'Health and the API description itself.' },
       { name: 'playground', description: 'The browser playground served at `/`.' },
@@ -259,7 +261,7 @@ export function buildOpenApiDocument(o: OpenApiOptions = {}): OpenApiDocument {
           responses: {
             '200': { description: 'Finished within the wait.', headers: { ...replayedHeader, ...deprecationHeader }, content: json(ref('TryOnResult')) },
             '202': { description: 'Accepted (or still running at the end of the wait): poll the job.', headers: { ...replayedHeader, ...deprecationHeader }, content: json(ref('JobAccepted')) },
-            ...errors(...BODY_ERRORS, ...IDEMPOTENCY_ERRORS, ...AUTH_ERRORS, ...TRY_ON_JOB_ERRORS),
+            ...errors(...BODY_ERRORS, 'insufficient_api_credits', ...IDEMPOTENCY_ERRORS, ...AUTH_ERRORS, ...TRY_ON_JOB_ERRORS),
           },
         }),
       },
@@ -283,11 +285,26 @@ export function buildOpenApiDocument(o: OpenApiOptions = {}): OpenApiDocument {
           },
           responses: {
             '202': { description: 'Accepted: poll the job.', headers: replayedHeader, content: json(ref('JobAccepted')) },
-            ...errors(...BODY_ERRORS, ...IDEMPOTENCY_ERRORS, ...AUTH_ERRORS),
+            ...errors(...BODY_ERRORS, 'insufficient_api_credits', ...IDEMPOTENCY_ERRORS, ...AUTH_ERRORS),
           },
         }),
       },
       ...jobOperations('remove-background', '/v1/video/remove-background', 'video background removal', 'video'),
+      '/v1/credits': {
+        get: secured({
+          operationId: 'getCredits',
+          summary: 'Credits left for this API key',
+          description:
+            'A key made with `tailor keys create --credits N` has a budget of N credits; each job that completes is charged one ' +
+            '(failed and cancelled jobs cost nothing), and once none is left a submission answers 403 `insufficient_api_credits`. ' +
+            'A key without a budget (and a key configured by environment) answers `{"credits_remaining": null, "unlimited": true}`.',
+          tags: ['account'],
+          responses: {
+            '200': { description: 'The balance.', content: json(ref('Credits'), { credits_remaining: 42, unlimited: false }) },
+            ...errors(...AUTH_ERRORS),
+          },
+        }),
+      },
       '/v1/uploads': {
         post: secured({
           operationId: 'upload',
@@ -497,6 +514,7 @@ const SCHEMA_DOCS: Record<string, string> = {
   JobStatus: "A job's status document.",
   CancelResult: 'The job was cancelled; polling it now answers `failed` with `job_cancelled`.',
   UploadResult: 'The upload is stored.',
+  Credits: 'The calling key\'s credit balance.',
   Health: 'Liveness, with details of what runs (mode, connected workers…).',
   Readiness: 'Readiness, with what was checked.',
   SampleList: 'The sample media in `PLAYGROUND_SAMPLES_DIR` (empty lists when it is not set).',
@@ -561,6 +579,10 @@ const FIELD_DOCS: Record<string, Record<string, string>> = {
     upload_id: 'Upload id (UUID).',
     url: '`tailor://uploads/<upload_id>`: pass it as `person_image_url`, `garment_image_url` or `video_url` (jobs of the same API key only).',
     expires_at: 'ISO 8601 time after which the upload is gone (1 hour).',
+  },
+  Credits: {
+    credits_remaining: 'Credits left (one is charged per completed job); null when the key has no budget.',
+    unlimited: 'true when the key has no credit budget.',
   },
   Health: { status: '`ok`, or `unavailable` (503).' },
   Readiness: { status: '`ready`, or `unavailable` (503).' },

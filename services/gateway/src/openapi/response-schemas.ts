@@ -12,6 +12,12 @@ export const UploadResultSchema = z.object({
   expires_at: z.string(),
 })
 
+/** GET /v1/credits (Pixelcut's shape); a key without a budget answers null and `unlimited: true`. */
+export const CreditsSchema = z.object({
+  credits_remaining: z.number().int().min(0).nullable(),
+  unlimited: z.boolean(),
+})
+
 export const HealthSchema = z.looseObject({ status: z.enum(['ok', 'unavailable']) })
 
 export const ReadinessSchema = z.looseObject({ status: z.enum(['ready', 'unavailable']) })
