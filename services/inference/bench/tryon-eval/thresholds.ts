@@ -1,0 +1,73 @@
+/**
+ * Regression thresholds on the evaluation figures (issue 10 §6), just under what the engine on
+ * main reaches (docs/tryon-eval.md says when they were last raised and from which run). A change
+ * that makes the engine better raises them; one that makes it worse fails tryon-eval.test.ts
+ * (the fixed subset below, in `pnpm test`) or tryon-eval.full.test.ts (the whole set,
+ * `pnpm test:full`).
+ */
+import type { Split } from './eval-set.ts'
+
+/**
+ * A fixed subset that represents the set in `pnpm test` (about a minute): the six paired pairs, and
+ * every category, framing (full, half, torso, face cropped), pose (three-quarter, arms crossed,
+ * leg kicked up), garment photo (flat, ghost-mannequin, on-model) and split at least once.
+ */
+export const REGRESSION_SUBSET: readonly string[] = [
+  // paired: the real photo is the ground truth
+  'tryon/person_01 × tryon/garment_upper_01',
+  'tryon/person_02 × tryon/garment_upper_02',
+  'tryon/person_03 × tryon/garment_upper_03',
+  'tryon/person_04 × tryon/garment_upper_04',
+  'tryon/person_05 × tryon/garment_upper_05',
+  'dev/person_01 × dev/garment_upper_01',
+  // tune
+  'tryon/person_11 × tryon/garment_lower_01',
+  'tryon/person_15 × tryon/garment_full_01',
+  'tryon/person_06 × tryon/garment_upper_07',
+  'tryon/person_12 × tryon/garment_upper_08',
+  'tryon/person_07 × tryon/garment_upper_03',
+  // holdout
+  'tryon/person_13 × tryon/garment_full_02',
+  'tryon/person_16 × tryon/garment_lower_02',
+  'tryon/person_09 × tryon/garment_upper_09',
+  'tryon/person_14 × tryon/garment_upper_06',
+  // mixed and dev
+  'tryon/person_03 × tryon/garment_lower_04',
+  'dev/person_02 × dev/garment_lower_02',
+  'dev/person_03 × dev/garment_full_01',
+]
+
+export interface Floors {
+  /** Garments of the split with their category right, at least this share. */
+  categoryAccuracy: number
+  /** Answered pairs with region score ≥ 0.8, at least this share. */
+  regionPass: number
+  /** Mean region score over answered pairs, at least. */
+  regionScoreMean: number
+  /** Mean share of the warped garment inside its labelled region, at least. */
+  warpInsideMean: number
+  /** Pairs refused, at most this share. */
+  refusedShare: number
+}
+
+/** The whole set, per split (tryon-eval.full.test.ts). */
+export const FULL_FLOORS: Record<Split | 'all', Floors> = {
+  tune: { categoryAccuracy: 0.39, regionPass: 0.75, regionScoreMean: 0.82, warpInsideMean: 0.79, refusedShare: 0.01 },
+  holdout: { categoryAccuracy: 0.49, regionPass: 0.77, regionScoreMean: 0.88, warpInsideMean: 0.75, refusedShare: 0.11 },
+  mixed: { categoryAccuracy: 0.43, regionPass: 0.72, regionScoreMean: 0.84, warpInsideMean: 0.78, refusedShare: 0.04 },
+  dev: { categoryAccuracy: 0.99, regionPass: 0.99, regionScoreMean: 0.98, warpInsideMean: 0.97, refusedShare: 0.01 },
+  all: { categoryAccuracy: 0.55, regionPass: 0.75, regionScoreMean: 0.85, warpInsideMean: 0.79, refusedShare: 0.05 },
+}
+
+/** The subset, all splits together (tryon-eval.test.ts): one pair of slack. */
+export const SUBSET_FLOORS: Floors = { categoryAccuracy: 0.47, regionPass: 0.72, regionScoreMean: 0.82, warpInsideMean: 0.78, refusedShare: 0.06 }
+
+/** Paired SSIM inside the garment box, at least (both tests): per pair, just under the run's. */
+export const PAIRED_SSIM_FLOORS: Record<string, number> = {
+  'tryon/person_01 × tryon/garment_upper_01': 0.742,
+  'tryon/person_02 × tryon/garment_upper_02': 0.861,
+  'tryon/person_03 × tryon/garment_upper_03': 0.788,
+  'tryon/person_04 × tryon/garment_upper_04': 0.627,
+  'tryon/person_05 × tryon/garment_upper_05': 0.879,
+  'dev/person_01 × dev/garment_upper_01': 0.745,
+}
