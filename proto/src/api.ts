@@ -45,6 +45,14 @@ export const isHttpUrl = (s: string): boolean => {
 export const GARMENT_MODES = ['auto', 'full', 'upper', 'lower'] as const
 export type GarmentMode = (typeof GARMENT_MODES)[number]
 
+/**
+ * What the garment photo shows (as FASHN's API has it): `flat-lay` (laid flat, ghost mannequin or
+ * any cut-out packshot: the whole foreground is the garment), `model` (worn by a person: the
+ * garment is extracted from the person), `auto` (detected from the photo).
+ */
+export const GARMENT_PHOTO_TYPES = ['auto', 'flat-lay', 'model'] as const
+export type GarmentPhotoType = (typeof GARMENT_PHOTO_TYPES)[number]
+
 /** An input URL field: http(s), or tailor://uploads/<id> from POST /v1/uploads (uploads.ts). */
 const url = (name: string) =>
   z
@@ -79,6 +87,9 @@ export const TryOnBody = z.object({
   garment_mode: z
     .enum(GARMENT_MODES, { error: (i) => `garment_mode must be one of ${GARMENT_MODES.join(', ')}; got ${show(i.input)}.` })
     .optional(),
+  garment_photo_type: z
+    .enum(GARMENT_PHOTO_TYPES, { error: (i) => `garment_photo_type must be one of ${GARMENT_PHOTO_TYPES.join(', ')}; got ${show(i.input)}.` })
+    .default('auto'),
   preprocess_garment: stringBool('preprocess_garment', true),
   remove_background: stringBool('remove_background', false),
   wait_for_result: stringBool('wait_for_result', true),

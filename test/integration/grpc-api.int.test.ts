@@ -177,6 +177,8 @@ describe('gRPC API (embedded mode)', () => {
     }
     const tryOn = await rejection(unary(client, 'TryOn', { personImageUrl: shared('person_01.jpg'), garmentMode: 'sideways' }, API_KEY))
     expect(describeError(tryOn)).toMatchObject({ code: grpcStatus.INVALID_ARGUMENT, errorCode: 'missing_parameter', details: expect.stringContaining('garment_image_url') })
+    const photoType = await rejection(unary(client, 'TryOn', { personImageUrl: shared('person_01.jpg'), garmentImageUrl: shared('garment_upper_01.jpg'), garmentPhotoType: 'mannequin' }, API_KEY))
+    expect(describeError(photoType)).toMatchObject({ code: grpcStatus.INVALID_ARGUMENT, errorCode: 'invalid_parameter', details: expect.stringContaining('garment_photo_type must be one of auto, flat-lay, model') })
   })
 
   it("another key's job is NOT_FOUND, as an unknown id", async () => {

@@ -12,6 +12,8 @@ photo's size). PERSON and GARMENT are local files (uploaded first, kept 1 hour) 
 Options:
   -o, --output FILE        where to write the JPEG (required)
   --category C             auto (default: detected from the garment), upper, lower or full
+  --photo-type T           garment photo: auto (default: detected), flat-lay (laid flat, ghost
+                           mannequin or cut out) or model (worn by a person)
   --remove-background      put the dressed person on white
   --no-preprocess          the garment photo is already cut out (skip its background removal)
 ${SERVICE_HELP}
@@ -22,6 +24,8 @@ Exit codes: 0 done, 1 the service or the job failed (error_code on stderr), 2 ba
 
 const CATEGORIES = ['auto', 'upper', 'lower', 'full'] as const
 type Category = (typeof CATEGORIES)[number]
+const PHOTO_TYPES = ['auto', 'flat-lay', 'model'] as const
+type PhotoType = (typeof PHOTO_TYPES)[number]
 
 export async function tryOnCommand(argv: string[], io: CliIO): Promise<number> {
   const intr = interruptSignal()
@@ -29,6 +33,7 @@ export async function tryOnCommand(argv: string[], io: CliIO): Promise<number> {
     const { values, positionals } = parseServiceArgs(argv, {
         output: { type: 'string', short: 'o' },
         category: { type: 'string' },
+        'photo-type': { type: 'string' },
         'remove-background': { type: 'boolean' },
         'no-preprocess': { type: 'boolean' },
     })
@@ -41,6 +46,8 @@ export async function tryOnCommand(argv: string[], io: CliIO): Promise<number> {
     if (values.output === undefined) throw new UsageError('-o OUT.jpg is required')
     const category = (values.category ?? 'auto') as Category
     if (!CATEGORIES.includes(category)) throw new UsageError(`--category must be one of ${CATEGORIES.join(', ')}; got ${values.category}`)
+    const photoType = (values['photo-type'] ?? 'auto') as PhotoType
+    if (!PHOTO_TYPES.includes(photoType)) throw new UsageError(`--photo-type must be one of ${PHOTO_TYPES.join(', ')}; got ${values['photo-type']}`)
     const client = createClient(values, io.env)
     const signal = intr.signal
 
@@ -52,6 +59,7 @@ export async function tryOnCommand(argv: string[], io: CliIO): Promise<number> {
         person_image_url: personUrl,
         garment_image_url: garmentUrl,
         ...(category !== 'auto' ? { garment_mode: category } : {}),
+        ...(photoType !== 'auto' ? { garment_photo_type: photoType } : {}),
         remove_background: values['remove-background'] === true ? 'true' : 'false',
         preprocess_garment: values['no-preprocess'] === true ? 'false' : 'true',
         wait_for_result: 'true',

@@ -9,11 +9,13 @@ export interface TryOnRequest {
   'removeBackground'?: (boolean);
   'waitForResult'?: (boolean);
   'webhookUrl'?: (string);
+  'garmentPhotoType'?: (string);
   '_garmentMode'?: "garmentMode";
   '_preprocessGarment'?: "preprocessGarment";
   '_removeBackground'?: "removeBackground";
   '_waitForResult'?: "waitForResult";
   '_webhookUrl'?: "webhookUrl";
+  '_garmentPhotoType'?: "garmentPhotoType";
 }
 
 export interface TryOnRequest__Output {
@@ -24,9 +26,11 @@ export interface TryOnRequest__Output {
   'removeBackground'?: (boolean);
   'waitForResult'?: (boolean);
   'webhookUrl'?: (string);
+  'garmentPhotoType'?: (string);
   '_garmentMode'?: "garmentMode";
   '_preprocessGarment'?: "preprocessGarment";
   '_removeBackground'?: "removeBackground";
   '_waitForResult'?: "waitForResult";
   '_webhookUrl'?: "webhookUrl";
+  '_garmentPhotoType'?: "garmentPhotoType";
 }

@@ -186,6 +186,7 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
         ...present('person_image_url', req.personImageUrl),
         ...present('garment_image_url', req.garmentImageUrl),
         ...present('garment_mode', req.garmentMode),
+        ...present('garment_photo_type', req.garmentPhotoType),
         ...present('preprocess_garment', req.preprocessGarment),
         ...present('remove_background', req.removeBackground),
         ...present('wait_for_result', req.waitForResult),

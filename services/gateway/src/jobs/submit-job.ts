@@ -3,7 +3,7 @@
  * the workers. Both edges call it (HTTP routes, the internal gRPC API), so a job means the same
  * whichever way it came in.
  */
-import { AppError, newJobId, type GarmentMode, type JobEnvelope, type OutputFormat, type RemoveBackgroundBody, type TryOnBody } from '@tailor/proto'
+import { AppError, newJobId, type GarmentMode, type GarmentPhotoType, type JobEnvelope, type OutputFormat, type RemoveBackgroundBody, type TryOnBody } from '@tailor/proto'
 import type { Principal } from '../access/access-control.ts'
 import type { JobSlots } from '../access/job-slots.ts'
 import { RateLimitError } from '../access/rate-limit-error.ts'
@@ -25,6 +25,7 @@ export interface TryOnJobParams {
   person_image_url: string
   garment_image_url: string
   garment_mode: GarmentMode
+  garment_photo_type: GarmentPhotoType
   preprocess_garment: boolean
   remove_background: boolean
 }
@@ -45,6 +46,7 @@ export const tryOnSubmission = (body: TryOnBody): TryOnSubmission => ({
     person_image_url: body.person_image_url,
     garment_image_url: body.garment_image_url,
     garment_mode: body.garment_mode ?? 'auto',
+    garment_photo_type: body.garment_photo_type,
     preprocess_garment: body.preprocess_garment,
     remove_background: body.remove_background,
   },

@@ -532,6 +532,10 @@ const FIELD_DOCS: Record<string, Record<string, string>> = {
     person_image_url: `Photo of the person: ${INPUT_URL}. JPEG, PNG, WebP, GIF, TIFF or AVIF.`,
     garment_image_url: `Product photo of the garment: ${INPUT_URL}.`,
     garment_mode: 'Deprecated: overrides category detection (the answer then carries a `Deprecation` header).',
+    garment_photo_type:
+      'What the garment photo shows: `flat-lay` (laid flat, ghost mannequin or cut out: the whole foreground is the garment), ' +
+      '`model` (worn by a person: the garment is cut out of the person, without head, skin, shoes or other garments), ' +
+      '`auto` (default: detected from the photo).',
     preprocess_garment: '"true": remove the garment photo\'s background; "false": the photo is already cut out.',
     remove_background: '"true": put the dressed person on white.',
     webhook_url: WEBHOOK_URL,

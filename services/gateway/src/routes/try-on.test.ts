@@ -77,7 +77,7 @@ describe('POST /v1/try-on', () => {
     expect(published).toEqual([
       {
         id: b.job_id, kind: 'try-on', createdAt: expect.any(String),
-        params: { person_image_url: PERSON, garment_image_url: GARMENT, garment_mode: 'auto', preprocess_garment: true, remove_background: false },
+        params: { person_image_url: PERSON, garment_image_url: GARMENT, garment_mode: 'auto', garment_photo_type: 'auto', preprocess_garment: true, remove_background: false },
       },
     ])
     const path = new URL(b.result_url).pathname + new URL(b.result_url).search
@@ -121,6 +121,15 @@ describe('POST /v1/try-on', () => {
     expect(published[0]?.params).toMatchObject({ preprocess_garment: false, remove_background: true })
   })
 
+  it('carries garment_photo_type (flat-lay / model) to the job', async () => {
+    for (const t of ['flat-lay', 'model'] as const) {
+      published.length = 0
+      const r = await post({ person_image_url: PERSON, garment_image_url: GARMENT, garment_photo_type: t, wait_for_result: 'false' })
+      expect(r.status).toBe(202)
+      expect(published[0]?.params).toMatchObject({ garment_photo_type: t })
+    }
+  })
+
   it('honours the deprecated garment_mode and says so in a Deprecation header', async () => {
     const r = await post({ person_image_url: PERSON, garment_image_url: GARMENT, garment_mode: 'lower', wait_for_result: 'false' })
     expect(r.status).toBe(202)
@@ -137,6 +146,7 @@ describe('POST /v1/try-on', () => {
     ['boolean as "TRUE"', { person_image_url: PERSON, garment_image_url: GARMENT, remove_background: 'TRUE' }, 'invalid_parameter', /remove_background/],
     ['boolean as 1', { person_image_url: PERSON, garment_image_url: GARMENT, preprocess_garment: 1 }, 'invalid_parameter', /preprocess_garment/],
     ['unknown garment_mode', { person_image_url: PERSON, garment_image_url: GARMENT, garment_mode: 'shoes' }, 'invalid_parameter', /garment_mode must be one of auto, full, upper, lower/],
+    ['unknown garment_photo_type', { person_image_url: PERSON, garment_image_url: GARMENT, garment_photo_type: 'mannequin' }, 'invalid_parameter', /garment_photo_type must be one of auto, flat-lay, model; got "mannequin"/],
     ['not JSON', '{"person_image_url": ', 'invalid_request_body', /not valid JSON/],
   ])('%s → 400 %s', async (_name, body, code, message) => {
     const r = await post(body)

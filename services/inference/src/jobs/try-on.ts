@@ -15,6 +15,8 @@ import { fetchField } from './input-field.ts'
 
 export type GarmentCategory = 'upper' | 'lower' | 'full'
 export type GarmentMode = 'auto' | GarmentCategory
+/** What the garment photo shows: laid flat / ghost mannequin, worn by a model, or `auto` (detected). */
+export type GarmentPhotoType = 'auto' | 'flat-lay' | 'model'
 
 // ---- port: the try-on engine, implemented by engine/tryon/tryon-engine.ts ---------------------
 
@@ -32,6 +34,11 @@ export interface TryOnEngineOptions {
   preprocessGarment: boolean
   /** `auto` detects the category from the garment photo; anything else overrides detection. */
   garmentMode: GarmentMode
+  /**
+   * `flat-lay`: the photo's foreground is the garment; `model`: a person wears it (the garment is
+   * cut out of the person); `auto`: detected. Default `auto`.
+   */
+  garmentPhotoType?: GarmentPhotoType
   /** true: the person (wearing the garment) on white. */
   removeBackground: boolean
 }
@@ -122,6 +129,7 @@ export const TryOnParams = z.object({
   person_image_url: z.string().min(1),
   garment_image_url: z.string().min(1),
   garment_mode: z.enum(['auto', 'upper', 'lower', 'full']).default('auto'),
+  garment_photo_type: z.enum(['auto', 'flat-lay', 'model']).default('auto'),
   preprocess_garment: z.boolean().default(true),
   remove_background: z.boolean().default(false),
 })
@@ -161,7 +169,7 @@ export async function runTryOnJob(
   return tryOn(
     {
       personPath, garmentPath, workDir,
-      options: { preprocessGarment: p.preprocess_garment, garmentMode: p.garment_mode, removeBackground: p.remove_background },
+      options: { preprocessGarment: p.preprocess_garment, garmentMode: p.garment_mode, garmentPhotoType: p.garment_photo_type, removeBackground: p.remove_background },
     },
     { engine: deps.engine, signal, ...(deps.limits ? { limits: deps.limits } : {}) },
   )

@@ -70,61 +70,209 @@ export function maskBbox(m: Plane): Bbox | null {
 
 const extent = (runs: Run[]): Run | null => (runs.length === 0 ? null : { x0: runs[0]!.x0, x1: runs[runs.length - 1]!.x1 })
 
-export interface CategoryEvidence {
-  category: GarmentCategory
-  aspect: number
-  legSplitRows: number
-  widestRowAt: number
-  neckNotch: boolean
+/**
+ * Body length / narrowest body width at or above which a garment worn from the shoulders is a dress.
+ * Product photos of tees and shirts measure 1.4–2.2 (the narrowest run is the waist, the height
+ * includes the collar), a long muscle tank 2.55, dresses from a one-shoulder mini (2.9) up.
+ */
+export const DRESS_BODY_ASPECT = 2.7
+
+/** One row slice of the silhouette: its runs (left to right). */
+export interface SliceRow {
+  y: number
+  runs: Run[]
 }
 
+/**
+ * What the silhouette says, in numbers that do not depend on the photo's size (fractions of the
+ * garment's height `h` or its widest extent `W`).
+ */
+export interface CategoryEvidence {
+  category: GarmentCategory
+  /** Height / width of the bounding box. */
+  aspect: number
+  /** Two legs: one waistband at the top, split by a centred gap (the crotch) into two lobes that reach the hem. */
+  legs: boolean
+  /** Depth of the crotch (fraction of h) when `legs`. */
+  crotchAt: number
+  /** Separate lobes at the top that join lower down (straps, shoulders around a neck opening): 0, 1, 2… */
+  topLobes: number
+  /** Share of the rows with a narrow run each side of the body run (sleeves hanging beside the body). */
+  sleeveRows: number
+  /** Width of the top band (3 % of h below the top) / W: a waistband is wide, a collar or straps are narrow. */
+  topBand: number
+  /** Width at 20 % of h / the top band: shoulders widen fast below a neck; a skirt widens slowly. */
+  shoulderRise: number
+  /** 1 − (narrowest row between the widest row of the top quarter and 45 % of h) / that widest row. */
+  armholeNarrowing: number
+  /** Body length / body width (the narrowest central run between 30 and 70 % of h): a dress is long. */
+  bodyAspect: number
+  /** Set when the category came from the wearer's pose (a garment photographed on a model). */
+  fromPose?: boolean
+}
+
+/** The silhouette's runs row by row (runs shorter than `minLen` are noise). */
+export function slices(m: Plane, box: Bbox, minLen: number): SliceRow[] {
+  const out: SliceRow[] = []
+  for (let y = box.y0; y <= box.y1; y++) out.push({ y, runs: rowRuns(m, y, minLen) })
+  return out
+}
+
+interface Lobe {
+  y0: number
+  y1: number
+  /** Run of the lobe on its first and last row. */
+  first: Run
+  last: Run
+  /** Lobes it came from (a merge) and lobes it split into. */
+  from: number[]
+  into: number[]
+}
+
+const overlaps = (a: Run, b: Run): boolean => a.x0 <= b.x1 && b.x0 <= a.x1
+
+/**
+ * The silhouette's branching structure, scanned top to bottom: a lobe is a run followed from row to
+ * row while it overlaps exactly one run; where one run meets two it splits, where two meet one
+ * they merge (a Reeb graph of the height function).
+ */
+export function lobes(rows: readonly SliceRow[]): Lobe[] {
+  const all: Lobe[] = []
+  let active: { lobe: number; run: Run }[] = []
+  for (const { y, runs } of rows) {
+    const next: { lobe: number; run: Run }[] = []
+    const parentsOf = runs.map((r) => active.filter((a) => overlaps(a.run, r)).map((a) => a.lobe))
+    const childCount = new Map<number, number>()
+    for (const ps of parentsOf) for (const p of ps) childCount.set(p, (childCount.get(p) ?? 0) + 1)
+    runs.forEach((r, i) => {
+      const ps = parentsOf[i]!
+      if (ps.length === 1 && childCount.get(ps[0]!) === 1) {
+        const l = all[ps[0]!]!
+        l.y1 = y
+        l.last = r
+        next.push({ lobe: ps[0]!, run: r })
+        return
+      }
+      const id = all.length
+      all.push({ y0: y, y1: y, first: r, last: r, from: ps, into: [] })
+      for (const p of ps) all[p]!.into.push(id)
+      next.push({ lobe: id, run: r })
+    })
+    active = next
+  }
+  return all
+}
+
+const widthAt = (rows: readonly SliceRow[], i: number): number => {
+  const r = rows[Math.max(0, Math.min(rows.length - 1, i))]!.runs
+  return r.length === 0 ? 0 : r[r.length - 1]!.x1 - r[0]!.x0 + 1
+}
+
+/**
+ * Category from the silhouette's topology and width profile (any print or colour, any size):
+ * - `lower` with legs: one waistband lobe from the top splits, at a gap near its centre, into two
+ *   lobes that both reach the hem, with no sleeves beside it and no straps or shoulders above it;
+ * - `upper` / `full` (something worn from the shoulders): two or more lobes at the top that join
+ *   (straps, the shoulders either side of a neck opening), or sleeves (a narrow run each side of
+ *   the body over a stretch of rows), or a narrow top band that widens fast (neck → shoulders:
+ *   shoulderRise ≥ 1.45); then `full` when the body is long: body length ≥ 1.7 × its narrowest width
+ *   below the armholes (a tunic-length top is ~1.3, a mini dress ~1.8);
+ * - otherwise `lower` (a skirt: one wide waistband that widens slowly or not at all).
+ */
 export function detectCategory(m: Plane, box: Bbox): CategoryEvidence {
   const h = box.y1 - box.y0 + 1
-  const w = box.x1 - box.x0 + 1
-  const aspect = h / w
+  const W = box.x1 - box.x0 + 1
+  const aspect = h / W
+  const rows = slices(m, box, Math.max(2, Math.round(0.015 * W)))
+  const at = (f: number) => Math.round(f * (h - 1))
+  const minLobeH = Math.max(3, 0.03 * h)
+
+  const all = lobes(rows)
+  // Top lobes: start within the top 12 %, tall enough, and join another lobe lower down.
+  const topStarts = all.filter((l) => l.from.length === 0 && l.y0 - box.y0 < 0.12 * h)
+  const joinsLater = (i: number) => all[i]!.into.some((c) => all[c]!.from.length >= 2)
+  const topLobes = topStarts.filter((l) => l.y1 - l.y0 + 1 >= minLobeH && joinsLater(all.indexOf(l))).length
+
+  // Sleeves: rows with a run each side of the run that holds the body's centre, both narrow.
   const cx = (box.x0 + box.x1) / 2
-  // Leg split in the bottom 15 %.
-  let split = 0
-  let rows = 0
-  for (let y = Math.round(box.y1 - 0.15 * h); y <= box.y1 - Math.max(2, 0.01 * h); y++) {
-    rows++
-    const runs = rowRuns(m, y, Math.max(2, Math.round(0.02 * w)))
-    if (runs.length < 2) continue
-    // The widest gap between consecutive runs must be near the middle and wide enough.
-    let best = { gap: 0, at: 0 }
-    for (let i = 0; i + 1 < runs.length; i++) {
-      const gap = runs[i + 1]!.x0 - runs[i]!.x1
-      if (gap > best.gap) best = { gap, at: (runs[i + 1]!.x0 + runs[i]!.x1) / 2 }
-    }
-    if (best.gap > 0.03 * w && Math.abs(best.at - cx) < 0.2 * w) split++
+  let sleeve = 0
+  let counted = 0
+  for (let i = at(0.1); i <= at(0.95); i++) {
+    counted++
+    const runs = rows[i]!.runs
+    if (runs.length < 3) continue
+    const bi = runs.findIndex((r) => r.x0 <= cx && r.x1 >= cx)
+    if (bi <= 0 || bi >= runs.length - 1) continue
+    const body = runs[bi]!
+    const left = runs[0]!
+    const right = runs[runs.length - 1]!
+    const bw = body.x1 - body.x0
+    if (left.x1 - left.x0 < 0.8 * bw && right.x1 - right.x0 < 0.8 * bw) sleeve++
   }
-  const legSplitRows = rows === 0 ? 0 : split / rows
-  // Where the widest row is.
-  let widest = 0
-  let widestY = box.y0
-  for (let y = box.y0; y <= box.y1; y++) {
-    const e = extent(rowRuns(m, y))
-    if (e !== null && e.x1 - e.x0 > widest) {
-      widest = e.x1 - e.x0
-      widestY = y
+  const sleeveRows = counted === 0 ? 0 : sleeve / counted
+
+  // Legs: a lobe that starts at the top with no parents splits into exactly two lobes, both of which
+  // reach the bottom 6 %, at a gap near the middle of the parent's last run.
+  let legs = false
+  let crotchAt = 0
+  for (const l of all) {
+    if (l.from.length !== 0 || l.y0 - box.y0 > 0.05 * h || l.into.length !== 2) continue
+    const [a, b] = l.into.map((c) => all[c]!) as [Lobe, Lobe]
+    if (a.from.length !== 1 || b.from.length !== 1) continue
+    if (a.y1 < box.y1 - 0.06 * h || b.y1 < box.y1 - 0.06 * h) continue
+    if (a.into.length > 0 || b.into.length > 0) continue
+    const pw = l.last.x1 - l.last.x0
+    const gapAt = (a.first.x1 + b.first.x0) / 2
+    if (Math.abs(gapAt - (l.last.x0 + l.last.x1) / 2) > 0.2 * pw) continue
+    // A waistband is about as wide as the section above the crotch; a collar is far narrower.
+    if (widthAt(rows, at(0.03)) < 0.6 * pw) continue
+    // Nothing beside the waist section (sleeves would be lobes of their own).
+    const others = all.filter((o) => o !== l && o !== a && o !== b && o.y1 - o.y0 + 1 >= minLobeH)
+    if (others.length > 0) continue
+    legs = true
+    crotchAt = (l.y1 - box.y0) / h
+  }
+
+  const topBand = widthAt(rows, at(0.03)) / W
+  const shoulderRise = widthAt(rows, at(0.2)) / Math.max(1, widthAt(rows, at(0.03)))
+  // Body width: the narrowest central run between 30 % and 70 % of the height.
+  let bodyW = W
+  for (let i = at(0.3); i <= at(0.7); i++) {
+    const runs = rows[i]!.runs
+    // The run over the centre, or — an open front — the span of the two runs either side of it.
+    let c = runs.find((r) => r.x0 <= cx && r.x1 >= cx) ?? null
+    if (c === null) {
+      const l = runs.filter((r) => r.x1 < cx).pop()
+      const r = runs.find((q) => q.x0 > cx)
+      // (Fronts are panels; two straps either side of a neckline are not a body.)
+      const wide = (q: Run) => q.x1 - q.x0 + 1 >= 0.15 * W
+      if (l !== undefined && r !== undefined && wide(l) && wide(r)) c = { x0: l.x0, x1: r.x1 }
+    }
+    if (c !== null && c.x1 - c.x0 + 1 < bodyW) bodyW = c.x1 - c.x0 + 1
+  }
+  const bodyAspect = h / Math.max(1, bodyW)
+
+  // Armholes / sleeve ends: below the widest row of the top quarter (shoulders, sleeves) the
+  // silhouette narrows again before mid-height. A waistband only widens into the hips.
+  let wMax = 0
+  let iMax = 0
+  for (let i = 0; i <= at(0.25); i++) {
+    const wi = widthAt(rows, i)
+    if (wi > wMax) {
+      wMax = wi
+      iMax = i
     }
   }
-  const widestRowAt = (widestY - box.y0) / h
-  // A neckline notch: one of the top rows (2–6 %) has two runs with the gap near the middle.
-  let neckNotch = false
-  for (let y = Math.round(box.y0 + 0.02 * h); y <= box.y0 + 0.06 * h; y++) {
-    const runs = rowRuns(m, y, Math.max(2, Math.round(0.02 * w)))
-    if (runs.length >= 2) {
-      const gapAt = (runs[0]!.x1 + runs[1]!.x0) / 2
-      if (Math.abs(gapAt - cx) < 0.15 * w) neckNotch = true
-    }
-  }
+  let wMin = wMax
+  for (let i = iMax; i <= at(0.45); i++) wMin = Math.min(wMin, widthAt(rows, i))
+  const armholeNarrowing = wMax > 0 ? 1 - wMin / wMax : 0
+
   let category: GarmentCategory
-  if (legSplitRows > 0.5) category = 'lower'
-  else if (aspect > 1.45) category = 'full'
-  else if (widestRowAt < 0.45 || neckNotch) category = 'upper'
+  const shoulders = topLobes >= 2 || sleeveRows > 0.08 || (topBand < 0.75 && shoulderRise >= 1.45) || armholeNarrowing >= 0.1
+  if (legs && topLobes < 2 && sleeveRows <= 0.08) category = 'lower'
+  else if (shoulders) category = bodyAspect >= DRESS_BODY_ASPECT ? 'full' : 'upper'
   else category = 'lower'
-  return { category, aspect, legSplitRows, widestRowAt, neckNotch }
+  return { category, aspect, legs, crotchAt, topLobes, sleeveRows, topBand, shoulderRise, armholeNarrowing, bodyAspect }
 }
 
 // ---- landmarks -----------------------------------------------------------------------------------
@@ -255,15 +403,21 @@ export function topLandmarks(m: Plane, box: Bbox, category: GarmentCategory): To
   const waistR = { x: waist?.x1 ?? sideR(waistY), y: waistY }
 
   const sleeve = (shoulder: Point, armpit: Point, side: (y: number) => number, dir: -1 | 1): SleeveLandmarks | null => {
-    // Sleeve pixels: outside the side line, between the shoulder row and the hem.
-    // (Rows below the armpit by more than half the torso width are hem flare, not sleeve.)
+    // Sleeve pixels: outside the side line, from the shoulder row down to half the torso width below
+    // the armpit (lower down, what sticks out of the side line is hem flare, not sleeve).
+    // Below that, a sleeve hanging beside the body is a run of its own, wholly outside the side line.
     const pts: Point[] = []
     const yEnd = Math.min(box.y1, armpit.y + 0.5 * torsoW)
-    for (let y = box.y0; y <= yEnd; y += 2) {
-      const row = y * m.width
-      for (let x = box.x0; x <= box.x1; x += 2) {
-        if (m.data[row + x]! <= 0.5) continue
-        if (dir < 0 ? x < side(y) - 0.03 * torsoW : x > side(y) + 0.03 * torsoW) pts.push({ x, y })
+    const outside = (x: number, y: number) => (dir < 0 ? x < side(y) - 0.03 * torsoW : x > side(y) + 0.03 * torsoW)
+    for (let y = box.y0; y <= box.y1; y += 2) {
+      if (y <= yEnd) {
+        const row = y * m.width
+        for (let x = box.x0; x <= box.x1; x += 2) if (m.data[row + x]! > 0.5 && outside(x, y)) pts.push({ x, y })
+        continue
+      }
+      for (const r of rowRuns(m, y, 2)) {
+        if (!outside(r.x0, y) || !outside(r.x1, y)) continue
+        for (let x = r.x0; x <= r.x1; x += 2) pts.push({ x, y })
       }
     }
     if (pts.length < 20) return null

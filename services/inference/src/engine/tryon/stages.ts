@@ -4,10 +4,11 @@
  * — a learned warp for `GarmentWarper`, a generator for `Compositor` — without touching the others,
  * as long as it keeps the stage's contract (all coordinates in pixels of the image named).
  */
-import type { GarmentMode } from '../../jobs/try-on.ts'
+import type { GarmentMode, GarmentPhotoType } from '../../jobs/try-on.ts'
 import type { Composite } from './composite.ts'
 import type { WarpPart } from './fit.ts'
 import type { CategoryEvidence, GarmentCategory, GarmentLandmarks } from './garment-shape.ts'
+import type { WornEvidence, WornGarment } from './garment-photo.ts'
 import type { PersonAnalysis } from './person.ts'
 import type { Plane, Rgb } from './raster.ts'
 import type { WarpedPart } from './warp.ts'
@@ -28,6 +29,9 @@ export interface GarmentAnalysis {
   category: GarmentCategory
   evidence: CategoryEvidence
   landmarks: GarmentLandmarks
+  /** What the photo showed (garment_photo_type, or what `auto` found) and, for `model`, how the garment was cut out. */
+  photoType: 'flat-lay' | 'model'
+  worn?: { evidence: WornEvidence | null; garments: WornGarment['garments']; upperFill: number; lowerFill: number }
 }
 
 /**
@@ -35,7 +39,7 @@ export interface GarmentAnalysis {
  * `GarmentAnalysis`. Throws AppError `no_garment_detected`.
  */
 export interface GarmentExtractor {
-  extract(img: Rgb, alpha: Uint8Array | null, o: { preprocess: boolean; garmentMode: GarmentMode }): GarmentAnalysis
+  extract(img: Rgb, alpha: Uint8Array | null, o: { preprocess: boolean; garmentMode: GarmentMode; photoType: GarmentPhotoType }): Promise<GarmentAnalysis>
 }
 
 /**

@@ -13,7 +13,7 @@
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { AppError } from '@tailor/proto'
-import type { TryOnEngine, TryOnEngineOptions, TryOnEngineResult, TryOnImage, GarmentCategory } from '../../jobs/try-on.ts'
+import type { TryOnEngine, TryOnEngineOptions, TryOnEngineResult, TryOnImage, GarmentCategory, GarmentMode, GarmentPhotoType } from '../../jobs/try-on.ts'
 import { loadModelSpec } from '../manifest.ts'
 import { ModelSession, type ExecutionProvider, type ProviderFallback } from '../session.ts'
 import { compositeGarment, type Composite } from './composite.ts'
@@ -21,7 +21,8 @@ import { fitParts, type WarpPart } from './fit.ts'
 import { extractGarmentMask, maskArea } from './garment-mask.ts'
 import { bottomLandmarks, detectCategory, maskBbox, topLandmarks, type CategoryEvidence } from './garment-shape.ts'
 import { analyzePerson, type PersonAnalysis, type PersonModels } from './person.ts'
-import type { Plane } from './raster.ts'
+import { extractWornGarment, findWearer, wornEvidence, type WearerModels } from './garment-photo.ts'
+import type { Plane, Rgb } from './raster.ts'
 import type { GarmentAnalysis, TryOnStages } from './stages.ts'
 import { warpParts } from './warp.ts'
 
@@ -44,6 +45,8 @@ export interface TryOnDetails {
   person: PersonAnalysis
   garmentMask: Plane
   evidence: CategoryEvidence
+  /** What the garment photo showed (garment_photo_type, or what auto detected). */
+  photoType: 'flat-lay' | 'model'
   parts: WarpPart[]
   /** Each part's warped alpha before clipping and occlusion, over its box of the person photo. */
   warpedCoverage: { x0: number; y0: number; width: number; height: number; alpha: Float32Array }[]
@@ -84,7 +87,7 @@ export async function openTryOnEngine(o: OpenTryOnEngineOptions): Promise<TryOnE
       // The JS stages each hold the event loop for tens of ms: give it back between them.
       await yieldToLoop()
       let t = performance.now()
-      const g = stages.garment.extract(garmentRgb, garment.alpha, { preprocess: opt.preprocessGarment, garmentMode: opt.garmentMode })
+      const g = await stages.garment.extract(garmentRgb, garment.alpha, { preprocess: opt.preprocessGarment, garmentMode: opt.garmentMode, photoType: opt.garmentPhotoType ?? 'auto' })
       timings.garment = performance.now() - t
       await yieldToLoop()
       const { parts, warped } = await stages.warper.warp(garmentRgb, g, analysis, timings)
@@ -95,7 +98,7 @@ export async function openTryOnEngine(o: OpenTryOnEngineOptions): Promise<TryOnE
       return {
         rgb: composite.rgb, category: g.category, detectedCategory: g.evidence.category, timings,
         details: {
-          person: analysis, garmentMask: g.mask, evidence: g.evidence, parts, composite,
+          person: analysis, garmentMask: g.mask, evidence: g.evidence, photoType: g.photoType, parts, composite,
           warpedCoverage: warped.map((w) => ({ x0: w.x0, y0: w.y0, width: w.width, height: w.height, alpha: w.rgba.subarray(3 * w.width * w.height, 4 * w.width * w.height) })),
         },
       }
@@ -144,23 +147,51 @@ async function warmUp(models: { poseFull: ModelSession; poseHeavy: ModelSession;
   )
 }
 
+/**
+ * Stage 2 built in: the photo's foreground (garment-mask.ts); on a photo of the garment worn by a
+ * person (`model`, or `auto` when garment-photo.ts finds a wearer with skin showing) the garment is
+ * cut out of the person and its category read from the body regions it covers; otherwise the
+ * foreground is the garment and its category comes from its silhouette (garment-shape.ts).
+ */
+export async function analyzeGarment(
+  img: Rgb, alpha: Uint8Array | null, o: { preprocess: boolean; garmentMode: GarmentMode; photoType: GarmentPhotoType }, models: WearerModels,
+): Promise<GarmentAnalysis> {
+  const fg = extractGarmentMask(img, alpha, { preprocess: o.preprocess })
+  if (maskBbox(fg) === null || maskArea(fg) < MIN_GARMENT_AREA) {
+    throw new AppError('no_garment_detected', 'No garment was found in the garment image.')
+  }
+  const wearer = o.photoType === 'flat-lay' ? null : await findWearer(img, models)
+  const wornEv = wearer === null ? null : wornEvidence(img, fg, wearer)
+  if (o.photoType === 'model' && wearer === null) {
+    throw new AppError('no_garment_detected', 'garment_photo_type is "model" but no person wearing the garment was found in the garment image; send "flat-lay" or "auto" for a product photo without a person.')
+  }
+  if (wearer !== null && (o.photoType === 'model' || wornEv?.worn === true)) {
+    const worn = extractWornGarment(img, fg, wearer, o.garmentMode === 'auto' ? null : o.garmentMode)
+    const box = maskBbox(worn.mask)
+    if (box === null || maskArea(worn.mask) < MIN_GARMENT_AREA / 4) {
+      throw new AppError('no_garment_detected', 'No garment was found on the person in the garment image.')
+    }
+    const shape = detectCategory(worn.mask, box)
+    const evidence: CategoryEvidence = { ...shape, category: worn.category, fromPose: true }
+    const category = worn.category
+    const landmarks = category === 'lower' ? bottomLandmarks(worn.mask, box) : topLandmarks(worn.mask, box, category)
+    return {
+      mask: worn.mask, category, evidence, landmarks, photoType: 'model',
+      worn: { evidence: wornEv, garments: worn.garments, upperFill: worn.upperFill, lowerFill: worn.lowerFill },
+    }
+  }
+  const box = maskBbox(fg)!
+  const evidence = detectCategory(fg, box)
+  const category: GarmentCategory = o.garmentMode === 'auto' ? evidence.category : o.garmentMode
+  const landmarks = category === 'lower' ? bottomLandmarks(fg, box) : topLandmarks(fg, box, category)
+  return { mask: fg, category, evidence, landmarks, photoType: 'flat-lay' }
+}
+
 /** The built-in geometric stages (see each module for its method). */
 export function builtInStages(models: PersonModels, warp: ModelSession): TryOnStages {
   return {
     person: { analyze: (img, timings) => analyzePerson(img, models, timings) },
-    garment: {
-      extract(img, alpha, o): GarmentAnalysis {
-        const mask = extractGarmentMask(img, alpha, { preprocess: o.preprocess })
-        const box = maskBbox(mask)
-        if (box === null || maskArea(mask) < MIN_GARMENT_AREA) {
-          throw new AppError('no_garment_detected', 'No garment was found in the garment image.')
-        }
-        const evidence = detectCategory(mask, box)
-        const category: GarmentCategory = o.garmentMode === 'auto' ? evidence.category : o.garmentMode
-        const landmarks = category === 'lower' ? bottomLandmarks(mask, box) : topLandmarks(mask, box, category)
-        return { mask, category, evidence, landmarks }
-      },
-    },
+    garment: { extract: (img, alpha, o) => analyzeGarment(img, alpha, o, models) },
     warper: {
       async warp(garment, g, person, timings) {
         let t = performance.now()

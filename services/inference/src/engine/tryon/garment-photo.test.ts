@@ -1,0 +1,120 @@
+/**
+ * Garment photos worn by a model (garment-photo.ts) and the garment stage end to end
+ * (analyzeGarment: garment_photo_type auto / flat-lay / model) with the real BlazePose networks.
+ */
+import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { decodeImage } from '../../media/image.ts'
+import { loadModelSpec } from '../manifest.ts'
+import { ModelSession } from '../session.ts'
+import { extractGarmentMask } from './garment-mask.ts'
+import { findWearer, skinRule, wornEvidence, type WearerModels } from './garment-photo.ts'
+import { maskBbox } from './garment-shape.ts'
+import { LM } from './pose.ts'
+import type { Rgb } from './raster.ts'
+import { analyzeGarment } from './tryon-engine.ts'
+
+const ROOT = resolve(fileURLToPath(new URL('../../../../..', import.meta.url)))
+const TRYON = resolve(ROOT, '../shared/media/tryon')
+const MODELS = join(ROOT, 'models', 'dist')
+let models: WearerModels
+
+beforeAll(async () => {
+  models = {
+    poseFull: await ModelSession.open(await loadModelSpec(MODELS, 'blazepose-full'), { executionProviders: ['cpu'] }),
+    poseHeavy: await ModelSession.open(await loadModelSpec(MODELS, 'blazepose-heavy'), { executionProviders: ['cpu'] }),
+  }
+}, 120_000)
+afterAll(async () => {
+  await models?.poseFull.release()
+  await models?.poseHeavy.release()
+})
+
+const load = async (file: string): Promise<Rgb> => {
+  const img = await decodeImage(join(TRYON, file), { what: 'garment', maxWorkSidePx: 768 })
+  return { width: img.width, height: img.height, data: img.rgb }
+}
+
+describe('skin rule', () => {
+  it('takes light and dark skin tones, not grey, white, black, blue or a saturated red', () => {
+    for (const c of [[224, 172, 140], [198, 134, 100], [141, 85, 60], [92, 56, 40]] as const) expect(skinRule(...c)).toBe(true)
+    for (const c of [[128, 128, 128], [250, 250, 250], [15, 15, 15], [60, 90, 170], [220, 20, 30]] as const) expect(skinRule(...c)).toBe(false)
+  })
+})
+
+describe('is the garment worn? (auto)', () => {
+  it.each([
+    ['garment_upper_08.jpg', true],
+    ['garment_lower_04.jpg', true],
+    ['garment_upper_01.jpg', false],
+    ['garment_upper_07.jpg', false],
+    ['garment_lower_01.jpg', false],
+    ['garment_full_03.jpg', false],
+  ] as const)('%s → %s', async (file, worn) => {
+    const img = await load(file)
+    const wearer = await findWearer(img, models)
+    const fg = extractGarmentMask(img, null, { preprocess: true })
+    expect(wearer !== null && wornEvidence(img, fg, wearer).worn).toBe(worn)
+  }, 60_000)
+})
+
+describe('garment stage on a model photo', () => {
+  it('garment_lower_04 (skirt worn with a cardigan, auto): the skirt alone — no cardigan, head, hands, legs or shoes', async () => {
+    const img = await load('garment_lower_04.jpg')
+    const g = await analyzeGarment(img, null, { preprocess: true, garmentMode: 'auto', photoType: 'auto' }, models)
+    expect(g.photoType).toBe('model')
+    expect(g.category).toBe('lower')
+    const wearer = (await findWearer(img, models))!
+    const p = wearer.points
+    const box = maskBbox(g.mask)!
+    const hipY = (p[LM.leftHip]!.y + p[LM.rightHip]!.y) / 2
+    const shoulderY = (p[LM.leftShoulder]!.y + p[LM.rightShoulder]!.y) / 2
+    const ankleY = Math.min(p[LM.leftAnkle]!.y, p[LM.rightAnkle]!.y)
+    // Starts at the waist (below the chest), ends above the ankles (no shoes).
+    expect(box.y0).toBeGreaterThan(shoulderY + 0.5 * (hipY - shoulderY))
+    expect(box.y1).toBeLessThan(ankleY + 0.02 * img.height)
+    // The thighs are covered.
+    const knee = p[LM.leftKnee]!
+    const thigh = { x: Math.round((p[LM.leftHip]!.x + knee.x) / 2), y: Math.round((p[LM.leftHip]!.y + knee.y) / 2) }
+    expect(g.mask.data[thigh.y * img.width + thigh.x]).toBeGreaterThan(0.5)
+    // Landmarks: a skirt (one tube), waistband above the hem.
+    expect(g.landmarks.kind).toBe('bottom')
+    if (g.landmarks.kind === 'bottom') {
+      expect(g.landmarks.legs).toBe(false)
+      expect(g.landmarks.hemLOuter.y - g.landmarks.waistL.y).toBeGreaterThan(0.5 * (ankleY - hipY))
+    }
+  }, 60_000)
+
+  it('garment_upper_08 with garment_mode upper: the cardigan, without the face, the jeans or the shoes', async () => {
+    const img = await load('garment_upper_08.jpg')
+    const g = await analyzeGarment(img, null, { preprocess: true, garmentMode: 'upper', photoType: 'model' }, models)
+    expect(g.photoType).toBe('model')
+    expect(g.category).toBe('upper')
+    const p = (await findWearer(img, models))!.points
+    const box = maskBbox(g.mask)!
+    const mouthY = (p[LM.mouthLeft]!.y + p[LM.mouthRight]!.y) / 2
+    const kneeY = Math.min(p[LM.leftKnee]!.y, p[LM.rightKnee]!.y)
+    expect(box.y0).toBeGreaterThan(mouthY)
+    expect(box.y1).toBeLessThan(kneeY)
+    // Both sides of the torso, 40 % of the way from shoulder to hip, are garment.
+    for (const [s, hp] of [[LM.leftShoulder, LM.leftHip], [LM.rightShoulder, LM.rightHip]] as const) {
+      const c = { x: Math.round(p[s]!.x + 0.4 * (p[hp]!.x - p[s]!.x)), y: Math.round(p[s]!.y + 0.4 * (p[hp]!.y - p[s]!.y)) }
+      let on = 0
+      for (let dy = -5; dy <= 5; dy++) for (let dx = -5; dx <= 5; dx++) on += g.mask.data[(c.y + dy) * img.width + c.x + dx]! > 0.5 ? 1 : 0
+      expect(on).toBeGreaterThan(0.8 * 121)
+    }
+    expect(g.landmarks.kind).toBe('top')
+  }, 60_000)
+
+  it('flat-lay forces the whole foreground even on a model photo; model on a ghost-mannequin photo is no_garment_detected', async () => {
+    const img = await load('garment_lower_04.jpg')
+    const g = await analyzeGarment(img, null, { preprocess: true, garmentMode: 'auto', photoType: 'flat-lay' }, models)
+    expect(g.photoType).toBe('flat-lay')
+    const ghost = await load('garment_upper_01.jpg')
+    await expect(analyzeGarment(ghost, null, { preprocess: true, garmentMode: 'auto', photoType: 'model' }, models)).rejects.toMatchObject({ code: 'no_garment_detected' })
+    const g2 = await analyzeGarment(ghost, null, { preprocess: true, garmentMode: 'auto', photoType: 'auto' }, models)
+    expect(g2.photoType).toBe('flat-lay')
+    expect(g2.category).toBe('upper')
+  }, 60_000)
+})

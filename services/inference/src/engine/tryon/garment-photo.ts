@@ -1,0 +1,460 @@
+/**
+ * Garment photos that show the garment worn by a person (`garment_photo_type: model`): find the
+ * wearer, decide whether the photo is one, and cut the garment out of the person.
+ *
+ * - Wearer: BlazePose on the garment photo (blazepose-full on the whole photo — its presence flag
+ *   is the person test — then blazepose-heavy on the ROI its alignment points give) with the heavy
+ *   pass's segmentation as the person mask.
+ * - Worn or not (`auto`): a ghost mannequin or a flat-laid tee can make BlazePose see a torso, but it
+ *   has no skin. The photo shows a wearer when at least two of the body's extremities that the pose
+ *   puts in the frame (face, each hand, each ankle) lie on the foreground and are skin-coloured
+ *   (a broad YCbCr skin rule over a small disc there).
+ * - Extraction: the person (foreground ∩ pose segmentation) minus the head (the face, and
+ *   everything above the middle of the neck), minus the skin (a chroma model sampled from the face
+ *   and hands — each photo's own skin tone, with the broad rule as fallback), minus the hands and
+ *   the feet (below the ankles: shoes). What is left is clothing. The clothing is split between an
+ *   upper garment (colours sampled on the torso between shoulders and hips) and a lower one
+ *   (colours sampled on the thighs) by the nearest palette colour, with the hip line as the prior
+ *   between them; when the torso's and the thighs' palettes are the same, the model wears one
+ *   garment from shoulders to thighs (a dress).
+ * - Category (garment_mode `auto`): one garment over torso and thighs → full; only the torso (or
+ *   only the legs) in the frame → upper (lower); an outfit of a separate top and bottom → the
+ *   garment that fills more of its own body region (torso and arms for a top, hips and legs for a
+ *   bottom) — an outfit shot is ambiguous, garment_mode picks one explicitly.
+ */
+import type { ModelSession } from '../session.ts'
+import type { GarmentCategory } from './garment-shape.ts'
+import { cropFromPose, cropToTensor, decodeLandmarks, LM, POSE_INPUT, segmentationToImage, wholeImageCrop, type Landmark } from './pose.ts'
+import { clamp, components, dilate, dist, drawCapsule, drawEllipse, erode, fillPolygon, lerp, mid, plane, type Plane, type Point, type Rgb } from './raster.ts'
+
+export interface WearerModels {
+  poseFull: ModelSession
+  poseHeavy: ModelSession
+}
+
+export interface Wearer {
+  points: Landmark[]
+  presence: number
+  /** Person probability (0..1) from the heavy pass's segmentation. */
+  seg: Plane
+}
+
+/** Presence flag under which no wearer is taken. */
+export const WEARER_MIN_PRESENCE = 0.5
+/** A landmark counts when its score is at least this. */
+const MIN_SCORE = 0.5
+const POSE_OUTPUTS = ['ld_3d', 'output_poseflag', 'activation_segmentation'] as const
+
+/** The person on a garment photo, or null when the pose network finds none. */
+export async function findWearer(img: Rgb, models: WearerModels): Promise<Wearer | null> {
+  const input = new Float32Array(POSE_INPUT * POSE_INPUT * 3)
+  const crop1 = wholeImageCrop(img.width, img.height)
+  cropToTensor(img, crop1, input)
+  const r1 = await models.poseFull.run({ input_1: { data: input, dims: [1, POSE_INPUT, POSE_INPUT, 3] } }, ['ld_3d', 'output_poseflag'])
+  const presence = r1.output_poseflag!.data[0]!
+  if (presence < WEARER_MIN_PRESENCE) return null
+  const crop2 = cropFromPose(decodeLandmarks(r1.ld_3d!.data, crop1))
+  cropToTensor(img, crop2, input)
+  const r2 = await models.poseHeavy.run({ input_1: { data: input, dims: [1, POSE_INPUT, POSE_INPUT, 3] } }, POSE_OUTPUTS)
+  const p2 = r2.output_poseflag!.data[0]!
+  if (p2 < WEARER_MIN_PRESENCE) return null
+  return {
+    points: decodeLandmarks(r2.ld_3d!.data, crop2),
+    presence: p2,
+    seg: segmentationToImage(r2.activation_segmentation!.data, crop2, img.width, img.height),
+  }
+}
+
+type Rgb3 = [number, number, number]
+
+// ---- skin ---------------------------------------------------------------------------------------
+
+const ycbcr = (r: number, g: number, b: number): [number, number, number] => [
+  0.299 * r + 0.587 * g + 0.114 * b,
+  128 - 0.168736 * r - 0.331264 * g + 0.5 * b,
+  128 + 0.5 * r - 0.418688 * g - 0.081312 * b,
+]
+
+/** The broad skin rule (light to dark skin under studio light): chroma in the skin cluster. */
+export function skinRule(r: number, g: number, b: number): boolean {
+  const [y, cb, cr] = ycbcr(r, g, b)
+  return y > 35 && cb >= 77 && cb <= 135 && cr >= 133 && cr <= 180 && cr - cb > 8
+}
+
+const inFrame = (p: Point, w: number, h: number): boolean => p.x >= 0 && p.y >= 0 && p.x < w && p.y < h
+const seen = (p: Landmark, w: number, h: number): boolean => p.score >= MIN_SCORE && inFrame(p, w, h)
+
+/** Shoulder width of the wearer (or its best stand-in when the shoulders are not both seen). */
+export function bodyScale(pts: readonly Landmark[], w: number, h: number): number {
+  const sl = pts[LM.leftShoulder]!
+  const sr = pts[LM.rightShoulder]!
+  if (seen(sl, w, h) && seen(sr, w, h)) return Math.max(dist(sl, sr), 0.02 * Math.max(w, h))
+  const hl = pts[LM.leftHip]!
+  const hr = pts[LM.rightHip]!
+  if (seen(hl, w, h) && seen(hr, w, h)) return Math.max(1.5 * dist(hl, hr), 0.02 * Math.max(w, h))
+  return 0.25 * Math.min(w, h)
+}
+
+/** Discs where skin shows on almost every wearer: the face below the eyes and the backs of the hands. */
+function skinProbeDiscs(pts: readonly Landmark[], w: number, h: number, sw: number): { c: Point; r: number }[] {
+  const out: { c: Point; r: number }[] = []
+  const nose = pts[LM.nose]!
+  const mouth = mid(pts[LM.mouthLeft]!, pts[LM.mouthRight]!)
+  // The face between nose and mouth is skin on every wearer; the hands (their middle, away from
+  // the cuffs) only stand in when the face is cropped off.
+  if (seen(nose, w, h) && seen(pts[LM.mouthLeft]!, w, h) && seen(pts[LM.mouthRight]!, w, h)) return [{ c: lerp(nose, mouth, 0.4), r: 0.05 * sw }]
+  for (const [wr, ix] of [[LM.leftWrist, LM.leftIndex], [LM.rightWrist, LM.rightIndex]] as const) {
+    if (seen(pts[wr]!, w, h)) out.push({ c: lerp(pts[wr]!, pts[ix]!, 0.7), r: 0.035 * sw })
+  }
+  return out
+}
+
+/**
+ * The photo's own skin colours: a palette (k-means) of the skin-rule pixels on the face and the
+ * hands, so shading and skin tone are the wearer's. Empty when neither is seen.
+ */
+export function skinPalette(img: Rgb, pts: readonly Landmark[], sw: number): Rgb3[] {
+  const { width: w, height: h, data } = img
+  const region = plane(w, h)
+  for (const { c, r } of skinProbeDiscs(pts, w, h, sw)) {
+    for (let y = Math.max(0, Math.floor(c.y - r)); y <= Math.min(h - 1, c.y + r); y++) {
+      for (let x = Math.max(0, Math.floor(c.x - r)); x <= Math.min(w - 1, c.x + r); x++) {
+        if ((x - c.x) ** 2 + (y - c.y) ** 2 > r * r) continue
+        const i = y * w + x
+        if (skinRule(data[i * 3]!, data[i * 3 + 1]!, data[i * 3 + 2]!)) region.data[i] = 1
+      }
+    }
+  }
+  return palette(img, region, 3)
+}
+
+// ---- worn or not ---------------------------------------------------------------------------------
+
+export interface WornEvidence {
+  /** Extremities (face, hands, ankles) the pose puts in the frame. */
+  extremities: number
+  /** … of which lie on the foreground and are skin-coloured. */
+  skinExtremities: number
+  worn: boolean
+}
+
+/** Whether the photo shows a person wearing the garment (see the module comment). */
+export function wornEvidence(img: Rgb, fg: Plane, wearer: Wearer): WornEvidence {
+  const { width: w, height: h, data } = img
+  const pts = wearer.points
+  const sw = bodyScale(pts, w, h)
+  const probes: { c: Point; r: number }[] = []
+  const nose = pts[LM.nose]!
+  if (seen(nose, w, h)) probes.push({ c: lerp(nose, mid(pts[LM.mouthLeft]!, pts[LM.mouthRight]!), 0.3), r: 0.06 * sw })
+  for (const [wr, ix] of [[LM.leftWrist, LM.leftIndex], [LM.rightWrist, LM.rightIndex]] as const) {
+    if (seen(pts[wr]!, w, h)) probes.push({ c: lerp(pts[wr]!, pts[ix]!, 0.5), r: 0.05 * sw })
+  }
+  for (const [an, kn] of [[LM.leftAnkle, LM.leftKnee], [LM.rightAnkle, LM.rightKnee]] as const) {
+    if (seen(pts[an]!, w, h)) probes.push({ c: lerp(pts[an]!, pts[kn]!, 0.15), r: 0.05 * sw })
+  }
+  let skinHits = 0
+  for (const { c, r } of probes) {
+    let n = 0
+    let s = 0
+    for (let y = Math.max(0, Math.floor(c.y - r)); y <= Math.min(h - 1, c.y + r); y++) {
+      for (let x = Math.max(0, Math.floor(c.x - r)); x <= Math.min(w - 1, c.x + r); x++) {
+        if ((x - c.x) ** 2 + (y - c.y) ** 2 > r * r) continue
+        n++
+        const i = y * w + x
+        if (fg.data[i]! > 0.5 && skinRule(data[i * 3]!, data[i * 3 + 1]!, data[i * 3 + 2]!)) s++
+      }
+    }
+    if (n > 0 && s / n >= 0.3) skinHits++
+  }
+  return { extremities: probes.length, skinExtremities: skinHits, worn: skinHits >= 2 }
+}
+
+// ---- extraction ----------------------------------------------------------------------------------
+
+/** k-means (k ≤ 4) of the colours under `region`, subsampled; clusters under 5 % dropped. */
+export function palette(img: Rgb, region: Plane, k = 4): Rgb3[] {
+  const idx: number[] = []
+  for (let i = 0; i < region.data.length; i++) if (region.data[i]! > 0.5) idx.push(i)
+  if (idx.length < 20) return []
+  const step = Math.max(1, Math.floor(idx.length / 3000))
+  const px: Rgb3[] = []
+  for (let j = 0; j < idx.length; j += step) {
+    const i = idx[j]! * 3
+    px.push([img.data[i]!, img.data[i + 1]!, img.data[i + 2]!])
+  }
+  // Deterministic start: pixels spread along the luma order.
+  const byLuma = [...px].sort((a, b) => a[0] + a[1] + a[2] - (b[0] + b[1] + b[2]))
+  let centres: Rgb3[] = Array.from({ length: k }, (_, c) => [...byLuma[Math.floor(((c + 0.5) / k) * (byLuma.length - 1))]!] as Rgb3)
+  const assign = new Int32Array(px.length)
+  for (let it = 0; it < 8; it++) {
+    const sums = centres.map(() => [0, 0, 0, 0])
+    px.forEach((p, j) => {
+      let best = 0
+      let bd = Infinity
+      centres.forEach((c, ci) => {
+        const d = (p[0] - c[0]) ** 2 + (p[1] - c[1]) ** 2 + (p[2] - c[2]) ** 2
+        if (d < bd) {
+          bd = d
+          best = ci
+        }
+      })
+      assign[j] = best
+      const s = sums[best]!
+      s[0]! += p[0]
+      s[1]! += p[1]
+      s[2]! += p[2]
+      s[3]! += 1
+    })
+    centres = centres.map((c, ci) => {
+      const s = sums[ci]!
+      return s[3]! > 0 ? [s[0]! / s[3]!, s[1]! / s[3]!, s[2]! / s[3]!] : c
+    })
+  }
+  const counts = centres.map(() => 0)
+  for (const a of assign) counts[a]!++
+  return centres.filter((_, ci) => counts[ci]! >= 0.05 * px.length)
+}
+
+const nearest = (pal: readonly Rgb3[], r: number, g: number, b: number): number => {
+  let bd = Infinity
+  for (const c of pal) bd = Math.min(bd, Math.sqrt((r - c[0]) ** 2 + (g - c[1]) ** 2 + (b - c[2]) ** 2))
+  return bd
+}
+
+const chroma = (r: number, g: number, b: number): [number, number] => {
+  const s = r + g + b + 1e-6
+  return [r / s, g / s]
+}
+
+const nearestChroma = (pal: readonly Rgb3[], r: number, g: number, b: number): number => {
+  const [pr, pg] = chroma(r, g, b)
+  let bd = Infinity
+  for (const c of pal) {
+    const [cr, cg] = chroma(c[0], c[1], c[2])
+    bd = Math.min(bd, Math.hypot(pr - cr, pg - cg))
+  }
+  return bd
+}
+
+/** Share of `region`'s pixels within `tol` of a colour of `pal`. */
+function coveredBy(img: Rgb, region: Plane, pal: readonly Rgb3[], tol: number): number {
+  let n = 0
+  let c = 0
+  for (let i = 0; i < region.data.length; i += 3) {
+    if (region.data[i]! <= 0.5) continue
+    n++
+    if (nearest(pal, img.data[i * 3]!, img.data[i * 3 + 1]!, img.data[i * 3 + 2]!) < tol) c++
+  }
+  return n === 0 ? 0 : c / n
+}
+
+/** RGB distance under which a pixel belongs to a palette's garment. */
+const PALETTE_TOL = 48
+/**
+ * Chromaticity distance (r = R/(R+G+B), g = G/(R+G+B)) to the wearer's skin palette under which a
+ * skin-rule colour is skin. Chromaticity, not RGB: shading changes a colour's brightness, and a
+ * beige or cream knit is as bright as light skin but less red.
+ */
+const SKIN_CHROMA_TOL = 0.03
+/** RGB distance to both garments' palettes past which a pixel belongs to neither (a bag, a belt). */
+const OTHER_TOL = 70
+
+export interface WornGarment {
+  mask: Plane
+  /** The category the photo shows (garment_mode auto) and what it was decided from. */
+  category: GarmentCategory
+  garments: 'one' | 'two' | 'upper-only' | 'lower-only'
+  /** Share of the torso (+ arms) region that the upper garment covers, and of hips + legs for the lower. */
+  upperFill: number
+  lowerFill: number
+  /** Clothing (the person minus head, skin, hands, feet) and the skin found, for tests and sheets. */
+  clothing: Plane
+  skin: Plane
+}
+
+/**
+ * Cuts the garment out of the person on a model photo. `want` is the category to cut (garment_mode),
+ * or null to decide it (see the module comment).
+ */
+export function extractWornGarment(img: Rgb, fg: Plane, wearer: Wearer, want: GarmentCategory | null): WornGarment {
+  const { width: w, height: h } = img
+  const n = w * h
+  const pts = wearer.points
+  const sw = bodyScale(pts, w, h)
+  const P = (i: number) => pts[i]!
+
+  // The person: the photo's foreground where the pose's segmentation agrees.
+  const person = plane(w, h)
+  const seg = dilate({ width: w, height: h, data: wearer.seg.data.map((v) => (v > 0.3 ? 1 : 0)) }, Math.max(1, Math.round(0.03 * sw)))
+  for (let i = 0; i < n; i++) person.data[i] = fg.data[i]! > 0.5 && seg.data[i]! > 0.5 ? 1 : 0
+
+  // Head: the face ellipse and everything above the middle of the neck.
+  const head = plane(w, h)
+  const sl = P(LM.leftShoulder)
+  const sr = P(LM.rightShoulder)
+  const shoulderMid = mid(sl, sr)
+  const mouth = mid(P(LM.mouthLeft), P(LM.mouthRight))
+  const mouthSeen = seen(P(LM.mouthLeft), w, h) || seen(P(LM.mouthRight), w, h) || seen(P(LM.nose), w, h)
+  const neckY = mouthSeen && mouth.y < shoulderMid.y ? mouth.y + 0.55 * (shoulderMid.y - mouth.y) : shoulderMid.y - 0.3 * sw
+  const slope = (sl.y - sr.y) / (sl.x - sr.x || 1e-6)
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) if (y < neckY + clamp(slope, -0.5, 0.5) * (x - shoulderMid.x)) head.data[y * w + x] = 1
+  }
+  if (mouthSeen) {
+    const earSpan = Math.max(dist(P(LM.leftEar), P(LM.rightEar)), 0.35 * sw)
+    drawEllipse(head, lerp(P(LM.nose), mouth, 0.2), 0.6 * earSpan, 0.75 * earSpan)
+  }
+
+  const skinPal = skinPalette(img, pts, sw)
+  // Hands and feet.
+  const cut = plane(w, h)
+  for (const [wr, ix, pk] of [[LM.leftWrist, LM.leftIndex, LM.leftPinky], [LM.rightWrist, LM.rightIndex, LM.rightPinky]] as const) {
+    if (!inFrame(P(wr), w, h)) continue
+    const hl = Math.max(dist(P(wr), P(ix)), dist(P(wr), P(pk)), 0.12 * sw)
+    drawCapsule(cut, P(wr), lerp(P(wr), P(ix), 1.3), 0.5 * hl)
+    drawCapsule(cut, P(wr), lerp(P(wr), P(pk), 1.3), 0.5 * hl)
+  }
+  // Shoes and the floor's shadow: everything below the ankles.
+  const ankles = [P(LM.leftAnkle), P(LM.rightAnkle)].filter((a) => seen(a, w, h))
+  if (ankles.length > 0) {
+    const ay = Math.round(ankles.reduce((s, a) => s + a.y, 0) / ankles.length)
+    for (let i = Math.max(0, ay) * w; i < n; i++) cut.data[i] = 1
+  }
+  // Clothing candidates: the person minus head, hands and feet (skin is taken out below, once the
+  // garments' own colours are known: a beige knit is not skin).
+  const clothing = plane(w, h)
+  for (let i = 0; i < n; i++) clothing.data[i] = person.data[i]! > 0.5 && head.data[i]! < 0.5 && cut.data[i]! < 0.5 ? 1 : 0
+
+  // Seeds: the torso's centre (between shoulders and hips) and the thighs.
+  const hl = P(LM.leftHip)
+  const hr = P(LM.rightHip)
+  const hipMid = mid(hl, hr)
+  const torsoSeen = seen(sl, w, h) && seen(sr, w, h)
+  const hipsSeen = seen(hl, w, h) && seen(hr, w, h) && hl.y < h - 0.02 * h
+  const upperSeed = plane(w, h)
+  if (torsoSeen) {
+    // Chest to the middle of the belly: a high-waisted bottom starts above the hip joints.
+    const q = [lerp(lerp(sr, sl, 0.2), lerp(hr, hl, 0.2), 0.15), lerp(lerp(sr, sl, 0.8), lerp(hr, hl, 0.8), 0.15),
+      lerp(lerp(sr, sl, 0.8), lerp(hr, hl, 0.8), 0.55), lerp(lerp(sr, sl, 0.2), lerp(hr, hl, 0.2), 0.55)]
+    fillPolygon(upperSeed, q)
+  }
+  const lowerSeed = plane(w, h)
+  let legsSeen = false
+  for (const [hp, kn] of [[LM.leftHip, LM.leftKnee], [LM.rightHip, LM.rightKnee]] as const) {
+    if (!seen(P(hp), w, h) || !inFrame(lerp(P(hp), P(kn), 0.6), w, h)) continue
+    legsSeen = true
+    drawCapsule(lowerSeed, lerp(P(hp), P(kn), 0.25), lerp(P(hp), P(kn), seen(P(kn), w, h) ? 0.75 : 0.5), 0.1 * sw)
+  }
+  for (let i = 0; i < n; i++) {
+    upperSeed.data[i] = upperSeed.data[i]! > 0.5 && clothing.data[i]! > 0.5 ? 1 : 0
+    lowerSeed.data[i] = lowerSeed.data[i]! > 0.5 && clothing.data[i]! > 0.5 ? 1 : 0
+  }
+  // The garments' palettes, without the colours that are the wearer's skin (a V-neck, bare legs
+  // under a skirt inside the seed regions).
+  const isSkinColour = (c: Rgb3) => skinRule(c[0], c[1], c[2]) && nearestChroma(skinPal, c[0], c[1], c[2]) < SKIN_CHROMA_TOL
+  const upPal = torsoSeen ? palette(img, upperSeed).filter((c) => !isSkinColour(c)) : []
+  const loPal = legsSeen ? palette(img, lowerSeed).filter((c) => !isSkinColour(c)) : []
+  // Skin: a skin-rule pixel nearer to the skin palette than to either garment's colours.
+  const skin = plane(w, h)
+  for (let i = 0; i < n; i++) {
+    if (clothing.data[i]! < 0.5) continue
+    const r = img.data[i * 3]!
+    const g = img.data[i * 3 + 1]!
+    const b = img.data[i * 3 + 2]!
+    if (!skinRule(r, g, b)) continue
+    const ds = nearestChroma(skinPal, r, g, b)
+    if (ds < SKIN_CHROMA_TOL && ds < nearestChroma(upPal, r, g, b) && ds < nearestChroma(loPal, r, g, b)) skin.data[i] = 1
+  }
+  for (let i = 0; i < n; i++) if (skin.data[i]! > 0.5) clothing.data[i] = 0
+  const rc = Math.max(1, Math.round(0.01 * sw))
+  const opened = dilate(erode(clothing, rc), rc)
+  for (let i = 0; i < n; i++) clothing.data[i] = opened.data[i]!
+
+  let garments: WornGarment['garments']
+  if (upPal.length > 0 && loPal.length > 0) {
+    const same = coveredBy(img, lowerSeed, upPal, PALETTE_TOL) >= 0.6 && coveredBy(img, upperSeed, loPal, PALETTE_TOL) >= 0.6
+    garments = same ? 'one' : 'two'
+  } else garments = upPal.length > 0 ? 'upper-only' : 'lower-only'
+
+  // Split the clothing between the two garments: nearest palette colour, the hip line as the prior
+  // (above it a pixel needs to be clearly closer to the lower palette to go there, and below it
+  // the reverse).
+  const upper = plane(w, h)
+  const lower = plane(w, h)
+  const hipY = hipsSeen ? hipMid.y : h
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const i = y * w + x
+      if (clothing.data[i]! < 0.5) continue
+      if (garments !== 'two') {
+        if (garments === 'lower-only') lower.data[i] = 1
+        else upper.data[i] = 1
+        continue
+      }
+      const du = nearest(upPal, img.data[i * 3]!, img.data[i * 3 + 1]!, img.data[i * 3 + 2]!)
+      const dl = nearest(loPal, img.data[i * 3]!, img.data[i * 3 + 1]!, img.data[i * 3 + 2]!)
+      // Neither garment's colour (a bag, a belt, a third garment): left out.
+      if (Math.min(du, dl) > OTHER_TOL) continue
+      const bias = y < hipY ? 1.5 : 1 / 1.5
+      if (du < dl * bias) upper.data[i] = 1
+      else lower.data[i] = 1
+    }
+  }
+  const keepSeeded = (m: Plane, seed: Plane): Plane => {
+    const { labels, sizes } = components(m)
+    const hit = new Set<number>()
+    for (let i = 0; i < n; i++) if (seed.data[i]! > 0.5 && labels[i]! > 0) hit.add(labels[i]!)
+    const largest = Math.max(0, ...[...hit].map((l) => sizes[l]!))
+    const out = plane(w, h)
+    for (let i = 0; i < n; i++) out.data[i] = hit.has(labels[i]!) && sizes[labels[i]!]! >= 0.05 * largest ? 1 : 0
+    return out
+  }
+  const upperM = keepSeeded(upper, upperSeed)
+  const lowerM = keepSeeded(lower, lowerSeed)
+
+  // How completely each garment fills its own body region.
+  const upperRegion = plane(w, h)
+  const lowerRegion = plane(w, h)
+  if (torsoSeen) {
+    fillPolygon(upperRegion, [sr, sl, hipsSeen ? hl : lerp(sl, hl, 0.5), hipsSeen ? hr : lerp(sr, hr, 0.5)])
+    for (const [s, e, wr] of [[LM.leftShoulder, LM.leftElbow, LM.leftWrist], [LM.rightShoulder, LM.rightElbow, LM.rightWrist]] as const) {
+      drawCapsule(upperRegion, P(s), P(e), 0.1 * sw)
+      drawCapsule(upperRegion, P(e), P(wr), 0.08 * sw)
+    }
+  }
+  if (hipsSeen) {
+    for (const [hp, kn, an] of [[LM.leftHip, LM.leftKnee, LM.leftAnkle], [LM.rightHip, LM.rightKnee, LM.rightAnkle]] as const) {
+      drawCapsule(lowerRegion, P(hp), P(kn), 0.13 * sw)
+      drawCapsule(lowerRegion, P(kn), P(an), 0.09 * sw)
+    }
+  }
+  const fill = (m: Plane, region: Plane): number => {
+    let a = 0
+    let b = 0
+    for (let i = 0; i < n; i++) {
+      if (region.data[i]! <= 0.5 || person.data[i]! <= 0.5) continue
+      a++
+      if (m.data[i]! > 0.5) b++
+    }
+    return a === 0 ? 0 : b / a
+  }
+  const upperFill = fill(upperM, upperRegion)
+  const lowerFill = fill(lowerM, lowerRegion)
+
+  let category: GarmentCategory
+  if (want !== null) category = want
+  else if (garments === 'one') category = 'full'
+  else if (garments === 'upper-only') category = 'upper'
+  else if (garments === 'lower-only') category = 'lower'
+  else category = upperFill >= lowerFill ? 'upper' : 'lower'
+
+  let mask: Plane
+  if (category === 'full') {
+    mask = plane(w, h)
+    for (let i = 0; i < n; i++) mask.data[i] = upperM.data[i]! > 0.5 || lowerM.data[i]! > 0.5 ? 1 : 0
+  } else mask = category === 'upper' ? upperM : lowerM
+  // Clean edges: close pinholes, drop crumbs, soften by a pixel.
+  const r = Math.max(1, Math.round(0.01 * sw))
+  mask = erode(dilate(mask, r), r)
+  return { mask, category, garments, upperFill, lowerFill, clothing, skin }
+}
