@@ -545,6 +545,7 @@ const FIELD_DOCS: Record<string, Record<string, string>> = {
     person_image_url: `Photo of the person: ${INPUT_URL}; or send the file as the part \`person_image\`.`,
     garment_image_url: `Product photo of the garment: ${INPUT_URL}; or send the file as the part \`garment_image\`.`,
     garment_mode: 'Deprecated: overrides category detection (the answer then carries a `Deprecation` header).',
+    garment_photo_type: '`auto`, `flat-lay` or `model`, as in the JSON body.',
     preprocess_garment: '"true" or "false", as in the JSON body.',
     remove_background: '"true" or "false", as in the JSON body.',
     webhook_url: WEBHOOK_URL,

@@ -38,8 +38,8 @@ const load = async (file: string): Promise<Rgb> => {
 
 describe('skin rule', () => {
   it('takes light and dark skin tones, not grey, white, black, blue or a saturated red', () => {
-    for (const c of [[224, 172, 140], [198, 134, 100], [141, 85, 60], [92, 56, 40]] as const) expect(skinRule(...c)).toBe(true)
-    for (const c of [[128, 128, 128], [250, 250, 250], [15, 15, 15], [60, 90, 170], [220, 20, 30]] as const) expect(skinRule(...c)).toBe(false)
+    for (const [r, g, b] of [[224, 172, 140], [198, 134, 100], [141, 85, 60], [92, 56, 40]] as const) expect(skinRule(r, g, b)).toBe(true)
+    for (const [r, g, b] of [[128, 128, 128], [250, 250, 250], [15, 15, 15], [60, 90, 170], [220, 20, 30]] as const) expect(skinRule(r, g, b)).toBe(false)
   })
 })
 
