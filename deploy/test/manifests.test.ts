@@ -17,7 +17,7 @@ const K8S_DIR = resolve(import.meta.dirname, '../k8s')
 const OVERLAYS = readdirSync(join(K8S_DIR, 'overlays')).sort()
 const PRIVATE_RANGES = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16']
 /** Secrets the production overlay expects the operator to create (README: Deployment). */
-const OPERATOR_SECRETS = new Set(['tailor-gateway-secrets'])
+const OPERATOR_SECRETS = new Set(['tailor-gateway-secrets', 'tailor-job-events'])
 
 /** Rendered YAML is free-form: the schemas above check it; the rules below read it. */
 type Obj = Record<string, any>
@@ -203,15 +203,18 @@ describe.each(OVERLAYS)('deploy/k8s/overlays/%s', (overlay) => {
     for (const k of Object.keys(gwEnv)) expect(GATEWAY_ENV.has(k), `gateway env ${k}`).toBe(true)
     for (const k of Object.keys(infEnv)) expect(INFERENCE_ENV.has(k), `inference env ${k}`).toBe(true)
     const secrets = gatewayContainer.env.filter((e: Obj) => e.valueFrom?.secretKeyRef).map((e: Obj) => e.valueFrom.secretKeyRef)
-    expect(secrets.map((s: Obj) => s.key).sort()).toEqual(['API_KEY_SHA256', 'RESULT_URL_SECRET'])
-    for (const s of secrets) {
+    expect(secrets.map((s: Obj) => s.key).sort()).toEqual(['API_KEY_SHA256', 'JOB_EVENTS_TOKEN', 'RESULT_URL_SECRET'])
+    // The job-events secret: the same Secret key in both services.
+    const infSecrets = inferenceContainer.env.filter((e: Obj) => e.valueFrom?.secretKeyRef).map((e: Obj) => e.valueFrom.secretKeyRef)
+    expect(infSecrets).toEqual([secrets.find((s: Obj) => s.key === 'JOB_EVENTS_TOKEN')])
+    for (const s of [...secrets, ...infSecrets]) {
       const rendered = docs.some((d) => d.kind === 'Secret' && d.metadata.name === s.name)
       expect(rendered || OPERATOR_SECRETS.has(s.name), `Secret ${s.name}`).toBe(true)
     }
     // Secrets created by the operator: stand-ins of the right shape, to check the rest of the config.
-    const standIns = { RESULT_URL_SECRET: 'x'.repeat(32), API_KEY_SHA256: 'a'.repeat(64), ...gwEnv }
+    const standIns = { RESULT_URL_SECRET: 'x'.repeat(32), API_KEY_SHA256: 'a'.repeat(64), JOB_EVENTS_TOKEN: 't'.repeat(32), ...gwEnv }
     const gw = loadGatewayConfig(standIns)
-    const inf = loadInferenceConfig({ ...infEnv, WORKER_ID: 'w' })
+    const inf = loadInferenceConfig({ JOB_EVENTS_TOKEN: 't'.repeat(32), ...infEnv, WORKER_ID: 'w' })
     expect(inf.ORT_EP).toBeDefined()
     // Addresses match the Services.
     const svcPort = (svc: string, name: string): number => (named(docs, 'Service', svc).spec.ports as Obj[]).find((p) => p.name === name)?.port

@@ -3,6 +3,8 @@ import { readdir, readFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
 
 export const REPO_ROOT = resolve(import.meta.dirname, '../..')
+/** The job-events port's shared secret (JOB_EVENTS_TOKEN) the tests give both services; required with NATS_URL. */
+export const TEST_JOB_EVENTS_TOKEN = 'test-job-events-token-0123456789abcdef'
 const READY_TIMEOUT_MS = 120_000
 
 export interface ServiceProcess {
@@ -19,8 +21,9 @@ export interface ServiceProcess {
 export function startService(entry: string, env: Record<string, string>): ServiceProcess {
   const proc = spawn(process.execPath, ['--import', 'tsx', resolve(REPO_ROOT, entry)], {
     cwd: REPO_ROOT,
-    // API_GRPC_PORT 0: a gateway's internal gRPC API on a free port unless the test names one.
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'info', API_GRPC_PORT: '0', ...env },
+    // API_GRPC_PORT 0: a gateway's internal gRPC API on a free port unless the test names one;
+    // JOB_EVENTS_TOKEN: the same job-events secret for every gateway and worker a test starts.
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'info', API_GRPC_PORT: '0', JOB_EVENTS_TOKEN: TEST_JOB_EVENTS_TOKEN, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let out = ''

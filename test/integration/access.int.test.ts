@@ -15,7 +15,7 @@ import { loadConfig } from '@tailor/gateway/src/config.ts'
 import { start, type Gateway } from '@tailor/gateway/src/start.ts'
 import { keysCommand } from '../../cli/src/commands/keys.ts'
 import { freePort, startNatsServer, type NatsServer } from '../helpers/nats-server.ts'
-import { REPO_ROOT } from '../helpers/processes.ts'
+import { REPO_ROOT, TEST_JOB_EVENTS_TOKEN } from '../helpers/processes.ts'
 
 const ENV_KEY = 'access-int-env-key-0123456789'
 const SECRET = 'access-int-secret-0123456789abcdef0123'
@@ -92,7 +92,7 @@ beforeAll(async () => {
   nats = await startNatsServer()
   const logger = createLogger('silent')
   for (let i = 0; i < 2; i++) {
-    const config = loadConfig({ NATS_URL: nats.url, HOST: '127.0.0.1', PORT: '0', GRPC_PORT: '0', API_GRPC_PORT: '0', API_KEYS: ENV_KEY, RESULT_URL_SECRET: SECRET })
+    const config = loadConfig({ NATS_URL: nats.url, JOB_EVENTS_TOKEN: TEST_JOB_EVENTS_TOKEN, HOST: '127.0.0.1', PORT: '0', GRPC_PORT: '0', API_GRPC_PORT: '0', API_KEYS: ENV_KEY, RESULT_URL_SECRET: SECRET })
     gateways.push(await start(config, { logger }))
   }
   urls = gateways.map((g) => `http://127.0.0.1:${g.port}`)

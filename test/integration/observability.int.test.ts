@@ -12,7 +12,7 @@ import { apiClient } from '../helpers/api.ts'
 import { createMediaFixtures, type MediaFixtures } from '../helpers/media.ts'
 import { snapshotModels } from '../helpers/models.ts'
 import { freePort, startNatsServer, type NatsServer } from '../helpers/nats-server.ts'
-import { startService, type ServiceProcess } from '../helpers/processes.ts'
+import { startService, TEST_JOB_EVENTS_TOKEN, type ServiceProcess } from '../helpers/processes.ts'
 
 const JOB_TIMEOUT_MS = 180_000
 /** How long a probe may take to notice NATS going away or coming back (reconnect wait is 2 s). */
@@ -201,7 +201,7 @@ describe('observability, distributed mode (real NATS; gateway and a worker in th
 
   it('queue depth, readiness and job metrics follow NATS, the queue and the worker', async () => {
     gateway = await startGateway(
-      loadGatewayConfig({ NATS_URL: nats.url, HOST: '127.0.0.1', PORT: '0', GRPC_PORT: '0', API_GRPC_PORT: '0', TAILOR_API_KEY: API_KEY, RESULT_URL_SECRET: SECRET }),
+      loadGatewayConfig({ NATS_URL: nats.url, JOB_EVENTS_TOKEN: TEST_JOB_EVENTS_TOKEN, HOST: '127.0.0.1', PORT: '0', GRPC_PORT: '0', API_GRPC_PORT: '0', TAILOR_API_KEY: API_KEY, RESULT_URL_SECRET: SECRET }),
       { logger },
     )
     const gw = `http://127.0.0.1:${gateway.port}`
@@ -215,6 +215,7 @@ describe('observability, distributed mode (real NATS; gateway and a worker in th
     inference = await startInference(
       loadInferenceConfig({
         NATS_URL: nats.url,
+        JOB_EVENTS_TOKEN: TEST_JOB_EVENTS_TOKEN,
         GATEWAY_GRPC_ADDR: `127.0.0.1:${gateway.grpcPort}`,
         HEALTH_PORT: String(healthPort),
         HEALTH_HOST: '127.0.0.1',

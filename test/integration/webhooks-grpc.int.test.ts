@@ -17,6 +17,7 @@ import { start as startGateway, type Gateway } from '@tailor/gateway/src/start.t
 import { generateWebhookSecret } from '@tailor/gateway/src/webhooks/standard-webhooks.ts'
 import { openGrpcApiClient } from '../helpers/grpc-api.ts'
 import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts'
+import { TEST_JOB_EVENTS_TOKEN } from '../helpers/processes.ts'
 
 const API_KEY = 'grpc-webhook-test-key'
 const DELIVERY_TIMEOUT_MS = 20_000
@@ -65,7 +66,7 @@ beforeAll(async () => {
   hookPort = (hooks.address() as AddressInfo).port
   gateway = await startGateway(
     loadConfig({
-      NATS_URL: nats.url, HOST: '127.0.0.1', PORT: '0', GRPC_PORT: '0', API_GRPC_PORT: '0', API_KEYS: API_KEY,
+      NATS_URL: nats.url, JOB_EVENTS_TOKEN: TEST_JOB_EVENTS_TOKEN, HOST: '127.0.0.1', PORT: '0', GRPC_PORT: '0', API_GRPC_PORT: '0', API_KEYS: API_KEY,
       RESULT_URL_SECRET: 'r'.repeat(40), WEBHOOK_SECRET: `${oldSecret},${secret}`, TAILOR_FETCH_ALLOW_LOOPBACK: 'true',
       DEFAULT_RATE_LIMIT_PER_S: '1000', DEFAULT_MAX_CONCURRENT_JOBS: '100',
     }),

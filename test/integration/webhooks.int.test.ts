@@ -27,7 +27,7 @@ import { WEBHOOKS_STREAM } from '@tailor/gateway/src/webhooks/webhook-queue-jets
 import { ffmpeg } from '../helpers/media.ts'
 import { snapshotModels } from '../helpers/models.ts'
 import { freePort, startNatsServer, type NatsServer } from '../helpers/nats-server.ts'
-import { startService, type ServiceProcess } from '../helpers/processes.ts'
+import { startService, TEST_JOB_EVENTS_TOKEN, type ServiceProcess } from '../helpers/processes.ts'
 
 const JOB_TIMEOUT_MS = 120_000
 const EMBEDDED_KEY = 'webhook-test-key-0123456789'
@@ -265,7 +265,7 @@ describe('distributed: WEBHOOKS stream and KV idempotency with a real nats-serve
   const gateways: Gateway[] = []
 
   const gatewayEnv = (extra: Record<string, string | undefined> = {}) => ({
-    NATS_URL: nats.url, HOST: '127.0.0.1', PORT: '0', GRPC_PORT: '0', API_GRPC_PORT: '0', API_KEYS: apiKey,
+    NATS_URL: nats.url, JOB_EVENTS_TOKEN: TEST_JOB_EVENTS_TOKEN, HOST: '127.0.0.1', PORT: '0', GRPC_PORT: '0', API_GRPC_PORT: '0', API_KEYS: apiKey,
     RESULT_URL_SECRET: 'r'.repeat(40), WEBHOOK_SECRET: secret, ...NO_LIMITS, TAILOR_FETCH_ALLOW_LOOPBACK: 'true', WEBHOOK_RETRY_DELAYS_MS: '2000,300',
     ...extra,
   })

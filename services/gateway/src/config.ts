@@ -18,6 +18,15 @@ const Env = z
     HOST: z.string().min(1).default('0.0.0.0'),
     /** gRPC server for inference job events (distributed mode only). */
     GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(50051),
+    /**
+     * Shared secret every inference worker sends on the job-events port (`authorization: Bearer …`
+     * metadata); required with NATS_URL. Callers without it get UNAUTHENTICATED and no event.
+     */
+    JOB_EVENTS_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
+    /** mTLS on the job-events port (optional, PEM file paths, all three or none): this server's certificate and key, and the CA that signed the workers' client certificates. */
+    JOB_EVENTS_TLS_CERT: z.string().min(1).optional(),
+    JOB_EVENTS_TLS_KEY: z.string().min(1).optional(),
+    JOB_EVENTS_TLS_CA: z.string().min(1).optional(),
     /** The internal gRPC API (proto/tailor/v1/tailor_api.proto), both modes; 0 = any free port. */
     API_GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(50052),
     /** Distributed mode when set; the embedded composition injects in-process ports instead. */
@@ -76,6 +85,13 @@ const Env = z
     TAILOR_FETCH_ALLOW_LOOPBACK: z.stringbool().default(false),
   })
   .superRefine((env, ctx) => {
+    if (env.NATS_URL !== undefined && env.JOB_EVENTS_TOKEN === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['JOB_EVENTS_TOKEN'], message: 'required with NATS_URL: the secret inference workers present on the job-events port (the same value in both services)' })
+    }
+    const tls = [env.JOB_EVENTS_TLS_CERT, env.JOB_EVENTS_TLS_KEY, env.JOB_EVENTS_TLS_CA]
+    if (tls.some((v) => v !== undefined) && tls.some((v) => v === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['JOB_EVENTS_TLS_CERT'], message: 'JOB_EVENTS_TLS_CERT, JOB_EVENTS_TLS_KEY and JOB_EVENTS_TLS_CA go together (all three or none)' })
+    }
     if (env.RESULT_RETENTION_S < env.RESULT_URL_TTL_S + env.RESULT_EXPIRY_MARGIN_S) {
       ctx.addIssue({ code: 'custom', path: ['RESULT_RETENTION_S'], message: 'must be at least RESULT_URL_TTL_S + RESULT_EXPIRY_MARGIN_S: a result URL must not outlive its result' })
     }
@@ -88,10 +104,20 @@ export function sha256Hex(s: string): string {
   return createHash('sha256').update(s, 'utf8').digest('hex')
 }
 
+/** PEM file paths for mTLS on the job-events port. */
+export interface JobEventsTlsFiles {
+  readonly certFile: string
+  readonly keyFile: string
+  readonly caFile: string
+}
+
 export interface Config {
   readonly port: number
   readonly host: string
   readonly grpcPort: number
+  /** The job-events port's shared secret (distributed mode), and its optional mTLS files. */
+  readonly jobEventsToken: string | undefined
+  readonly jobEventsTls: JobEventsTlsFiles | undefined
   readonly apiGrpcPort: number
   readonly natsUrl: string | undefined
   /** JetStream replicas of our streams and buckets (NATS_REPLICAS). */
@@ -139,6 +165,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     port: e.PORT,
     host: e.HOST,
     grpcPort: e.GRPC_PORT,
+    jobEventsToken: e.JOB_EVENTS_TOKEN,
+    jobEventsTls:
+      e.JOB_EVENTS_TLS_CERT === undefined || e.JOB_EVENTS_TLS_KEY === undefined || e.JOB_EVENTS_TLS_CA === undefined
+        ? undefined
+        : Object.freeze({ certFile: resolve(e.JOB_EVENTS_TLS_CERT), keyFile: resolve(e.JOB_EVENTS_TLS_KEY), caFile: resolve(e.JOB_EVENTS_TLS_CA) }),
     apiGrpcPort: e.API_GRPC_PORT,
     natsUrl: e.NATS_URL,
     natsReplicas: e.NATS_REPLICAS,

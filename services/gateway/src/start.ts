@@ -141,7 +141,10 @@ export async function start(
     keyStore = await openKvKeyStore(nc)
     const jobs = charged(releaseSlotsOnFinal(notifyOnFinal(withJobMetrics(kvJobs, metrics), webhooks), slots, slotReleaseFailed))
     handleJobEvent = createJobEventHandler(jobs, logger, { onFinalRepeated: jobs.requeue })
-    grpcServer = await startJobEventsServer({ host: config.host, port: config.grpcPort, handle: handleJobEvent, logger })
+    if (config.jobEventsToken === undefined) throw new Error('JOB_EVENTS_TOKEN is required with NATS_URL')
+    grpcServer = await startJobEventsServer({
+      host: config.host, port: config.grpcPort, handle: handleJobEvent, logger, token: config.jobEventsToken, ...(config.jobEventsTls ? { tls: config.jobEventsTls } : {}),
+    })
     ports = {
       jobs, publisher: await openJetStreamPublisher(nc), cancel: grpcServer, uploads: await openObjectStoreUploadStore(nc),
       results: await openObjectStoreResultReader(nc, { ttlMs: config.resultRetentionS * 1000 }),

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from './config.ts'
 
+const TOKEN = 't'.repeat(32)
+
 describe('loadConfig (inference)', () => {
   it('applies defaults', () => {
     const c = loadConfig({})
@@ -15,7 +17,14 @@ describe('loadConfig (inference)', () => {
   })
   it('requires the gateway address with NATS', () => {
     expect(() => loadConfig({ NATS_URL: 'nats://x:4222' })).toThrow(/GATEWAY_GRPC_ADDR/)
-    expect(loadConfig({ NATS_URL: 'nats://x:4222', GATEWAY_GRPC_ADDR: 'gateway:50051' }).GATEWAY_GRPC_ADDR).toBe('gateway:50051')
+    expect(loadConfig({ NATS_URL: 'nats://x:4222', GATEWAY_GRPC_ADDR: 'gateway:50051', JOB_EVENTS_TOKEN: TOKEN }).GATEWAY_GRPC_ADDR).toBe('gateway:50051')
+  })
+  it('requires the job-events token (at least 32 characters) with NATS, and the mTLS files all together', () => {
+    const base = { NATS_URL: 'nats://x:4222', GATEWAY_GRPC_ADDR: 'gateway:50051' }
+    expect(() => loadConfig(base)).toThrow(/JOB_EVENTS_TOKEN/)
+    expect(() => loadConfig({ ...base, JOB_EVENTS_TOKEN: 'short' })).toThrow(/JOB_EVENTS_TOKEN/)
+    expect(() => loadConfig({ ...base, JOB_EVENTS_TOKEN: TOKEN, JOB_EVENTS_TLS_CERT: '/c.pem' })).toThrow(/JOB_EVENTS_TLS_CERT/)
+    expect(loadConfig({ ...base, JOB_EVENTS_TOKEN: TOKEN, JOB_EVENTS_TLS_CERT: '/c', JOB_EVENTS_TLS_KEY: '/k', JOB_EVENTS_TLS_CA: '/ca' }).JOB_EVENTS_TLS_CA).toBe('/ca')
   })
   it('lists every bad variable at once', () => {
     let msg = ''

@@ -9,6 +9,12 @@ const Env = z
     NATS_URL: z.string().min(1).optional(),
     /** host:port of the gateway's job events gRPC server (distributed mode). */
     GATEWAY_GRPC_ADDR: z.string().regex(/^[^\s:]+:\d+$/, 'must be host:port').optional(),
+    /** The gateway's job-events shared secret (its JOB_EVENTS_TOKEN); required with NATS_URL. */
+    JOB_EVENTS_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
+    /** mTLS to the gateway's job-events port (optional, PEM file paths, all three or none): this worker's client certificate and key, and the CA that signed the gateway's certificate. */
+    JOB_EVENTS_TLS_CERT: z.string().min(1).optional(),
+    JOB_EVENTS_TLS_KEY: z.string().min(1).optional(),
+    JOB_EVENTS_TLS_CA: z.string().min(1).optional(),
     WORKER_ID: z.string().min(1).optional(),
     /** GET /healthz on this port (readiness/liveness probes); off when unset. */
     HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional(),
@@ -47,6 +53,13 @@ const Env = z
   .superRefine((env, ctx) => {
     if (env.NATS_URL !== undefined && env.GATEWAY_GRPC_ADDR === undefined) {
       ctx.addIssue({ code: 'custom', path: ['GATEWAY_GRPC_ADDR'], message: 'required with NATS_URL: where to stream job events' })
+    }
+    if (env.NATS_URL !== undefined && env.JOB_EVENTS_TOKEN === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['JOB_EVENTS_TOKEN'], message: "required with NATS_URL: the gateway's job-events secret (the same value in both services)" })
+    }
+    const tls = [env.JOB_EVENTS_TLS_CERT, env.JOB_EVENTS_TLS_KEY, env.JOB_EVENTS_TLS_CA]
+    if (tls.some((v) => v !== undefined) && tls.some((v) => v === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['JOB_EVENTS_TLS_CERT'], message: 'JOB_EVENTS_TLS_CERT, JOB_EVENTS_TLS_KEY and JOB_EVENTS_TLS_CA go together (all three or none)' })
     }
   })
 

@@ -98,8 +98,8 @@ export async function start(
     if (opts.ports !== undefined) {
       ports = opts.ports
     } else {
-      if (config.NATS_URL === undefined || config.GATEWAY_GRPC_ADDR === undefined) {
-        throw new Error('NATS_URL and GATEWAY_GRPC_ADDR are required to run inference on its own (or use the embedded mode)')
+      if (config.NATS_URL === undefined || config.GATEWAY_GRPC_ADDR === undefined || config.JOB_EVENTS_TOKEN === undefined) {
+        throw new Error('NATS_URL, GATEWAY_GRPC_ADDR and JOB_EVENTS_TOKEN are required to run inference on its own (or use the embedded mode)')
       }
       nc = await connect({ servers: config.NATS_URL, name: 'tailor-inference', maxReconnectAttempts: -1 })
       const statuses = nc.status()
@@ -113,7 +113,12 @@ export async function start(
       })()
       ports = {
         source: await openJetStreamJobSource(nc, { ackWaitMs: config.ACK_WAIT_MS, maxAckPending: config.CONCURRENCY }),
-        events: await openJobEventStream({ address: config.GATEWAY_GRPC_ADDR, workerId: config.WORKER_ID ?? `${hostname()}-${process.pid}`, logger }),
+        events: await openJobEventStream({
+          address: config.GATEWAY_GRPC_ADDR, workerId: config.WORKER_ID ?? `${hostname()}-${process.pid}`, logger, token: config.JOB_EVENTS_TOKEN,
+          ...(config.JOB_EVENTS_TLS_CERT !== undefined && config.JOB_EVENTS_TLS_KEY !== undefined && config.JOB_EVENTS_TLS_CA !== undefined
+            ? { tls: { certFile: config.JOB_EVENTS_TLS_CERT, keyFile: config.JOB_EVENTS_TLS_KEY, caFile: config.JOB_EVENTS_TLS_CA } }
+            : {}),
+        }),
         results: await openObjectStoreResultStore(nc),
         uploads: await openObjectStoreUploadSource(nc),
       }

@@ -1,3 +1,5 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
+import { readFile } from 'node:fs/promises'
 import * as grpc from '@grpc/grpc-js'
 import * as protoLoader from '@grpc/proto-loader'
 import { ERROR_CODES, JOB_EVENTS_PROTO_INCLUDE_DIR, JOB_EVENTS_PROTO_PATH, type ErrorCode, type JobEvent, type JobEventAck } from '@tailor/proto'
@@ -5,6 +7,7 @@ import type { ProtoGrpcType } from '@tailor/proto/gen/job_events.ts'
 import type { GatewayMessage } from '@tailor/proto/gen/inference/v1/GatewayMessage.ts'
 import type { JobEvent__Output } from '@tailor/proto/gen/inference/v1/JobEvent.ts'
 import type { JobEventsHandlers } from '@tailor/proto/gen/inference/v1/JobEvents.ts'
+import type { JobEventsTlsFiles } from '../config.ts'
 import type { CancelNotifier } from '../jobs/publisher.ts'
 import type { Logger } from '../logger.ts'
 
@@ -36,6 +39,15 @@ function fromWire(w: WireJobEvent): JobEvent | null {
   }
 }
 
+const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest()
+
+/** True when the call carries `authorization: Bearer <token>` (compared in constant time). */
+function authorized(metadata: grpc.Metadata, tokenDigest: Buffer): boolean {
+  const v = metadata.get('authorization')[0]
+  if (typeof v !== 'string' || !v.startsWith('Bearer ')) return false
+  return timingSafeEqual(digest(v.slice('Bearer '.length)), tokenDigest)
+}
+
 export interface JobEventsServer extends CancelNotifier {
   port: number
   connectedWorkers(): number
@@ -48,13 +60,31 @@ export async function startJobEventsServer(opts: {
   port: number
   handle: (e: JobEvent) => Promise<JobEventAck>
   logger: Logger
+  /** The shared secret a caller must send (JOB_EVENTS_TOKEN); a call without it gets UNAUTHENTICATED, no event applied and no cancel sent. */
+  token: string
+  /** mTLS: only clients with a certificate signed by this CA connect. */
+  tls?: JobEventsTlsFiles
 }): Promise<JobEventsServer> {
+  const tokenDigest = digest(opts.token)
+  const credentials =
+    opts.tls === undefined
+      ? grpc.ServerCredentials.createInsecure()
+      : grpc.ServerCredentials.createSsl(
+          await readFile(opts.tls.caFile),
+          [{ cert_chain: await readFile(opts.tls.certFile), private_key: await readFile(opts.tls.keyFile) }],
+          true,
+        )
   const def = await protoLoader.load(JOB_EVENTS_PROTO_PATH, PROTO_LOADER_OPTIONS)
   const pkg = grpc.loadPackageDefinition(def) as unknown as ProtoGrpcType
   const calls = new Set<grpc.ServerDuplexStream<WireJobEvent, WireGatewayMessage>>()
   const server = new grpc.Server()
   const handlers: JobEventsHandlers = {
     Connect(call) {
+      if (!authorized(call.metadata, tokenDigest)) {
+        opts.logger.warn({ peer: call.getPeer() }, 'job events caller refused: missing or wrong token')
+        call.emit('error', { code: grpc.status.UNAUTHENTICATED, details: 'missing or wrong job events token' })
+        return
+      }
       calls.add(call)
       let tail: Promise<unknown> = Promise.resolve()
       let worker = ''
@@ -97,9 +127,9 @@ export async function startJobEventsServer(opts: {
   }
   server.addService(pkg.inference.v1.JobEvents.service, handlers)
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${opts.host}:${opts.port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)))
+    server.bindAsync(`${opts.host}:${opts.port}`, credentials, (err, p) => (err ? reject(err) : resolve(p)))
   })
-  opts.logger.info({ port }, 'job events gRPC server listening')
+  opts.logger.info({ port, mtls: opts.tls !== undefined }, 'job events gRPC server listening')
   return {
     port,
     connectedWorkers: () => calls.size,

@@ -2,6 +2,16 @@ import type { JobEvent, JobEventAck } from '@tailor/proto'
 import type { Logger } from '../logger.ts'
 import { isFinal, type JobRecord, type JobStore } from './job-store.ts'
 
+/**
+ * A worker may name only this job's own result: `<kind>/<job id>.<ext>`. Anything else (another
+ * job's result, a key elsewhere in the bucket) would get a signed URL for something that is not
+ * this job's output.
+ */
+export function isResultKeyOf(r: Pick<JobRecord, 'id' | 'kind'>, key: string): boolean {
+  const head = `${r.kind}/${r.id}.`
+  return key.startsWith(head) && /^[a-z0-9]{1,8}$/.test(key.slice(head.length))
+}
+
 const stamp = (r: JobRecord, patch: Partial<JobRecord>): JobRecord => ({ ...r, ...patch, updatedAt: new Date().toISOString() })
 
 /**
@@ -23,6 +33,7 @@ export function createJobEventHandler(
   return async (e) => {
     let stop = false
     let repeated = false
+    let foreignKey = false
     const rec = await store.update(e.jobId, (r) => {
       repeated = (e.type === 'completed' || e.type === 'failed') && r.status === e.type
       if (r.status === 'failed') {
@@ -38,6 +49,10 @@ export function createJobEventHandler(
           return stamp(r, { status: 'running', progress: Math.round(p * 1000) / 1000 })
         }
         case 'completed':
+          if (!isResultKeyOf(r, e.resultKey)) {
+            foreignKey = true
+            return stamp(r, { status: 'failed', error: { code: 'unexpected_error', message: 'The job failed: its worker reported a result that is not this job\'s.' } })
+          }
           return stamp(r, {
             status: 'completed', progress: 1, result: { key: e.resultKey, contentType: e.contentType, bytes: e.bytes }, completedAt: new Date().toISOString(),
           })
@@ -49,6 +64,7 @@ export function createJobEventHandler(
       log.warn({ job_id: e.jobId, event: e.type }, 'event for an unknown job')
       return { cancelled: true }
     }
+    if (foreignKey && e.type === 'completed') log.error({ job_id: e.jobId, result_key: e.resultKey }, 'a worker reported a result key not of the form <kind>/<job id>.<ext>; job failed')
     if (repeated && o.onFinalRepeated) await o.onFinalRepeated(rec)
     if (e.type !== 'progress' && isFinal(rec.status)) log.info({ job_id: e.jobId, status: rec.status, code: rec.error?.code }, 'job finished')
     return { cancelled: stop }

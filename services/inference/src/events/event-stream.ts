@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import * as grpc from '@grpc/grpc-js'
 import * as protoLoader from '@grpc/proto-loader'
 import { AppError, JOB_EVENTS_PROTO_INCLUDE_DIR, JOB_EVENTS_PROTO_PATH, type JobEvent, type JobEventAck } from '@tailor/proto'
@@ -40,12 +41,26 @@ interface Pending {
  * gateway, reopened with backoff whenever it breaks; unacknowledged events are resent on the new
  * stream (the gateway applies them idempotently), progress events are dropped instead.
  */
-export async function openJobEventStream(opts: { address: string; workerId: string; logger: Logger }): Promise<JobEventSink> {
+export async function openJobEventStream(opts: {
+  address: string
+  workerId: string
+  logger: Logger
+  /** The gateway's job-events secret (JOB_EVENTS_TOKEN), sent as `authorization: Bearer …` on every stream. */
+  token: string
+  /** mTLS (PEM file paths): this worker's certificate and key, and the CA that signed the gateway's. */
+  tls?: { certFile: string; keyFile: string; caFile: string }
+}): Promise<JobEventSink> {
   const def = await protoLoader.load(JOB_EVENTS_PROTO_PATH, {
     keepCase: false, longs: Number, enums: String, defaults: true, oneofs: true, includeDirs: [JOB_EVENTS_PROTO_INCLUDE_DIR],
   })
   const pkg = grpc.loadPackageDefinition(def) as unknown as ProtoGrpcType
-  const client = new pkg.inference.v1.JobEvents(opts.address, grpc.credentials.createInsecure(), {
+  const credentials =
+    opts.tls === undefined
+      ? grpc.credentials.createInsecure()
+      : grpc.credentials.createSsl(readFileSync(opts.tls.caFile), readFileSync(opts.tls.keyFile), readFileSync(opts.tls.certFile))
+  const metadata = new grpc.Metadata()
+  metadata.set('authorization', `Bearer ${opts.token}`)
+  const client = new pkg.inference.v1.JobEvents(opts.address, credentials, {
     'grpc.keepalive_time_ms': 10_000,
     'grpc.keepalive_timeout_ms': 5_000,
   })
@@ -60,7 +75,7 @@ export async function openJobEventStream(opts: { address: string; workerId: stri
 
   const open = (): void => {
     if (closed) return
-    const stream = client.Connect()
+    const stream = client.Connect(metadata)
     call = stream
     stream.on('data', (m: WireGatewayMessage) => {
       backoff = RECONNECT_MIN_MS
@@ -80,7 +95,11 @@ export async function openJobEventStream(opts: { address: string; workerId: stri
       if (call !== stream) return
       call = null
       if (closed) return
-      log.warn({ err: err?.message, pending: pending.size }, 'job event stream broken; reconnecting')
+      if ((err as { code?: unknown } | undefined)?.code === grpc.status.UNAUTHENTICATED) {
+        log.error({ pending: pending.size }, 'the gateway refused this worker: JOB_EVENTS_TOKEN differs from the gateway\'s; retrying')
+      } else {
+        log.warn({ err: err?.message, pending: pending.size }, 'job event stream broken; reconnecting')
+      }
       // Progress is only a hint: drop it rather than replay it late.
       for (const [s, p] of pending) {
         if ('progress' in p.wire) {
