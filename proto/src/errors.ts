@@ -25,6 +25,10 @@ export const HTTP_STATUS = {
   idempotency_key_reused: 422,
   idempotency_key_in_use: 409,
   rate_limit_exceeded: 429,
+  /** The key's outstanding uploads (bytes or count, UPLOAD_QUOTA_BYTES / UPLOAD_QUOTA_COUNT) are used up until some expire. */
+  upload_quota_exceeded: 429,
+  /** A storage bucket (or the embedded data dir's share) is at its byte cap: nothing more fits until retention frees some. */
+  storage_full: 507,
   unexpected_error: 500,
   service_unavailable: 503,
   // Job-only codes (carried in a failed job's `error`, not as an HTTP status of the POST).
@@ -35,6 +39,10 @@ export const HTTP_STATUS = {
   job_cancelled: 409,
   malformed_video: 400,
   video_too_long: 400,
+  /** More frames than VIDEO_MAX_FRAMES (after the frame rate is capped at VIDEO_MAX_FPS). */
+  video_too_many_frames: 400,
+  /** The result would be larger than RESULT_MAX_BYTES (encoding is stopped there). */
+  result_too_large: 413,
   input_fetch_failed: 400,
   no_person_detected: 422,
   no_garment_detected: 422,

@@ -74,7 +74,7 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
       publisher: queue,
       cancel: events,
       results: createFileResultReader(data.resultsDir),
-      uploads: await openFileUploadStore(data.uploadsDir),
+      uploads: await openFileUploadStore(data.uploadsDir, { maxTotalBytes: gatewayConfig.storageCaps.uploadsMaxBytes }),
       queueDepth: () => Promise.resolve(queue.depth()),
       keys,
       idempotency: await openFileIdempotencyStore(data.idempotencyDir, { ttlMs: gatewayConfig.idempotencyTtlS * 1000 }),
@@ -86,7 +86,7 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
     inference = await startInference(inferenceConfig, {
       registry,
       logger: logger.child({ service: 'inference' }),
-      ports: { source: queue, events, results: createFileResultStore(data.resultsDir), uploads: createFileUploadSource(data.uploadsDir) },
+      ports: { source: queue, events, results: createFileResultStore(data.resultsDir, { maxResultBytes: inferenceConfig.RESULT_MAX_BYTES, maxTotalBytes: gatewayConfig.storageCaps.resultsMaxBytes }), uploads: createFileUploadSource(data.uploadsDir) },
     })
   } catch (err) {
     resultSweeper.stop()

@@ -21,3 +21,15 @@ describe('loadConfig: the job-events port', () => {
     expect(loadConfig(d).jobEventsTls).toBeUndefined()
   })
 })
+
+describe('loadConfig: storage quotas', () => {
+  it('defaults: 500 MiB / 50 uploads per key; uploads 2 GiB, results 4 GiB, other streams 256 MiB', () => {
+    const c = loadConfig(BASE)
+    expect([c.uploadQuotaBytes, c.uploadQuotaCount]).toEqual([500 * 1024 ** 2, 50])
+    expect(c.storageCaps).toEqual({ uploadsMaxBytes: 2 * 1024 ** 3, resultsMaxBytes: 4 * 1024 ** 3, streamMaxBytes: 256 * 1024 ** 2 })
+  })
+  it('a key\'s quota cannot exceed the whole uploads store; caps are positive', () => {
+    expect(() => loadConfig({ ...BASE, UPLOAD_QUOTA_BYTES: '2000', UPLOADS_MAX_BYTES: '1000' })).toThrow(/UPLOAD_QUOTA_BYTES/)
+    expect(() => loadConfig({ ...BASE, RESULTS_MAX_BYTES: '0' })).toThrow(/RESULTS_MAX_BYTES/)
+  })
+})

@@ -58,6 +58,18 @@ const Env = z
     /** POST /v1/uploads size limits by media kind (the same as inference's input limits). */
     UPLOAD_MAX_IMAGE_BYTES: z.coerce.number().int().positive().default(25 * 1024 * 1024),
     UPLOAD_MAX_VIDEO_BYTES: z.coerce.number().int().positive().default(100 * 1024 * 1024),
+    /** Per API key: bytes and number of its unexpired uploads (each is kept 1 hour); past either, POST /v1/uploads answers 429 upload_quota_exceeded. */
+    UPLOAD_QUOTA_BYTES: z.coerce.number().int().positive().default(500 * 1024 * 1024),
+    UPLOAD_QUOTA_COUNT: z.coerce.number().int().positive().default(50),
+    /**
+     * Byte caps of the storage every key shares (JetStream max_bytes of each stream and bucket,
+     * set at start; the data dir's uploads/ and results/ embedded): uploads, results, and each
+     * other stream or KV bucket (JOBS, WEBHOOKS, jobs, api_keys, rate_limits, job_slots,
+     * idempotency). Full: new uploads answer 507 storage_full, results fail storage_full.
+     */
+    UPLOADS_MAX_BYTES: z.coerce.number().int().positive().default(2 * 1024 ** 3),
+    RESULTS_MAX_BYTES: z.coerce.number().int().positive().default(4 * 1024 ** 3),
+    STREAM_MAX_BYTES: z.coerce.number().int().positive().default(256 * 1024 ** 2),
     /** Longest a try-on request with wait_for_result "true" waits before answering 202 {job_id}. */
     TRYON_WAIT_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(60_000),
     SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
@@ -92,6 +104,9 @@ const Env = z
     if (tls.some((v) => v !== undefined) && tls.some((v) => v === undefined)) {
       ctx.addIssue({ code: 'custom', path: ['JOB_EVENTS_TLS_CERT'], message: 'JOB_EVENTS_TLS_CERT, JOB_EVENTS_TLS_KEY and JOB_EVENTS_TLS_CA go together (all three or none)' })
     }
+    if (env.UPLOAD_QUOTA_BYTES > env.UPLOADS_MAX_BYTES) {
+      ctx.addIssue({ code: 'custom', path: ['UPLOAD_QUOTA_BYTES'], message: 'must be at most UPLOADS_MAX_BYTES: one key\'s quota cannot exceed the whole store' })
+    }
     if (env.RESULT_RETENTION_S < env.RESULT_URL_TTL_S + env.RESULT_EXPIRY_MARGIN_S) {
       ctx.addIssue({ code: 'custom', path: ['RESULT_RETENTION_S'], message: 'must be at least RESULT_URL_TTL_S + RESULT_EXPIRY_MARGIN_S: a result URL must not outlive its result' })
     }
@@ -109,6 +124,14 @@ export interface JobEventsTlsFiles {
   readonly certFile: string
   readonly keyFile: string
   readonly caFile: string
+}
+
+/** Byte caps of the storage every key shares. */
+export interface StorageCaps {
+  readonly uploadsMaxBytes: number
+  readonly resultsMaxBytes: number
+  /** Each other stream or KV bucket. */
+  readonly streamMaxBytes: number
 }
 
 export interface Config {
@@ -137,6 +160,11 @@ export interface Config {
   readonly maxBodyBytes: number
   readonly uploadMaxImageBytes: number
   readonly uploadMaxVideoBytes: number
+  /** Per key: outstanding upload bytes and count. */
+  readonly uploadQuotaBytes: number
+  readonly uploadQuotaCount: number
+  /** Byte caps of the shared storage (see UPLOADS_MAX_BYTES). */
+  readonly storageCaps: StorageCaps
   readonly tryOnWaitTimeoutMs: number
   readonly shutdownTimeoutMs: number
   readonly logLevel: string
@@ -185,6 +213,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxBodyBytes: e.MAX_BODY_BYTES,
     uploadMaxImageBytes: e.UPLOAD_MAX_IMAGE_BYTES,
     uploadMaxVideoBytes: e.UPLOAD_MAX_VIDEO_BYTES,
+    uploadQuotaBytes: e.UPLOAD_QUOTA_BYTES,
+    uploadQuotaCount: e.UPLOAD_QUOTA_COUNT,
+    storageCaps: Object.freeze({ uploadsMaxBytes: e.UPLOADS_MAX_BYTES, resultsMaxBytes: e.RESULTS_MAX_BYTES, streamMaxBytes: e.STREAM_MAX_BYTES }),
     tryOnWaitTimeoutMs: e.TRYON_WAIT_TIMEOUT_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,

@@ -14,6 +14,7 @@ import { RateLimiter } from './access/rate-limiter.ts'
 import { holdsSlot, releaseSlotsOnFinal } from './access/release-slots-on-final.ts'
 import { chargeCreditsOnFinal } from './access/charge-credits-on-final.ts'
 import { createApp } from './app.ts'
+import { ensureByteCaps } from './jetstream-byte-caps.ts'
 import { ensureReplicas } from './jetstream-replicas.ts'
 import type { Config } from './config.ts'
 import { startApiGrpcServer } from './events/api-grpc-server.ts'
@@ -153,7 +154,10 @@ export async function start(
   }
   // Rate limits (access/): the KV bucket rate_limits distributed (shared by every replica), memory embedded.
   const limiter = new RateLimiter(nc === null ? createMemoryRateBudget() : await openKvRateBudget(nc))
-  if (nc !== null) await ensureReplicas(nc, config.natsReplicas, logger)
+  if (nc !== null) {
+    await ensureReplicas(nc, config.natsReplicas, logger)
+    await ensureByteCaps(nc, config.storageCaps, logger)
+  }
   const limits = { rateLimitPerS: config.rateLimitPerS, maxConcurrentJobs: config.maxConcurrentJobs }
   const access =
     keyStore === undefined

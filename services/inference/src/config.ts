@@ -36,6 +36,8 @@ const Env = z
     FETCH_MAX_REDIRECTS: z.coerce.number().int().min(0).max(20).default(5),
     /** Allows loopback destinations (tests, local files served on localhost); nothing else private. */
     VIDEO_MAX_DURATION_S: z.coerce.number().positive().default(60),
+    /** Largest result a job may store; the encoder is stopped as soon as its output passes it (job error result_too_large). */
+    RESULT_MAX_BYTES: z.coerce.number().int().positive().default(1024 ** 3),
     VIDEO_MAX_SIDE_PX: z.coerce.number().int().positive().default(4096),
     VIDEO_MIN_SIDE_PX: z.coerce.number().int().positive().default(64),
     TAILOR_FETCH_ALLOW_LOOPBACK: z.stringbool().default(false),

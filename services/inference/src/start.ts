@@ -119,7 +119,7 @@ export async function start(
             ? { tls: { certFile: config.JOB_EVENTS_TLS_CERT, keyFile: config.JOB_EVENTS_TLS_KEY, caFile: config.JOB_EVENTS_TLS_CA } }
             : {}),
         }),
-        results: await openObjectStoreResultStore(nc),
+        results: await openObjectStoreResultStore(nc, { maxResultBytes: config.RESULT_MAX_BYTES }),
         uploads: await openObjectStoreUploadSource(nc),
       }
     }

@@ -42,6 +42,8 @@ beforeAll(async () => {
         return { ...meta, bytes }
       },
       info: async () => null,
+      usage: async () => ({ count: 0, bytes: 0, firstExpiresAt: null }),
+      remove: async () => undefined,
       close: async () => undefined,
     },
   })

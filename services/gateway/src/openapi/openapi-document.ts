@@ -81,8 +81,8 @@ function errors(...codes: ErrorCode[]): Record<string, Json> {
 }
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not found', 409: 'Conflict', 410: 'Gone',
-  416: 'Range not satisfiable', 422: 'Unprocessable', 429: 'Too many requests', 500: 'Internal error',
-  503: 'Unavailable', 504: 'Timed out',
+  413: 'Too large', 416: 'Range not satisfiable', 422: 'Unprocessable', 429: 'Too many requests', 500: 'Internal error',
+  503: 'Unavailable', 504: 'Timed out', 507: 'Insufficient storage',
 }
 /** Real sentences of the service, shown as examples for the first code of an error response. */
 const ERROR_EXAMPLES: Partial<Record<ErrorCode, string>> = {
@@ -323,7 +323,7 @@ export function buildOpenApiDocument(o: OpenApiOptions = {}): OpenApiDocument {
           },
           responses: {
             '201': { description: 'Stored.', content: json(ref('UploadResult')) },
-            ...errors('invalid_request_body', 'unsupported_content_type', 'file_size_too_large', ...AUTH_ERRORS),
+            ...errors('invalid_request_body', 'unsupported_content_type', 'file_size_too_large', 'upload_quota_exceeded', 'storage_full', ...AUTH_ERRORS),
           },
         }),
       },

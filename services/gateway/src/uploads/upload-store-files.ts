@@ -3,9 +3,9 @@ import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/p
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { UPLOAD_ID_RE, UPLOAD_TTL_MS, type UploadMeta } from '@tailor/proto'
+import { AppError, UPLOAD_ID_RE, UPLOAD_TTL_MS, type UploadMeta } from '@tailor/proto'
 import { limitStream } from './limit-stream.ts'
-import type { UploadStore } from './upload-store.ts'
+import { storageFull, usageOf, type UploadStore } from './upload-store.ts'
 
 /** How often the embedded data dir is swept of expired uploads. */
 export const UPLOAD_SWEEP_INTERVAL_MS = 5 * 60 * 1000
@@ -15,7 +15,10 @@ export const UPLOAD_SWEEP_INTERVAL_MS = 5 * 60 * 1000
  * the bytes are complete (a reader that finds the metadata finds the whole file). Expired uploads
  * are refused at once and removed by a sweep every UPLOAD_SWEEP_INTERVAL_MS (and at open).
  */
-export async function openFileUploadStore(dir: string, o: { sweepIntervalMs?: number; now?: () => number } = {}): Promise<UploadStore> {
+export async function openFileUploadStore(
+  dir: string,
+  o: { sweepIntervalMs?: number; now?: () => number; /** UPLOADS_MAX_BYTES: the directory's cap, every key together. */ maxTotalBytes?: number } = {},
+): Promise<UploadStore> {
   const now = o.now ?? Date.now
   await mkdir(dir, { recursive: true, mode: 0o700 })
   const readMeta = async (id: string): Promise<UploadMeta | null> => {
@@ -43,6 +46,21 @@ export async function openFileUploadStore(dir: string, o: { sweepIntervalMs?: nu
       if (st !== null && now() - st.mtimeMs > UPLOAD_TTL_MS && (await readMeta(id)) === null) await rm(join(dir, name), { force: true })
     }
   }
+  const metas = async (): Promise<UploadMeta[]> => {
+    const out: UploadMeta[] = []
+    for (const name of await readdir(dir).catch(() => [] as string[])) {
+      if (!name.endsWith('.json')) continue
+      const m = await readMeta(name.slice(0, -'.json'.length))
+      if (m !== null) out.push(m)
+    }
+    return out
+  }
+  /** Bytes in the directory (uploads, and those being written). */
+  const totalBytes = async (): Promise<number> => {
+    let n = 0
+    for (const name of await readdir(dir).catch(() => [] as string[])) n += (await stat(join(dir, name)).catch(() => null))?.size ?? 0
+    return n
+  }
   await sweep()
   const timer = setInterval(() => void sweep().catch(() => undefined), o.sweepIntervalMs ?? UPLOAD_SWEEP_INTERVAL_MS)
   timer.unref()
@@ -50,12 +68,17 @@ export async function openFileUploadStore(dir: string, o: { sweepIntervalMs?: nu
     async put(m, body, maxBytes) {
       if (!UPLOAD_ID_RE.test(m.id)) throw new Error(`invalid upload id ${m.id}`)
       const tmp = join(dir, `${m.id}.partial`)
-      const limited = limitStream(body, maxBytes)
+      // The directory's cap: what is there plus this upload's own limit must fit (the bytes are
+      // counted as they come; an upload that would pass the cap is cut off and discarded).
+      const room = o.maxTotalBytes === undefined ? Infinity : o.maxTotalBytes - (await totalBytes())
+      if (room <= 0) throw storageFull('uploads')
+      const limited = limitStream(body, Math.min(maxBytes, room))
       try {
         await pipeline(Readable.fromWeb(limited.stream as import('node:stream/web').ReadableStream<Uint8Array>), createWriteStream(tmp, { mode: 0o600 }))
         await rename(tmp, join(dir, m.id))
       } catch (err) {
         await rm(tmp, { force: true })
+        if (room < maxBytes && err instanceof AppError && err.code === 'file_size_too_large') throw storageFull('uploads', err)
         throw err
       }
       const meta: UploadMeta = { ...m, bytes: limited.bytes() }
@@ -65,6 +88,14 @@ export async function openFileUploadStore(dir: string, o: { sweepIntervalMs?: nu
     async info(id) {
       const meta = await readMeta(id)
       return meta === null || Date.parse(meta.expiresAt) <= now() ? null : meta
+    },
+    async usage(ownerKeyId) {
+      return usageOf(await metas(), ownerKeyId, now())
+    },
+    async remove(id) {
+      if (!UPLOAD_ID_RE.test(id)) return
+      await rm(join(dir, `${id}.json`), { force: true })
+      await rm(join(dir, id), { force: true })
     },
     async close() {
       clearInterval(timer)

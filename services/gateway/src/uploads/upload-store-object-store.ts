@@ -2,7 +2,7 @@ import { Objm, type ObjectStore } from '@nats-io/obj'
 import type { NatsConnection } from '@nats-io/transport-node'
 import { AppError, UPLOAD_ID_RE, UPLOAD_TTL_MS, UPLOADS_BUCKET, type UploadMeta } from '@tailor/proto'
 import { limitStream } from './limit-stream.ts'
-import type { UploadStore } from './upload-store.ts'
+import { isMaxBytesError, storageFull, usageOf, type UploadStore } from './upload-store.ts'
 
 /** Object metadata keys (strings only) carrying UploadMeta. */
 const toMetadata = (m: UploadMeta): Record<string, string> => ({
@@ -35,6 +35,8 @@ export async function openObjectStoreUploadStore(nc: NatsConnection, o: { now?: 
         if (err instanceof AppError) throw err
         const cause = (err as { cause?: unknown }).cause
         if (cause instanceof AppError) throw cause
+        // The bucket is at UPLOADS_MAX_BYTES (max_bytes, discard new): the chunks written are purged.
+        if (isMaxBytesError(err)) throw storageFull('uploads', err)
         throw new AppError('service_unavailable', 'Storing the upload failed; try again.', { cause: err, retryable: true })
       }
     },
@@ -44,6 +46,17 @@ export async function openObjectStoreUploadStore(nc: NatsConnection, o: { now?: 
       if (info === null || info.deleted) return null
       const meta = uploadMetaFrom(id, info.metadata, info.size)
       return meta === null || Date.parse(meta.expiresAt) <= now() ? null : meta
+    },
+    async usage(ownerKeyId) {
+      const metas: UploadMeta[] = []
+      for (const info of await os.list()) {
+        const meta = info.deleted ? null : uploadMetaFrom(info.name, info.metadata, info.size)
+        if (meta !== null) metas.push(meta)
+      }
+      return usageOf(metas, ownerKeyId, now())
+    },
+    async remove(id) {
+      if (UPLOAD_ID_RE.test(id)) await os.delete(id)
     },
     async close() {},
   }
