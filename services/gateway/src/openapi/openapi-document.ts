@@ -261,7 +261,7 @@ export function buildOpenApiDocument(o: OpenApiOptions = {}): OpenApiDocument {
           responses: {
             '200': { description: 'Finished within the wait.', headers: { ...replayedHeader, ...deprecationHeader }, content: json(ref('TryOnResult')) },
             '202': { description: 'Accepted (or still running at the end of the wait): poll the job.', headers: { ...replayedHeader, ...deprecationHeader }, content: json(ref('JobAccepted')) },
-            ...errors(...BODY_ERRORS, 'insufficient_api_credits', ...IDEMPOTENCY_ERRORS, ...AUTH_ERRORS, ...TRY_ON_JOB_ERRORS),
+            ...errors(...BODY_ERRORS, 'insufficient_api_credits', ...IDEMPOTENCY_ERRORS, ...AUTH_ERRORS, ...TRY_ON_JOB_ERRORS, 'upload_quota_exceeded', 'storage_full'),
           },
         }),
       },

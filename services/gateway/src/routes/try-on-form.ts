@@ -15,6 +15,7 @@ import { AppError, TryOnBody, tryOnBodyError, UPLOAD_CONTENT_TYPES, UPLOAD_TTL_M
 import type { AppEnv, GatewayDeps } from '../app.ts'
 import { callerKeyId } from '../uploads/caller-key-id.ts'
 import { tooLargeUpload } from '../uploads/limit-stream.ts'
+import { putWithinQuota } from '../uploads/upload-quota.ts'
 
 const MULTIPART_RE = /^multipart\/form-data\s*(?:;|$)/i
 export const isMultipartForm = (contentType: string | undefined): boolean => MULTIPART_RE.test(contentType ?? '')
@@ -104,10 +105,13 @@ export async function readTryOnForm(c: Context<AppEnv>, deps: GatewayDeps): Prom
   const owner = callerKeyId(c)
   for (const [part, f] of files) {
     const created = new Date()
-    const meta = await deps.uploads!.put(
+    // The same per-key quota as POST /v1/uploads (UPLOAD_QUOTA_BYTES / UPLOAD_QUOTA_COUNT).
+    const meta = await putWithinQuota(
+      deps.uploads!,
+      { bytes: deps.config.uploadQuotaBytes, count: deps.config.uploadQuotaCount },
       { id: ids.get(part)!, ownerKeyId: owner, contentType: f.type, createdAt: created.toISOString(), expiresAt: new Date(created.getTime() + UPLOAD_TTL_MS).toISOString() },
       new Blob([f.data]).stream(),
-      deps.config.uploadMaxImageBytes,
+      { maxBytes: deps.config.uploadMaxImageBytes, announcedBytes: f.data.byteLength },
     )
     c.get('log').info({ uploadId: meta.id, bytes: meta.bytes, contentType: meta.contentType, part }, 'try-on form image stored')
   }
