@@ -7,7 +7,7 @@ import { createRequire } from 'node:module'
 import { readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { parse } from 'yaml'
+import { parseAllDocuments } from 'yaml'
 
 const ROOT = resolve(import.meta.dirname, '../..')
 const read = (p: string): string => readFileSync(join(ROOT, p), 'utf8')
@@ -61,7 +61,7 @@ const envOf = (st: Stage): Record<string, string> =>
 
 /** Container ports of a base Deployment, by name. */
 const k8sPorts = (file: string): Record<string, number> => {
-  const d = parse(read(file)) as { spec: { template: { spec: { containers: { ports: { name: string; containerPort: number }[] }[] } } } }
+  const d = parseAllDocuments(read(file))[0]!.toJS() as { spec: { template: { spec: { containers: { ports: { name: string; containerPort: number }[] }[] } } } }
   return Object.fromEntries(d.spec.template.spec.containers[0]!.ports.map((p) => [p.name, p.containerPort]))
 }
 

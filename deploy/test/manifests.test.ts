@@ -11,13 +11,15 @@ import { describe, expect, it } from 'vitest'
 import { parseAllDocuments } from 'yaml'
 import { loadConfig as loadGatewayConfig } from '../../services/gateway/src/config.ts'
 import { loadConfig as loadInferenceConfig } from '../../services/inference/src/config.ts'
-import { DURABLE, STREAM } from '../../proto/src/jobs.ts'
+import { durableFor, JOB_KINDS, STREAM, type JobKind } from '../../proto/src/jobs.ts'
 
 const K8S_DIR = resolve(import.meta.dirname, '../k8s')
 const OVERLAYS = readdirSync(join(K8S_DIR, 'overlays')).sort()
 const PRIVATE_RANGES = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16']
 /** Secrets the production overlay expects the operator to create (README: Deployment). */
-const OPERATOR_SECRETS = new Set(['tailor-gateway-secrets', 'tailor-job-events'])
+const OPERATOR_SECRETS = new Set(['tailor-gateway-secrets', 'tailor-job-events', 'tailor-nats-auth'])
+/** Stand-ins of the right shape for Secret values the operator creates (production renders none). */
+const STAND_INS: Record<string, string> = { RESULT_URL_SECRET: 'x'.repeat(32), API_KEY_SHA256: 'a'.repeat(64), JOB_EVENTS_TOKEN: 't'.repeat(32), NATS_PASSWORD: 'p'.repeat(24) }
 
 /** Rendered YAML is free-form: the schemas above check it; the rules below read it. */
 type Obj = Record<string, any>
@@ -82,7 +84,8 @@ function containerEnv(docs: Obj[], c: Obj): Record<string, string> {
     else if (e.valueFrom?.secretKeyRef) {
       const ref = e.valueFrom.secretKeyRef
       const secret = docs.find((d) => d.kind === 'Secret' && d.metadata.name === ref.name)
-      if (secret !== undefined) env[e.name] = Buffer.from(String(secret.data[ref.key]), 'base64').toString('utf8')
+      if (secret !== undefined && secret.data[ref.key] !== undefined) env[e.name] = Buffer.from(String(secret.data[ref.key]), 'base64').toString('utf8')
+      else if (secret === undefined && STAND_INS[e.name] !== undefined) env[e.name] = STAND_INS[e.name]!
     } else if (e.valueFrom?.fieldRef) env[e.name] = `field:${e.valueFrom.fieldRef.fieldPath}`
   }
   return env
@@ -95,9 +98,16 @@ const INFERENCE_ENV = declaredEnv('../../services/inference/src/config.ts')
 describe.each(OVERLAYS)('deploy/k8s/overlays/%s', (overlay) => {
   const docs = render(overlay)
   const gatewayDeploy = named(docs, 'Deployment', 'tailor-gateway')
-  const inferenceDeploy = named(docs, 'Deployment', 'tailor-inference')
+  /** One inference Deployment per lane (job kind). */
+  const LANES = [
+    { lane: 'video', kind: 'remove-background' as JobKind },
+    { lane: 'try-on', kind: 'try-on' as JobKind },
+  ]
+  const inferenceDeploys = LANES.map((l) => ({ ...l, deploy: named(docs, 'Deployment', `tailor-inference-${l.lane}`) }))
+  const inferenceDeploy = inferenceDeploys[0]!.deploy
   const gatewayContainer = gatewayDeploy.spec.template.spec.containers[0] as Obj
   const inferenceContainer = inferenceDeploy.spec.template.spec.containers[0] as Obj
+  const isInference = (owner: string): boolean => owner.startsWith('Deployment/tailor-inference-')
 
   it('renders the whole system', () => {
     const kinds = docs.map((d) => `${d.kind}/${d.metadata.name}`)
@@ -110,8 +120,12 @@ describe.each(OVERLAYS)('deploy/k8s/overlays/%s', (overlay) => {
       'Service/tailor-gateway',
       'HorizontalPodAutoscaler/tailor-gateway',
       'PodDisruptionBudget/tailor-gateway',
-      'Deployment/tailor-inference',
-      'ScaledObject/tailor-inference',
+      'Deployment/tailor-inference-video',
+      'Deployment/tailor-inference-try-on',
+      'ScaledObject/tailor-inference-video',
+      'ScaledObject/tailor-inference-try-on',
+      'PodDisruptionBudget/tailor-inference-video',
+      'PodDisruptionBudget/tailor-inference-try-on',
       'NetworkPolicy/default-deny',
       'NetworkPolicy/tailor-inference',
     ]) {
@@ -129,7 +143,7 @@ describe.each(OVERLAYS)('deploy/k8s/overlays/%s', (overlay) => {
     const broken = structuredClone(gatewayDeploy)
     broken.spec.template.spec.containers[0].ports[0].containerPort = 'http'
     expect(await validate(broken)).toMatch(/containerPort must be integer/)
-    const brokenScaler = structuredClone(named(docs, 'ScaledObject', 'tailor-inference'))
+    const brokenScaler = structuredClone(named(docs, 'ScaledObject', 'tailor-inference-video'))
     delete brokenScaler.spec.scaleTargetRef
     expect(await validate(brokenScaler)).toMatch(/scaleTargetRef/)
   })
@@ -158,32 +172,44 @@ describe.each(OVERLAYS)('deploy/k8s/overlays/%s', (overlay) => {
     }
   })
 
-  it('only inference asks for a GPU, with the toleration and node selector to land on GPU nodes', () => {
+  it('only inference asks for a GPU, with the toleration; no GFD-only node selector', () => {
     for (const { owner, spec } of podSpecs(docs)) {
       for (const c of containersOf(spec)) {
-        if (owner === 'Deployment/tailor-inference') continue
+        if (isInference(owner)) continue
         expect(JSON.stringify(c.resources), `${owner} ${c.name}`).not.toContain('nvidia.com/gpu')
       }
     }
-    const env = containerEnv(docs, inferenceContainer)
-    if (env.ORT_EP === 'cuda') {
-      expect(inferenceContainer.resources.requests['nvidia.com/gpu']).toBe(1)
-      expect(inferenceContainer.resources.limits['nvidia.com/gpu']).toBe(1)
-      const spec = inferenceDeploy.spec.template.spec
-      expect(spec.tolerations).toContainEqual({ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' })
-      expect(spec.nodeSelector).toEqual({ 'nvidia.com/gpu.present': 'true' })
-    } else {
-      expect(env.ORT_EP).toBe('cpu')
-      expect(JSON.stringify(inferenceDeploy)).not.toContain('nvidia.com/gpu')
+    for (const { lane, deploy } of inferenceDeploys) {
+      const c = deploy.spec.template.spec.containers[0] as Obj
+      const env = containerEnv(docs, c)
+      const spec = deploy.spec.template.spec
+      // nvidia.com/gpu.present is a GPU Feature Discovery label: with the device plugin alone no node has it.
+      expect(spec.nodeSelector, lane).toBeUndefined()
+      if (env.ORT_EP === 'cuda') {
+        expect(c.resources.requests['nvidia.com/gpu'], lane).toBe(1)
+        expect(c.resources.limits['nvidia.com/gpu'], lane).toBe(1)
+        expect(spec.tolerations, lane).toContainEqual({ key: 'nvidia.com/gpu', operator: 'Exists', effect: 'NoSchedule' })
+      } else {
+        expect(env.ORT_EP, lane).toBe('cpu')
+        expect(JSON.stringify(deploy), lane).not.toContain('nvidia.com/gpu')
+      }
+    }
+  })
+
+  it('inference rolls out without surge (a surge pod stalls on a full GPU pool), one pod at a time', () => {
+    for (const { lane, deploy } of inferenceDeploys) {
+      expect(deploy.spec.strategy.rollingUpdate, lane).toEqual({ maxSurge: 0, maxUnavailable: 1 })
     }
   })
 
   it('probes: readiness on /readyz, liveness and startup on /healthz, on ports the containers expose', () => {
     const gwEnv = containerEnv(docs, gatewayContainer)
-    const infEnv = containerEnv(docs, inferenceContainer)
     const cases: [Obj, number][] = [
       [gatewayContainer, Number(gwEnv.PORT)],
-      [inferenceContainer, Number(infEnv.HEALTH_PORT)],
+      ...inferenceDeploys.map(({ deploy }): [Obj, number] => {
+        const c = deploy.spec.template.spec.containers[0] as Obj
+        return [c, Number(containerEnv(docs, c).HEALTH_PORT)]
+      }),
     ]
     for (const [c, port] of cases) {
       const portOf = (p: string | number): number => (typeof p === 'number' ? p : (c.ports as Obj[]).find((x) => x.name === p)?.containerPort)
@@ -193,28 +219,35 @@ describe.each(OVERLAYS)('deploy/k8s/overlays/%s', (overlay) => {
       for (const p of [c.readinessProbe, c.livenessProbe, c.startupProbe]) expect(portOf(p.httpGet.port), c.name).toBe(port)
     }
     // Model load and warm-up may take minutes on a cold GPU node: the startup probe allows ≥ 5 min.
-    const sp = inferenceContainer.startupProbe
-    expect(sp.periodSeconds * sp.failureThreshold).toBeGreaterThanOrEqual(300)
+    for (const { deploy } of inferenceDeploys) {
+      const sp = deploy.spec.template.spec.containers[0].startupProbe
+      expect(sp.periodSeconds * sp.failureThreshold).toBeGreaterThanOrEqual(300)
+    }
   })
 
   it('each service\'s environment passes its own config schema and names only variables it reads', () => {
     const gwEnv = containerEnv(docs, gatewayContainer)
     const infEnv = containerEnv(docs, inferenceContainer)
     for (const k of Object.keys(gwEnv)) expect(GATEWAY_ENV.has(k), `gateway env ${k}`).toBe(true)
-    for (const k of Object.keys(infEnv)) expect(INFERENCE_ENV.has(k), `inference env ${k}`).toBe(true)
-    const secrets = gatewayContainer.env.filter((e: Obj) => e.valueFrom?.secretKeyRef).map((e: Obj) => e.valueFrom.secretKeyRef)
-    expect(secrets.map((s: Obj) => s.key).sort()).toEqual(['API_KEY_SHA256', 'JOB_EVENTS_TOKEN', 'RESULT_URL_SECRET'])
-    // The job-events secret: the same Secret key in both services.
-    const infSecrets = inferenceContainer.env.filter((e: Obj) => e.valueFrom?.secretKeyRef).map((e: Obj) => e.valueFrom.secretKeyRef)
-    expect(infSecrets).toEqual([secrets.find((s: Obj) => s.key === 'JOB_EVENTS_TOKEN')])
-    for (const s of [...secrets, ...infSecrets]) {
+    for (const { lane, kind, deploy } of inferenceDeploys) {
+      const env = containerEnv(docs, deploy.spec.template.spec.containers[0])
+      for (const k of Object.keys(env)) expect(INFERENCE_ENV.has(k), `inference (${lane}) env ${k}`).toBe(true)
+      expect(loadInferenceConfig({ ...env, WORKER_ID: 'w' }).JOB_KINDS, lane).toEqual([kind])
+    }
+    const secrets = gatewayContainer.env.filter((e: Obj) => e.valueFrom?.secretKeyRef).map((e: Obj) => ({ env: e.name, ...e.valueFrom.secretKeyRef }))
+    expect(secrets.map((s: Obj) => s.env).sort()).toEqual(['API_KEY_SHA256', 'JOB_EVENTS_TOKEN', 'NATS_PASSWORD', 'RESULT_URL_SECRET', 'WEBHOOK_SECRET'])
+    expect(secrets.find((s: Obj) => s.env === 'WEBHOOK_SECRET')).toMatchObject({ name: 'tailor-gateway-secrets', optional: true }) // webhooks are optional
+    // The job-events secret: the same Secret key in both services (every lane).
+    const ref = (c: Obj, name: string): Obj | undefined => (c.env as Obj[]).find((e) => e.name === name)?.valueFrom?.secretKeyRef
+    for (const { lane, deploy } of inferenceDeploys) expect(ref(deploy.spec.template.spec.containers[0], 'JOB_EVENTS_TOKEN'), lane).toEqual(ref(gatewayContainer, 'JOB_EVENTS_TOKEN'))
+    const everySecretRef = [...podSpecs(docs)].flatMap(({ spec }) => containersOf(spec).flatMap((c) => (c.env ?? []) as Obj[])).filter((e) => e.valueFrom?.secretKeyRef).map((e) => e.valueFrom.secretKeyRef)
+    for (const s of everySecretRef) {
       const rendered = docs.some((d) => d.kind === 'Secret' && d.metadata.name === s.name)
       expect(rendered || OPERATOR_SECRETS.has(s.name), `Secret ${s.name}`).toBe(true)
     }
-    // Secrets created by the operator: stand-ins of the right shape, to check the rest of the config.
-    const standIns = { RESULT_URL_SECRET: 'x'.repeat(32), API_KEY_SHA256: 'a'.repeat(64), JOB_EVENTS_TOKEN: 't'.repeat(32), ...gwEnv }
-    const gw = loadGatewayConfig(standIns)
-    const inf = loadInferenceConfig({ JOB_EVENTS_TOKEN: 't'.repeat(32), ...infEnv, WORKER_ID: 'w' })
+    // Secrets created by the operator: stand-ins of the right shape (containerEnv), to check the rest of the config.
+    const gw = loadGatewayConfig(gwEnv)
+    const inf = loadInferenceConfig({ ...infEnv, WORKER_ID: 'w' })
     expect(inf.ORT_EP).toBeDefined()
     // Addresses match the Services.
     const svcPort = (svc: string, name: string): number => (named(docs, 'Service', svc).spec.ports as Obj[]).find((p) => p.name === name)?.port
@@ -228,40 +261,75 @@ describe.each(OVERLAYS)('deploy/k8s/overlays/%s', (overlay) => {
     expect(containerPort('grpc-api')).toBe(Number(gwEnv.API_GRPC_PORT))
     expect(svcPort('tailor-gateway', 'grpc-api')).toBe(Number(gwEnv.API_GRPC_PORT))
     // The inference grace period covers its shutdown timeout (jobs finish or are released).
-    expect(inferenceDeploy.spec.template.spec.terminationGracePeriodSeconds * 1000).toBeGreaterThan(inf.SHUTDOWN_TIMEOUT_MS)
+    for (const { deploy } of inferenceDeploys) expect(deploy.spec.template.spec.terminationGracePeriodSeconds * 1000).toBeGreaterThan(inf.SHUTDOWN_TIMEOUT_MS)
   })
 
-  it('NATS: JetStream on file storage, three servers, a volume each', () => {
+  it('NATS: JetStream on file storage, three servers, a volume each; users with passwords from a Secret', () => {
     const sts = named(docs, 'StatefulSet', 'nats')
     expect(sts.spec.replicas).toBe(3)
     expect(sts.spec.serviceName).toBe('nats-headless')
-    const conf = named(docs, 'ConfigMap', 'nats-config').data['nats.conf'] as string
+    const cmName = (sts.spec.template.spec.volumes as Obj[]).find((v) => v.name === 'config')?.configMap?.name as string
+    const files = named(docs, 'ConfigMap', cmName).data as Record<string, string>
+    const conf = files['nats.conf']!
     expect(conf).toMatch(/jetstream\s*\{[^}]*store_dir:\s*\/data/)
     expect([...conf.matchAll(/nats:\/\/nats-\d\.nats-headless:6222/g)]).toHaveLength(3)
+    expect(conf).toContain('include ./accounts.conf')
+    expect(conf).toContain('include ./tls.conf')
     const mount = (sts.spec.template.spec.containers[0].volumeMounts as Obj[]).find((m) => m.mountPath === '/data')
     expect(mount?.name).toBe('data')
     expect(sts.spec.volumeClaimTemplates[0].metadata.name).toBe('data')
     expect(named(docs, 'PodDisruptionBudget', 'nats').spec.maxUnavailable).toBe(1)
+    // Every password variable accounts.conf names comes from the Secret tailor-nats-auth.
+    const accounts = files['accounts.conf']!
+    const vars = [...accounts.matchAll(/password:\s*\$(\w+)/g)].map((m) => m[1]!)
+    expect(vars.sort()).toEqual(['NATS_GATEWAY_PASSWORD', 'NATS_INFERENCE_PASSWORD'])
+    const natsEnv = sts.spec.template.spec.containers[0].env as Obj[]
+    for (const v of vars) expect(natsEnv.find((e) => e.name === v)?.valueFrom?.secretKeyRef?.name, v).toBe('tailor-nats-auth')
+    // Each service logs in as its own user, with the password the server expects for it.
+    const passwordKey = (c: Obj): string => (c.env as Obj[]).find((e) => e.name === 'NATS_PASSWORD')?.valueFrom?.secretKeyRef?.key
+    const serverKey = (v: string): string => natsEnv.find((e) => e.name === v)?.valueFrom?.secretKeyRef?.key
+    expect(containerEnv(docs, gatewayContainer).NATS_USER).toBe('gateway')
+    expect(passwordKey(gatewayContainer)).toBe(serverKey('NATS_GATEWAY_PASSWORD'))
+    for (const { deploy } of inferenceDeploys) {
+      const c = deploy.spec.template.spec.containers[0] as Obj
+      expect(containerEnv(docs, c).NATS_USER).toBe('inference')
+      expect(passwordKey(c)).toBe(serverKey('NATS_INFERENCE_PASSWORD'))
+    }
+    expect(accounts).toMatch(/user:\s*gateway\b/)
+    expect(accounts).toMatch(/user:\s*inference\b/)
+    // KEDA reads the lanes in Tailor's account.
+    const account = /accounts\s*\{\s*(\w+)\s*\{/.exec(accounts)?.[1]
+    for (const so of byKind(docs, 'ScaledObject')) expect(so.spec.triggers[0].metadata.account).toBe(account)
   })
 
-  it('gateway: HPA and PDB target it; KEDA scales inference on the JOBS consumer backlog', () => {
+  it('gateway: HPA and PDB target it; KEDA scales each inference lane on its own consumer, jobs in flight per worker', () => {
     const hpa = named(docs, 'HorizontalPodAutoscaler', 'tailor-gateway')
     expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'tailor-gateway' })
     expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(2)
     expect(gatewayDeploy.spec.replicas).toBeUndefined() // the HPA owns it
-    expect(inferenceDeploy.spec.replicas).toBeUndefined() // KEDA owns it
     for (const pdb of byKind(docs, 'PodDisruptionBudget')) {
       const sel = pdb.spec.selector.matchLabels as Record<string, string>
       const targets = docs.filter((d) => ['Deployment', 'StatefulSet'].includes(d.kind) && Object.entries(sel).every(([k, v]) => d.spec.template.metadata.labels[k] === v))
       expect(targets, `PDB ${pdb.metadata.name}`).toHaveLength(1)
     }
-    const so = named(docs, 'ScaledObject', 'tailor-inference')
-    expect(so.spec.scaleTargetRef.name).toBe('tailor-inference')
-    const trigger = (so.spec.triggers as Obj[]).find((t) => t.type === 'nats-jetstream')
-    expect(trigger?.metadata).toMatchObject({ stream: STREAM, consumer: DURABLE, account: '$G' })
     const monitor = (named(docs, 'Service', 'nats-headless').spec.ports as Obj[]).find((p) => p.name === 'monitor')?.port
-    expect(trigger?.metadata.natsServerMonitoringEndpoint).toBe(`nats-headless.tailor.svc.cluster.local:${monitor}`)
-    expect(byKind(docs, 'HorizontalPodAutoscaler').map((h) => h.spec.scaleTargetRef.name)).not.toContain('tailor-inference') // KEDA makes that one
+    expect(byKind(docs, 'ScaledObject')).toHaveLength(JOB_KINDS.length)
+    for (const { lane, kind, deploy } of inferenceDeploys) {
+      expect(deploy.spec.replicas, lane).toBeUndefined() // KEDA owns it
+      const env = containerEnv(docs, deploy.spec.template.spec.containers[0])
+      const cfg = loadInferenceConfig({ ...env, WORKER_ID: 'w' })
+      const so = named(docs, 'ScaledObject', `tailor-inference-${lane}`)
+      expect(so.spec.scaleTargetRef.name).toBe(deploy.metadata.name)
+      const trigger = (so.spec.triggers as Obj[]).find((t) => t.type === 'nats-jetstream')
+      expect(trigger?.metadata, lane).toMatchObject({ stream: STREAM, consumer: durableFor(kind) })
+      expect(trigger?.metadata.natsServerMonitoringEndpoint).toBe(`nats-headless.tailor.svc.cluster.local:${monitor}`)
+      // KEDA's lag counts waiting and running jobs: the threshold is jobs in flight per worker.
+      expect(Number(trigger?.metadata.lagThreshold), lane).toBe(cfg.CONCURRENCY)
+      // The lane's consumer hands out enough jobs to keep every worker KEDA may start busy.
+      expect(cfg.JOBS_MAX_ACK_PENDING, lane).toBeGreaterThanOrEqual(so.spec.maxReplicaCount * cfg.CONCURRENCY)
+    }
+    const kedaTargets = new Set(byKind(docs, 'ScaledObject').map((so) => so.spec.scaleTargetRef.name))
+    expect(byKind(docs, 'HorizontalPodAutoscaler').map((h) => h.spec.scaleTargetRef.name).filter((n) => kedaTargets.has(n))).toEqual([]) // KEDA makes those
   })
 
   it('NetworkPolicy: inference reaches the internet but no cluster-internal range; in the cluster only DNS, NATS and the gateway', () => {
@@ -298,12 +366,16 @@ describe.each(OVERLAYS)('deploy/k8s/overlays/%s', (overlay) => {
 })
 
 describe('overlays', () => {
-  it('production asks for GPUs and takes images from a registry; dev runs on the CPU', () => {
+  it('production asks for GPUs, requires CUDA and takes images from a registry; dev runs on the CPU', () => {
     expect(OVERLAYS).toEqual(['dev', 'production'])
     const prod = render('production')
-    const inf = named(prod, 'Deployment', 'tailor-inference').spec.template.spec.containers[0]
-    expect(inf.resources.limits['nvidia.com/gpu']).toBe(1)
-    expect(inf.image).toMatch(/^[\w.-]+\.[\w.-]+\/.+:.+$/)
+    for (const lane of ['video', 'try-on']) {
+      const inf = named(prod, 'Deployment', `tailor-inference-${lane}`).spec.template.spec.containers[0]
+      expect(inf.resources.limits['nvidia.com/gpu']).toBe(1)
+      expect(inf.image).toMatch(/^[\w.-]+\.[\w.-]+\/.+:.+$/)
+      // No silent CPU on a GPU node: start-up fails unless every model loaded on CUDA.
+      expect(inf.env).toContainEqual({ name: 'REQUIRE_EXECUTION_PROVIDER', value: 'cuda' })
+    }
     expect(prod.some((d) => d.kind === 'Secret')).toBe(false) // never committed
     const dev = render('dev')
     expect(JSON.stringify(dev)).not.toContain('nvidia.com/gpu')

@@ -17,8 +17,20 @@ export type JobStatus = (typeof JOB_STATUSES)[number]
 
 /** NATS naming (STYLE.md §3.3). */
 export const STREAM = 'JOBS'
-export const DURABLE = 'inference'
 export const subjectFor = (kind: JobKind): string => `jobs.${kind}.v1`
+/**
+ * One durable pull consumer per job kind (a lane): `inference-try-on` over `jobs.try-on.*`,
+ * `inference-remove-background` over `jobs.remove-background.*`. A worker pulls from the lanes of
+ * the kinds it is configured for (JOB_KINDS), and KEDA scales each kind's workers on its own lag.
+ */
+export const durableFor = (kind: JobKind): string => `inference-${kind}`
+export const laneFilterFor = (kind: JobKind): string => `jobs.${kind}.*`
+/**
+ * The single consumer over `jobs.>` of releases before the per-kind lanes. A work-queue stream
+ * refuses consumers whose filters overlap, so a worker deletes it at start (its waiting jobs stay
+ * in the stream and go to the lanes; a job it had in flight is redelivered by a lane).
+ */
+export const LEGACY_DURABLE = 'inference'
 /**
  * The JOBS stream as both services create it (whichever starts first): a work queue over
  * `jobs.>` with a 2-minute de-duplication window for msgID = job id. One definition, so the

@@ -53,9 +53,10 @@ export async function waitForPort(port: number, timeoutMs: number, host = '127.0
   }
 }
 
-async function spawnNatsServer(port: number, storeDir: string, extraArgs: string[] = []): Promise<ChildProcess> {
+async function spawnNatsServer(port: number, storeDir: string, extraArgs: string[] = [], env?: Record<string, string>): Promise<ChildProcess> {
   const proc: ChildProcess = spawn(NATS_SERVER_BIN, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir, ...extraArgs], {
     stdio: ['ignore', 'ignore', 'pipe'],
+    ...(env !== undefined ? { env: { ...process.env, ...env } } : {}),
   })
   let stderr = ''
   proc.stderr?.on('data', (d: Buffer) => {
@@ -78,11 +79,16 @@ async function stopProcess(proc: ChildProcess, signal: NodeJS.Signals = 'SIGTERM
   }
 }
 
-/** Starts a real `nats-server -js` on a free loopback port with its own store dir. */
-export async function startNatsServer(): Promise<NatsServer> {
+/**
+ * Starts a real `nats-server -js` on a free loopback port with its own store dir; `config` is a
+ * configuration file (accounts, TLS…) and `env` the variables it refers to.
+ */
+export async function startNatsServer(o: { config?: string; env?: Record<string, string> } = {}): Promise<NatsServer> {
   const port = await freePort()
   const storeDir = await mkdtemp(join(tmpdir(), 'tailor-nats-'))
-  let proc = await spawnNatsServer(port, storeDir)
+  const args = o.config !== undefined ? ['-c', o.config] : []
+  const env = o.env
+  let proc = await spawnNatsServer(port, storeDir, args, env)
   return {
     url: `nats://127.0.0.1:${port}`,
     port,
@@ -90,7 +96,7 @@ export async function startNatsServer(): Promise<NatsServer> {
     async restart(o = {}) {
       await stopProcess(proc, o.signal)
       if (o.downMs !== undefined) await new Promise((r) => setTimeout(r, o.downMs))
-      proc = await spawnNatsServer(port, storeDir)
+      proc = await spawnNatsServer(port, storeDir, args, env)
     },
     async stop() {
       await stopProcess(proc)

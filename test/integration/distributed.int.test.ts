@@ -178,7 +178,7 @@ describe('distributed: gateway and inference as separate processes (NATS JetStre
     expect(s).toMatchObject({ status: 'completed', progress: 1 })
     expect(inference.output()).toContain(`"job_id":"${id}","kind":"remove-background","attempt":2`) // redelivered by JetStream
     const jsm = await jetstreamManager(nc)
-    const consumer = await jsm.consumers.info('JOBS', 'inference')
+    const consumer = await jsm.consumers.info('JOBS', 'inference-remove-background')
     expect(consumer.num_ack_pending).toBe(0)
     expect((await jsm.streams.info('JOBS')).state.messages).toBe(0)
     const objects = await jsm.streams.info('OBJ_results', { subjects_filter: '$O.results.M.>' })

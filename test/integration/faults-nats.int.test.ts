@@ -73,7 +73,7 @@ describe('nats-server restart (file storage)', () => {
     {
       const probe = await connect({ servers: nats.url })
       const jsm = await jetstreamManager(probe)
-      expect((await jsm.consumers.info('JOBS', 'inference')).num_pending).toBeGreaterThanOrEqual(1) // not yet consumed
+      expect((await jsm.consumers.info('JOBS', 'inference-remove-background')).num_pending).toBeGreaterThanOrEqual(1) // not yet consumed
       await probe.close()
     }
 
@@ -107,7 +107,7 @@ describe('nats-server restart (file storage)', () => {
 
     nc = await connect({ servers: nats.url })
     const jsm = await jetstreamManager(nc)
-    expect((await jsm.consumers.info('JOBS', 'inference')).num_ack_pending).toBe(0)
+    expect((await jsm.consumers.info('JOBS', 'inference-remove-background')).num_ack_pending).toBe(0)
     expect((await jsm.streams.info('JOBS')).state.messages).toBe(0)
     const objects = await jsm.streams.info('OBJ_results', { subjects_filter: '$O.results.M.>' })
     const names = Object.keys(objects.state.subjects ?? {}).map((k) => Buffer.from(k.slice('$O.results.M.'.length), 'base64url').toString())

@@ -83,7 +83,7 @@ async function waitForAttempt(id: string, attempt: number, timeoutMs: number): P
 }
 async function queueDrained(): Promise<void> {
   const jsm = await jetstreamManager(nc)
-  const ci = await jsm.consumers.info('JOBS', 'inference')
+  const ci = await jsm.consumers.info('JOBS', 'inference-remove-background')
   const si = await jsm.streams.info('JOBS')
   const state = JSON.stringify({ pending: ci.num_pending, ackPending: ci.num_ack_pending, redelivered: ci.num_redelivered, waiting: ci.num_waiting, delivered: ci.delivered, ackFloor: ci.ack_floor, stream: si.state })
   expect(ci.num_ack_pending, state).toBe(0)

@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util'
 import { creditsRemaining, generateApiKey, KEY_NAME_MAX, MAX_JOB_CAP, type ApiKeyRecord } from '@tailor/gateway/src/access/api-key.ts'
 import { openKeyStoreAt } from '@tailor/gateway/src/access/open-key-store.ts'
 import { EXIT, UsageError, userPath, type CliIO } from '../service.ts'
+import { natsClientOptions } from '@tailor/proto/net'
 
 export const DEFAULT_DATA_DIR = './tailor-data'
 
@@ -178,7 +179,8 @@ export async function keysCommand(argv: string[], io: CliIO): Promise<number> {
     }
     let opened: Awaited<ReturnType<typeof openKeyStoreAt>>
     try {
-      opened = await openKeyStoreAt({ ...(natsUrl === undefined ? {} : { natsUrl }), dataDir })
+      // NATS with auth/TLS: the same NATS_USER, NATS_PASSWORD and NATS_TLS_* variables as the services.
+      opened = await openKeyStoreAt({ ...(natsUrl === undefined ? {} : { natsUrl }), dataDir, natsClient: natsClientOptions(process.env) })
     } catch (err) {
       io.stderr.write(`tailor keys: cannot open the key store at ${natsUrl === undefined ? dataDir : `NATS ${natsUrl}`}: ${(err as Error).message}\n`)
       return EXIT.failed

@@ -3,3 +3,4 @@
 export * from './address-policy.ts'
 export * from './safe-fetch.ts'
 export * from './safe-post.ts'
+export * from './nats-client.ts'

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { resolve } from 'node:path'
+import { natsClientEnvProblems, natsClientOptions, type NatsClientOptions } from '@tailor/proto/net'
 import { z } from 'zod'
 import { MAX_JOB_CAP } from './access/api-key.ts'
 import { parseWebhookSecret } from './webhooks/standard-webhooks.ts'
@@ -31,6 +32,14 @@ const Env = z
     API_GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(50052),
     /** Distributed mode when set; the embedded composition injects in-process ports instead. */
     NATS_URL: z.string().min(1).optional(),
+    /** NATS user and password (deploy/k8s: Secret tailor-nats-auth); both or neither. */
+    NATS_USER: z.string().min(1).optional(),
+    NATS_PASSWORD: z.string().min(1).optional(),
+    /** CA bundle to verify the NATS servers' TLS certificates (TLS on when set). */
+    NATS_TLS_CA_FILE: z.string().min(1).optional(),
+    /** Client certificate and key for NATS mutual TLS; both or neither. */
+    NATS_TLS_CERT_FILE: z.string().min(1).optional(),
+    NATS_TLS_KEY_FILE: z.string().min(1).optional(),
     /** JetStream replicas of Tailor's streams and buckets (3 on a 3-server NATS cluster; raised at start, never lowered). */
     NATS_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
     /** Plain keys to accept (comma separated, for rotation). Hashed at load; never kept. */
@@ -107,6 +116,7 @@ const Env = z
     if (env.UPLOAD_QUOTA_BYTES > env.UPLOADS_MAX_BYTES) {
       ctx.addIssue({ code: 'custom', path: ['UPLOAD_QUOTA_BYTES'], message: 'must be at most UPLOADS_MAX_BYTES: one key\'s quota cannot exceed the whole store' })
     }
+    for (const [path, message] of natsClientEnvProblems(env)) ctx.addIssue({ code: 'custom', path: [path], message })
     if (env.RESULT_RETENTION_S < env.RESULT_URL_TTL_S + env.RESULT_EXPIRY_MARGIN_S) {
       ctx.addIssue({ code: 'custom', path: ['RESULT_RETENTION_S'], message: 'must be at least RESULT_URL_TTL_S + RESULT_EXPIRY_MARGIN_S: a result URL must not outlive its result' })
     }
@@ -143,6 +153,8 @@ export interface Config {
   readonly jobEventsTls: JobEventsTlsFiles | undefined
   readonly apiGrpcPort: number
   readonly natsUrl: string | undefined
+  /** NATS user/password and TLS files (NATS_USER, NATS_PASSWORD, NATS_TLS_*). */
+  readonly natsClient: NatsClientOptions
   /** JetStream replicas of our streams and buckets (NATS_REPLICAS). */
   readonly natsReplicas: number
   /** sha256 digests of the API keys configured by environment; the plain keys are dropped at load. Keys made by `tailor keys` live in the key store. */
@@ -200,6 +212,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         : Object.freeze({ certFile: resolve(e.JOB_EVENTS_TLS_CERT), keyFile: resolve(e.JOB_EVENTS_TLS_KEY), caFile: resolve(e.JOB_EVENTS_TLS_CA) }),
     apiGrpcPort: e.API_GRPC_PORT,
     natsUrl: e.NATS_URL,
+    natsClient: Object.freeze(natsClientOptions(e)),
     natsReplicas: e.NATS_REPLICAS,
     apiKeyHashes: Object.freeze([...hashes].map((h) => Buffer.from(h, 'hex'))),
     rateLimitPerS: e.DEFAULT_RATE_LIMIT_PER_S,

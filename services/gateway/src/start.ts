@@ -124,7 +124,7 @@ export async function start(
     if (config.natsUrl === undefined) throw new Error('NATS_URL is required to run the gateway on its own (or use the embedded mode)')
     // noAsyncTraces: no Error (with its stack) built up front for every request/publish; errors
     // keep their message and cause. A measurable share of a submission's CPU (`pnpm bench:load`).
-    nc = await connect({ servers: config.natsUrl, name: 'tailor-gateway', maxReconnectAttempts: -1, noAsyncTraces: true })
+    nc = await connect({ ...config.natsClient, servers: config.natsUrl, name: 'tailor-gateway', maxReconnectAttempts: -1, noAsyncTraces: true })
     const statuses = nc.status()
     void (async () => {
       for await (const st of statuses) {

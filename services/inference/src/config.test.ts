@@ -35,4 +35,18 @@ describe('loadConfig (inference)', () => {
     }
     for (const v of ['GATEWAY_GRPC_ADDR', 'ORT_EP', 'ACK_WAIT_MS']) expect(msg).toContain(v)
   })
+  it('JOB_KINDS: every kind by default, a comma list, unknown kinds refused', () => {
+    expect(loadConfig({}).JOB_KINDS).toEqual(['try-on', 'remove-background'])
+    expect(loadConfig({ JOB_KINDS: ' remove-background ' }).JOB_KINDS).toEqual(['remove-background'])
+    expect(loadConfig({ JOB_KINDS: 'try-on,remove-background,try-on' }).JOB_KINDS).toEqual(['try-on', 'remove-background'])
+    expect(() => loadConfig({ JOB_KINDS: 'video' })).toThrow(/unknown job kind video[\s\S]*JOB_KINDS/)
+    expect(() => loadConfig({ JOB_KINDS: ',' })).toThrow(/JOB_KINDS/)
+  })
+  it('REQUIRE_EXECUTION_PROVIDER=cuda needs ORT_EP=cuda; JOBS_MAX_ACK_PENDING is one config value', () => {
+    expect(loadConfig({ ORT_EP: 'cuda', REQUIRE_EXECUTION_PROVIDER: 'cuda' }).REQUIRE_EXECUTION_PROVIDER).toBe('cuda')
+    expect(() => loadConfig({ ORT_EP: 'cpu', REQUIRE_EXECUTION_PROVIDER: 'cuda' })).toThrow(/REQUIRE_EXECUTION_PROVIDER/)
+    expect(loadConfig({}).JOBS_MAX_ACK_PENDING).toBe(256)
+    expect(loadConfig({ JOBS_MAX_ACK_PENDING: '64', CONCURRENCY: '2' }).JOBS_MAX_ACK_PENDING).toBe(64)
+    expect(() => loadConfig({ JOBS_MAX_ACK_PENDING: '0' })).toThrow(/JOBS_MAX_ACK_PENDING/)
+  })
 })

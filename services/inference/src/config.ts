@@ -1,12 +1,22 @@
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { JOB_KINDS, type JobKind } from '@tailor/proto'
+import { natsClientEnvProblems } from '@tailor/proto/net'
 import { z } from 'zod'
 
 const Env = z
   .object({
     /** Distributed mode when set; the embedded composition injects in-process ports instead. */
     NATS_URL: z.string().min(1).optional(),
+    /** NATS user and password (deploy/k8s: Secret tailor-nats-auth); both or neither. */
+    NATS_USER: z.string().min(1).optional(),
+    NATS_PASSWORD: z.string().min(1).optional(),
+    /** CA bundle to verify the NATS servers' TLS certificates (TLS on when set). */
+    NATS_TLS_CA_FILE: z.string().min(1).optional(),
+    /** Client certificate and key for NATS mutual TLS; both or neither. */
+    NATS_TLS_CERT_FILE: z.string().min(1).optional(),
+    NATS_TLS_KEY_FILE: z.string().min(1).optional(),
     /** host:port of the gateway's job events gRPC server (distributed mode). */
     GATEWAY_GRPC_ADDR: z.string().regex(/^[^\s:]+:\d+$/, 'must be host:port').optional(),
     /** The gateway's job-events shared secret (its JOB_EVENTS_TOKEN); required with NATS_URL. */
@@ -20,9 +30,34 @@ const Env = z
     HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional(),
     HEALTH_HOST: z.string().min(1).default('0.0.0.0'),
     ORT_EP: z.enum(['cuda', 'cpu']).default('cpu'),
+    /**
+     * The provider every model must run on, or start-up fails with one line naming what loaded
+     * instead (a GPU node whose CUDA set-up failed never turns into a silent CPU worker).
+     * Unset: ORT_EP=cuda may fall back to the CPU, reported in readiness and the logs.
+     */
+    REQUIRE_EXECUTION_PROVIDER: z.enum(['cuda', 'cpu']).optional(),
+    /** Job kinds this worker runs, comma separated (it pulls from those lanes only); default all. */
+    JOB_KINDS: z
+      .string()
+      .default(JOB_KINDS.join(','))
+      .transform((s, ctx) => {
+        const kinds = [...new Set(s.split(',').map((k) => k.trim()).filter((k) => k !== ''))]
+        const bad = kinds.filter((k) => !(JOB_KINDS as readonly string[]).includes(k))
+        if (bad.length > 0 || kinds.length === 0) {
+          ctx.addIssue({ code: 'custom', message: `unknown job kind ${bad.join(', ') || '(none)'}: use ${JOB_KINDS.join(', ')}` })
+          return z.NEVER
+        }
+        return kinds as JobKind[]
+      }),
+    /**
+     * max_ack_pending of each lane's JetStream consumer: jobs handed out and not yet acknowledged,
+     * cluster-wide. Set it ≥ the most workers of a kind × CONCURRENCY (deploy/k8s: KEDA's
+     * maxReplicaCount × CONCURRENCY), or workers above it sit idle with a backlog.
+     */
+    JOBS_MAX_ACK_PENDING: z.coerce.number().int().min(1).default(256),
     /** Directory holding manifest.json and the .onnx files built by `pnpm models`. */
     MODELS_DIR: z.string().min(1).default(fileURLToPath(new URL('../../../models/dist', import.meta.url))),
-    /** onnxruntime intra-op threads (default: the session layer's choice). */
+    /** onnxruntime intra-op threads (default: the CPUs this process may use, cgroup quota included). */
     ORT_INTRA_OP_THREADS: z.coerce.number().int().positive().optional(),
     /** Scratch space for downloads and encodes, owned by this process (emptied at start); each job gets its own subdirectory, removed after. */
     TAILOR_WORK_DIR: z.string().min(1).default(join(tmpdir(), 'tailor-work')),
@@ -53,6 +88,10 @@ const Env = z
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .superRefine((env, ctx) => {
+    for (const [path, message] of natsClientEnvProblems(env)) ctx.addIssue({ code: 'custom', path: [path], message })
+    if (env.REQUIRE_EXECUTION_PROVIDER === 'cuda' && env.ORT_EP !== 'cuda') {
+      ctx.addIssue({ code: 'custom', path: ['REQUIRE_EXECUTION_PROVIDER'], message: 'cuda is required but ORT_EP is not cuda' })
+    }
     if (env.NATS_URL !== undefined && env.GATEWAY_GRPC_ADDR === undefined) {
       ctx.addIssue({ code: 'custom', path: ['GATEWAY_GRPC_ADDR'], message: 'required with NATS_URL: where to stream job events' })
     }

@@ -1,5 +1,5 @@
 import { loadConfig, type Config } from './config.ts'
-import { start } from './start.ts'
+import { start, StartupError, type Inference } from './start.ts'
 
 let config: Config
 try {
@@ -8,7 +8,14 @@ try {
   console.error((err as Error).message)
   process.exit(1)
 }
-const inference = await start(config)
+let inference: Inference
+try {
+  inference = await start(config)
+} catch (err) {
+  // A refusal the operator fixes is one line; anything else keeps its stack for the bug report.
+  console.error(err instanceof StartupError ? `inference: ${err.message}` : err)
+  process.exit(1)
+}
 const shutdown = (): void => {
   inference.stop().then(() => process.exit(0), (err: unknown) => (console.error(err), process.exit(1)))
 }

@@ -6,11 +6,13 @@ import type { Config } from './config.ts'
 import { consumeJobs, type Consumer } from './consumer/consume-jobs.ts'
 import { openJetStreamJobSource } from './consumer/job-source-jetstream.ts'
 import type { JobSource } from './consumer/job-source.ts'
+import { cpuLimit } from './engine/cpu-limit.ts'
 import { openMattingEngine } from './engine/matting-engine.ts'
+import type { ExecutionProvider } from './engine/session.ts'
 import { openTryOnEngine } from './engine/tryon/tryon-engine.ts'
 import { openJobEventStream } from './events/event-stream.ts'
 import type { JobEventSink } from './events/job-event-sink.ts'
-import { safeFetchToFile } from '@tailor/proto/net'
+import { natsClientOptions, safeFetchToFile } from '@tailor/proto/net'
 import { startHealthServer, type HealthServer, type Report } from './health/health-server.ts'
 import { removeBackground, type MattingEngine } from './jobs/remove-background.ts'
 import { runJob } from './jobs/run-job.ts'
@@ -22,6 +24,10 @@ import type { ResultStore } from './results/result-store.ts'
 import { createInputFetcher } from './uploads/input-fetcher.ts'
 import { openObjectStoreUploadSource } from './uploads/upload-source-object-store.ts'
 import type { UploadSource } from './uploads/upload-source.ts'
+
+/** Start-up refused for a reason the operator fixes (printed as one line, no stack trace). */
+export class StartupError extends Error {}
+const oneLine = (err: unknown): string => (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim().slice(0, 400)
 
 /** In-process ports for the embedded mode; without them inference uses NATS + gRPC. */
 export interface InferencePorts {
@@ -59,37 +65,51 @@ export async function start(
     provider: () => providerInUse,
   })
   const onRun = metrics.modelRun
-  const t0 = performance.now()
-  const engine: MattingEngine & { warmupMs: number; provider?: string; providerFallbacks?: unknown } = await openMattingEngine({
-    modelsDir: config.MODELS_DIR,
-    executionProviders: config.ORT_EP === 'cuda' ? ['cuda', 'cpu'] : ['cpu'],
-    ...(config.ORT_INTRA_OP_THREADS !== undefined ? { intraOpThreads: config.ORT_INTRA_OP_THREADS } : {}),
-    onRun,
-  })
-  providerInUse = String(engine.provider ?? 'cpu')
-  logger.info(
-    { provider: engine.provider, fallbacks: engine.providerFallbacks, loadMs: Math.round(performance.now() - t0), warmupMs: Math.round(engine.warmupMs) },
-    'matting engine ready',
-  )
+  const kinds = config.JOB_KINDS
+  const required = config.REQUIRE_EXECUTION_PROVIDER
+  // With a required provider, models open on it alone: no fallback can hide a failed CUDA set-up.
+  const executionProviders: ExecutionProvider[] = required !== undefined ? [required] : config.ORT_EP === 'cuda' ? ['cuda', 'cpu'] : ['cpu']
+  const threads = config.ORT_INTRA_OP_THREADS ?? cpuLimit()
+  const requiredFailed = (what: string, err: unknown): StartupError =>
+    new StartupError(`REQUIRE_EXECUTION_PROVIDER=${required}: ${what} did not load on ${required}: ${oneLine(err)}`, { cause: err })
 
-  // The try-on engine is optional: without its models (a video-only deployment) the worker still
-  // runs video jobs, and try-on jobs fail with service_unavailable. Logged as an error, never silent.
-  const t1 = performance.now()
-  let tryOnEngine: Awaited<ReturnType<typeof openTryOnEngine>> | null = null
-  try {
-    tryOnEngine = await openTryOnEngine({
-      modelsDir: config.MODELS_DIR,
-      executionProviders: config.ORT_EP === 'cuda' ? ['cuda', 'cpu'] : ['cpu'],
-      ...(config.ORT_INTRA_OP_THREADS !== undefined ? { intraOpThreads: config.ORT_INTRA_OP_THREADS } : {}),
-      onRun,
-    })
+  // The matting engine serves remove-background jobs; a try-on-only worker does not load it.
+  let engine: (MattingEngine & { warmupMs: number; provider?: string; providerFallbacks?: unknown }) | null = null
+  if (kinds.includes('remove-background')) {
+    const t0 = performance.now()
+    try {
+      engine = await openMattingEngine({ modelsDir: config.MODELS_DIR, executionProviders, intraOpThreads: threads, onRun })
+    } catch (err) {
+      throw required !== undefined ? requiredFailed('the matting models', err) : err
+    }
     logger.info(
-      { provider: tryOnEngine.provider, fallbacks: tryOnEngine.providerFallbacks, loadMs: Math.round(performance.now() - t1), warmupMs: Math.round(tryOnEngine.warmupMs) },
-      'try-on engine ready',
+      { provider: engine.provider, fallbacks: engine.providerFallbacks, intraOpThreads: threads, loadMs: Math.round(performance.now() - t0), warmupMs: Math.round(engine.warmupMs) },
+      'matting engine ready',
     )
-  } catch (err) {
-    logger.error({ err }, 'try-on engine unavailable: try-on jobs will fail with service_unavailable')
   }
+
+  // The try-on engine: without its models (a video-only deployment serving every kind) the worker
+  // still runs video jobs, and try-on jobs fail with service_unavailable, logged as an error. A
+  // worker that runs only try-on, or that requires a provider, does not start without it.
+  let tryOnEngine: Awaited<ReturnType<typeof openTryOnEngine>> | null = null
+  if (kinds.includes('try-on')) {
+    const t1 = performance.now()
+    try {
+      tryOnEngine = await openTryOnEngine({ modelsDir: config.MODELS_DIR, executionProviders, intraOpThreads: threads, onRun })
+      logger.info(
+        { provider: tryOnEngine.provider, fallbacks: tryOnEngine.providerFallbacks, intraOpThreads: threads, loadMs: Math.round(performance.now() - t1), warmupMs: Math.round(tryOnEngine.warmupMs) },
+        'try-on engine ready',
+      )
+    } catch (err) {
+      if (required !== undefined || engine === null) {
+        await engine?.close()
+        throw required !== undefined ? requiredFailed('the try-on models', err) : err
+      }
+      logger.error({ err }, 'try-on engine unavailable: try-on jobs will fail with service_unavailable')
+    }
+  }
+  providerInUse = String(engine?.provider ?? tryOnEngine?.provider ?? 'cpu')
+  const fallbacks = [...((engine?.providerFallbacks as unknown[] | undefined) ?? []), ...(tryOnEngine?.providerFallbacks ?? [])]
 
   let nc: NatsConnection | null = null
   let natsConnected = true
@@ -101,7 +121,7 @@ export async function start(
       if (config.NATS_URL === undefined || config.GATEWAY_GRPC_ADDR === undefined || config.JOB_EVENTS_TOKEN === undefined) {
         throw new Error('NATS_URL, GATEWAY_GRPC_ADDR and JOB_EVENTS_TOKEN are required to run inference on its own (or use the embedded mode)')
       }
-      nc = await connect({ servers: config.NATS_URL, name: 'tailor-inference', maxReconnectAttempts: -1 })
+      nc = await connect({ ...natsClientOptions(config), servers: config.NATS_URL, name: 'tailor-inference', maxReconnectAttempts: -1 })
       const statuses = nc.status()
       void (async () => {
         for await (const st of statuses) {
@@ -112,7 +132,7 @@ export async function start(
         }
       })()
       ports = {
-        source: await openJetStreamJobSource(nc, { ackWaitMs: config.ACK_WAIT_MS, maxAckPending: config.CONCURRENCY }),
+        source: await openJetStreamJobSource(nc, { kinds, ackWaitMs: config.ACK_WAIT_MS, maxAckPending: config.JOBS_MAX_ACK_PENDING, logger }),
         events: await openJobEventStream({
           address: config.GATEWAY_GRPC_ADDR, workerId: config.WORKER_ID ?? `${hostname()}-${process.pid}`, logger, token: config.JOB_EVENTS_TOKEN,
           ...(config.JOB_EVENTS_TLS_CERT !== undefined && config.JOB_EVENTS_TLS_KEY !== undefined && config.JOB_EVENTS_TLS_CA !== undefined
@@ -124,7 +144,7 @@ export async function start(
       }
     }
   } catch (err) {
-    await engine.close()
+    await engine?.close()
     await tryOnEngine?.close()
     await nc?.close()
     throw err
@@ -170,7 +190,9 @@ export async function start(
               },
             }
           : {}),
-        removeBackground: (req, c) => removeBackground(req, { matting: engine, signal: c.signal, onProgress: c.onProgress, limits }),
+        ...(engine !== null
+          ? { removeBackground: (req, c) => removeBackground(req, { matting: engine, signal: c.signal, onProgress: c.onProgress, limits }) }
+          : {}),
       }),
   })
   consumerRef = consumer
@@ -178,7 +200,9 @@ export async function start(
   const conn = nc
   const details = () => ({
     provider: providerInUse,
-    fallbacks: engine.providerFallbacks ?? [],
+    ...(required !== undefined ? { required_provider: required } : {}),
+    fallbacks,
+    job_kinds: kinds,
     models_loaded: true,
     warmed_up: true,
     try_on: tryOnEngine !== null,
@@ -200,7 +224,7 @@ export async function start(
           metrics: { contentType: metrics.registry.contentType, text: () => metrics.registry.metrics() },
         })
   logger.info(
-    { mode: nc ? 'distributed' : 'embedded', concurrency: config.CONCURRENCY, allowLoopback: config.TAILOR_FETCH_ALLOW_LOOPBACK, healthPort: health?.port },
+    { mode: nc ? 'distributed' : 'embedded', kinds, provider: providerInUse, concurrency: config.CONCURRENCY, allowLoopback: config.TAILOR_FETCH_ALLOW_LOOPBACK, healthPort: health?.port },
     'inference consuming jobs',
   )
 
@@ -214,7 +238,7 @@ export async function start(
       await ports.source.close()
       await ports.events.close()
       if (nc !== null) await nc.drain()
-      await engine.close()
+      await engine?.close()
       await tryOnEngine?.close()
       logger.info('inference stopped')
     },

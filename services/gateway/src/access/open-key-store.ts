@@ -2,6 +2,7 @@ import { connect } from '@nats-io/transport-node'
 import { openFileKeyStore } from './key-store-files.ts'
 import { openKvKeyStore } from './key-store-kv.ts'
 import type { KeyStore } from './key-store.ts'
+import type { NatsClientOptions } from '@tailor/proto/net'
 
 const NATS_CONNECT_TIMEOUT_MS = 5_000
 
@@ -10,12 +11,12 @@ const NATS_CONNECT_TIMEOUT_MS = 5_000
  * `natsUrl` (distributed mode), else the data directory's api-keys.json (embedded mode).
  * `close` disconnects from NATS.
  */
-export async function openKeyStoreAt(o: { natsUrl?: string; dataDir: string }): Promise<{ store: KeyStore; where: string; close(): Promise<void> }> {
+export async function openKeyStoreAt(o: { natsUrl?: string; dataDir: string; natsClient?: NatsClientOptions }): Promise<{ store: KeyStore; where: string; close(): Promise<void> }> {
   if (o.natsUrl === undefined) {
     const store = openFileKeyStore(o.dataDir)
     return { store, where: `data dir ${o.dataDir}`, close: () => store.close() }
   }
-  const nc = await connect({ servers: o.natsUrl, name: 'tailor-keys', timeout: NATS_CONNECT_TIMEOUT_MS, maxReconnectAttempts: 0 })
+  const nc = await connect({ ...o.natsClient, servers: o.natsUrl, name: 'tailor-keys', timeout: NATS_CONNECT_TIMEOUT_MS, maxReconnectAttempts: 0 })
   try {
     const store = await openKvKeyStore(nc)
     return { store, where: `NATS ${o.natsUrl} (KV bucket api_keys)`, close: () => nc.close() }

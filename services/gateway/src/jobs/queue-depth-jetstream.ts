@@ -1,23 +1,23 @@
 import { jetstreamManager } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
-import { DURABLE, STREAM } from '@tailor/proto'
+import { STREAM } from '@tailor/proto'
 
 /**
- * Adapter: jobs waiting for a worker = the durable consumer `inference`'s num_pending on stream
- * JOBS (the figure KEDA scales inference on). Before any worker created the consumer, every
- * message in the work-queue stream is waiting. null when NATS cannot say.
+ * Adapter: jobs waiting for a worker, every kind together = the JOBS work-queue stream's messages
+ * less those delivered and not yet acknowledged (running) on its consumers, the per-kind lanes.
+ * A lane no worker has created yet counts too (its jobs are in the stream, waiting). null when
+ * NATS cannot say.
  */
 export async function openJetStreamQueueDepth(nc: NatsConnection): Promise<() => Promise<number | null>> {
   const jsm = await jetstreamManager(nc)
   return async () => {
     try {
-      return (await jsm.consumers.info(STREAM, DURABLE)).num_pending
+      const messages = (await jsm.streams.info(STREAM)).state.messages
+      let running = 0
+      for (const c of await jsm.consumers.list(STREAM).next()) running += c.num_ack_pending
+      return Math.max(0, messages - running)
     } catch {
-      try {
-        return (await jsm.streams.info(STREAM)).state.messages
-      } catch {
-        return null
-      }
+      return null
     }
   }
 }

@@ -1,9 +1,12 @@
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, type JsMsg } from '@nats-io/jetstream'
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, type Consumer, type JetStreamManager, type JsMsg } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
-import { DURABLE, JOBS_STREAM_CONFIG, STREAM } from '@tailor/proto'
+import { durableFor, JOBS_STREAM_CONFIG, laneFilterFor, LEGACY_DURABLE, STREAM, type JobKind } from '@tailor/proto'
+import type { Logger } from '../logger.ts'
 import type { JobDelivery, JobSource } from './job-source.ts'
 
+/** How long one pull waits for a job: one lane, or each lane in turn when the worker serves several. */
 const PULL_EXPIRES_MS = 5_000
+const PULL_EXPIRES_PER_LANE_MS = 1_000
 
 function delivery(m: JsMsg): JobDelivery {
   let data: unknown
@@ -27,12 +30,26 @@ function delivery(m: JsMsg): JobDelivery {
   }
 }
 
+export interface JobLanesOptions {
+  /** The kinds this worker runs: it pulls from their lanes only. */
+  kinds: readonly JobKind[]
+  ackWaitMs: number
+  /**
+   * The lane consumer's max_ack_pending: jobs delivered and not yet acknowledged, cluster-wide.
+   * One value from config for every worker (≥ the most workers × CONCURRENCY), never derived from
+   * one worker's concurrency: it is the ceiling on jobs running at once in the whole cluster.
+   */
+  maxAckPending: number
+  logger?: Logger
+}
+
 /**
- * Adapter: the durable pull consumer `inference` on stream JOBS (work queue). The server redelivers
- * a message whose ack-wait ran out (a dead worker); the consumer loop decides when to give up.
+ * Creates the JOBS stream if missing, deletes the pre-lanes consumer, and creates or updates the
+ * durable consumer of each kind. An existing consumer is updated only where its ack wait or
+ * max_ack_pending differs from the configured values (every worker reads the same config, so they
+ * agree; a changed ConfigMap is applied by the first worker that starts with it).
  */
-export async function openJetStreamJobSource(nc: NatsConnection, o: { ackWaitMs: number; maxAckPending: number }): Promise<JobSource> {
-  const jsm = await jetstreamManager(nc)
+export async function ensureJobLanes(jsm: JetStreamManager, o: JobLanesOptions): Promise<void> {
   try {
     await jsm.streams.info(STREAM)
   } catch {
@@ -42,24 +59,54 @@ export async function openJetStreamJobSource(nc: NatsConnection, o: { ackWaitMs:
       await jsm.streams.info(STREAM).catch(() => Promise.reject(err)) // created meanwhile by the other service
     }
   }
-  const cfg = {
-    durable_name: DURABLE,
-    ack_policy: AckPolicy.Explicit,
-    deliver_policy: DeliverPolicy.All,
-    ack_wait: o.ackWaitMs * 1_000_000,
-    max_ack_pending: Math.max(o.maxAckPending, 1) * 4,
-    filter_subject: 'jobs.>',
+  const legacy = await jsm.consumers.info(STREAM, LEGACY_DURABLE).catch(() => null)
+  if (legacy !== null) {
+    await jsm.consumers.delete(STREAM, LEGACY_DURABLE).catch(() => undefined) // another worker may have deleted it first
+    o.logger?.warn({ consumer: LEGACY_DURABLE, pending: legacy.num_pending, ackPending: legacy.num_ack_pending }, 'deleted the pre-lanes consumer; its jobs go to the per-kind lanes')
   }
-  try {
-    await jsm.consumers.info(STREAM, DURABLE)
-    await jsm.consumers.update(STREAM, DURABLE, { ack_wait: cfg.ack_wait, max_ack_pending: cfg.max_ack_pending })
-  } catch {
-    await jsm.consumers.add(STREAM, cfg)
+  const ackWait = o.ackWaitMs * 1_000_000
+  const maxAckPending = Math.max(1, o.maxAckPending)
+  for (const kind of o.kinds) {
+    const name = durableFor(kind)
+    const info = await jsm.consumers.info(STREAM, name).catch(() => null)
+    if (info === null) {
+      try {
+        await jsm.consumers.add(STREAM, {
+          durable_name: name,
+          ack_policy: AckPolicy.Explicit,
+          deliver_policy: DeliverPolicy.All,
+          ack_wait: ackWait,
+          max_ack_pending: maxAckPending,
+          filter_subject: laneFilterFor(kind),
+        })
+      } catch (err) {
+        await jsm.consumers.info(STREAM, name).catch(() => Promise.reject(err)) // created meanwhile by another worker
+      }
+    } else if (info.config.ack_wait !== ackWait || info.config.max_ack_pending !== maxAckPending) {
+      await jsm.consumers.update(STREAM, name, { ack_wait: ackWait, max_ack_pending: maxAckPending })
+      o.logger?.info({ consumer: name, ackWaitMs: o.ackWaitMs, maxAckPending, was: { ackWaitMs: (info.config.ack_wait ?? 0) / 1e6, maxAckPending: info.config.max_ack_pending } }, 'lane consumer settings updated from config')
+    }
   }
-  const consumer = await jetstream(nc).consumers.get(STREAM, DURABLE)
+}
+
+/**
+ * Adapter: the per-kind durable pull consumers on stream JOBS (work queue). A pull asks for one
+ * message and only when a job slot is free, so a worker never holds a job it is not running; with
+ * several lanes it asks each in turn. The server redelivers a message whose ack wait ran out (a
+ * dead worker); the consumer loop decides when to give up.
+ */
+export async function openJetStreamJobSource(nc: NatsConnection, o: JobLanesOptions): Promise<JobSource> {
+  if (o.kinds.length === 0) throw new Error('a worker needs at least one job kind')
+  await ensureJobLanes(await jetstreamManager(nc), o)
+  const js = jetstream(nc)
+  const lanes: Consumer[] = []
+  for (const kind of o.kinds) lanes.push(await js.consumers.get(STREAM, durableFor(kind)))
+  const expires = lanes.length === 1 ? PULL_EXPIRES_MS : PULL_EXPIRES_PER_LANE_MS
+  let turn = 0
   return {
     async next() {
-      const m = await consumer.next({ expires: PULL_EXPIRES_MS })
+      const lane = lanes[turn++ % lanes.length]!
+      const m = await lane.next({ expires })
       return m === null ? null : delivery(m)
     },
     async close() {},

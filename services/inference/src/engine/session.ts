@@ -8,10 +8,10 @@
  */
 import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
-import { availableParallelism } from 'node:os'
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import * as ort from 'onnxruntime-node'
 import { AppError } from '@tailor/proto'
+import { cpuLimit } from './cpu-limit.ts'
 import type { ModelSpec } from './manifest.ts'
 
 export type ExecutionProvider = 'cuda' | 'cpu'
@@ -19,7 +19,7 @@ export type ExecutionProvider = 'cuda' | 'cpu'
 export interface SessionOptions {
   /** Tried in order; the provider actually used and the reasons for skipping any are reported. */
   executionProviders?: ExecutionProvider[]
-  /** Intra-op threads; defaults to the number of cores. */
+  /** Intra-op threads; defaults to the CPUs this process may use (affinity and cgroup quota, cpu-limit.ts). */
   intraOpThreads?: number
   /**
    * Let ORT's idle threads spin. Off by default: on a CPU machine the cores are shared with the
@@ -77,7 +77,7 @@ export class ModelSession {
       )
     }
     const providers = o.executionProviders ?? ['cpu']
-    const intraOpThreads = o.intraOpThreads ?? availableParallelism()
+    const intraOpThreads = o.intraOpThreads ?? cpuLimit()
     const fallbacks: ProviderFallback[] = []
     for (const provider of providers) {
       let s: ort.InferenceSession

@@ -16,7 +16,8 @@ export interface RemoveBackgroundCall {
 export interface RunJobDeps {
   /** Downloads a video_url to a local file (@tailor/proto/net safeFetchToFile with the configured limits). */
   fetchInput(url: string, dest: string, signal: AbortSignal): Promise<unknown>
-  removeBackground: RemoveBackgroundCall
+  /** The remove-background pipeline; absent when this worker runs only try-on (JOB_KINDS). */
+  removeBackground?: RemoveBackgroundCall
   results: ResultStore
   /** Each job works in its own fresh subdirectory of this, removed when the job ends. */
   workRoot: string
@@ -49,6 +50,9 @@ export async function runJob(
   if (job.kind === 'try-on' && deps.tryOn === undefined) {
     return { status: 'failed', code: 'service_unavailable', message: 'This worker has no try-on engine.' }
   }
+  if (job.kind === 'remove-background' && deps.removeBackground === undefined) {
+    return { status: 'failed', code: 'service_unavailable', message: 'This worker does not run remove-background jobs.' }
+  }
   await mkdir(deps.workRoot, { recursive: true })
   const workDir = await mkdtemp(join(deps.workRoot, `${job.id}-`))
   try {
@@ -61,7 +65,7 @@ export async function runJob(
     }
     const inputPath = join(workDir, 'input')
     await fetchField('video_url', () => deps.fetchInput(job.params.video_url, inputPath, ctx.signal))
-    const r = await deps.removeBackground(
+    const r = await deps.removeBackground!(
       { inputPath, workDir, backgroundColor: job.params.background_color, outputFormat: job.params.output_format },
       ctx,
     )
