@@ -8,7 +8,7 @@
  */
 import { z } from 'zod'
 import { AppError, ERROR_CODES } from './errors.ts'
-import { ALPHA_FORMATS, BACKGROUND_COLOR_RE, JOB_STATUSES, OUTPUT_FORMATS } from './jobs.ts'
+import { ALPHA_FORMATS, BACKGROUND_COLOR_RE, GARMENT_MODES, GARMENT_PHOTO_TYPES, JOB_STATUSES, OUTPUT_FORMATS } from './jobs.ts'
 import { isInputUrl } from './uploads.ts'
 
 /** A value as JSON, cut to 80 characters, for error sentences. */
@@ -41,17 +41,6 @@ export const isHttpUrl = (s: string): boolean => {
     return false
   }
 }
-
-export const GARMENT_MODES = ['auto', 'full', 'upper', 'lower'] as const
-export type GarmentMode = (typeof GARMENT_MODES)[number]
-
-/**
- * What the garment photo shows (as FASHN's API has it): `flat-lay` (laid flat, ghost mannequin or
- * any cut-out packshot: the whole foreground is the garment), `model` (worn by a person: the
- * garment is extracted from the person), `auto` (detected from the photo).
- */
-export const GARMENT_PHOTO_TYPES = ['auto', 'flat-lay', 'model'] as const
-export type GarmentPhotoType = (typeof GARMENT_PHOTO_TYPES)[number]
 
 /** An input URL field: http(s), or tailor://uploads/<id> from POST /v1/uploads (uploads.ts). */
 const url = (name: string) =>

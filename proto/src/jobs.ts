@@ -43,6 +43,35 @@ export const JOBS_STREAM_CONFIG = {
   duplicate_window: 120_000_000_000,
 } as const
 
+export const GARMENT_CATEGORIES = ['upper', 'lower', 'full'] as const
+export type GarmentCategory = (typeof GARMENT_CATEGORIES)[number]
+/** `auto` detects the category from the garment photo; a category overrides detection. */
+export const GARMENT_MODES = ['auto', 'full', 'upper', 'lower'] as const
+export type GarmentMode = (typeof GARMENT_MODES)[number]
+
+/**
+ * What the garment photo shows (as FASHN's API has it): `flat-lay` (laid flat, ghost mannequin or
+ * any cut-out packshot: the whole foreground is the garment), `model` (worn by a person: the
+ * garment is extracted from the person), `auto` (detected from the photo).
+ */
+export const GARMENT_PHOTO_TYPES = ['auto', 'flat-lay', 'model'] as const
+export type GarmentPhotoType = (typeof GARMENT_PHOTO_TYPES)[number]
+
+/**
+ * Each job kind's parameters, defined once: what the gateway stores in the job record and sends
+ * in the job message, and what the worker runs. The request bodies (api.ts) map onto them
+ * (`TryOnBody` minus `wait_for_result` and `webhook_url`, garment_mode defaulted).
+ */
+export const TryOnParams = z.object({
+  person_image_url: z.string().min(1),
+  garment_image_url: z.string().min(1),
+  garment_mode: z.enum(GARMENT_MODES).default('auto'),
+  garment_photo_type: z.enum(GARMENT_PHOTO_TYPES).default('auto'),
+  preprocess_garment: z.boolean().default(true),
+  remove_background: z.boolean().default(false),
+})
+export type TryOnParams = z.infer<typeof TryOnParams>
+
 export const RemoveBackgroundParams = z.object({
   video_url: z.string().url(),
   background_color: z.string().regex(BACKGROUND_COLOR_RE).default('#000000'),
@@ -53,9 +82,18 @@ export type RemoveBackgroundParams = z.infer<typeof RemoveBackgroundParams>
 /** What a job message carries: references, never media bytes (ARCHITECTURE.md §5). */
 export const JobEnvelope = z.discriminatedUnion('kind', [
   z.object({ id: z.string().uuid(), kind: z.literal('remove-background'), params: RemoveBackgroundParams, createdAt: z.string() }),
-  z.object({ id: z.string().uuid(), kind: z.literal('try-on'), params: z.record(z.string(), z.unknown()), createdAt: z.string() }),
+  z.object({ id: z.string().uuid(), kind: z.literal('try-on'), params: TryOnParams, createdAt: z.string() }),
 ])
 export type JobEnvelope = z.infer<typeof JobEnvelope>
+
+/** A job's kind with its parameters: what is submitted, stored in the record and sent to a worker. */
+export type JobSubmission = { kind: 'try-on'; params: TryOnParams } | { kind: 'remove-background'; params: RemoveBackgroundParams }
+
+/** The job message for a job (the record's id, kind and params). */
+export const jobEnvelope = (id: string, job: JobSubmission, createdAt: string): JobEnvelope =>
+  job.kind === 'try-on'
+    ? { id, kind: 'try-on', params: { ...job.params }, createdAt }
+    : { id, kind: 'remove-background', params: { ...job.params }, createdAt }
 
 /** What a use case returns for outcomes it expects; bugs are thrown. */
 export type JobOutcome =

@@ -16,7 +16,7 @@ afterAll(async () => {
 })
 
 const record = (id: string): JobRecord => ({
-  id, kind: 'remove-background', status: 'pending', progress: 0, params: {}, result: null, error: null, attempts: 0,
+  id, kind: 'remove-background', status: 'pending', progress: 0, params: { video_url: 'https://example.com/v.mp4', background_color: '#000000', output_format: 'mp4_h264' }, result: null, error: null, attempts: 0,
   createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z',
 })
 

@@ -30,7 +30,7 @@ afterAll(async () => {
 
 const pending = (): JobRecord => {
   const now = new Date().toISOString()
-  return { id: newJobId(), kind: 'remove-background', status: 'pending', progress: 0, params: {}, result: null, error: null, attempts: 0, createdAt: now, updatedAt: now }
+  return { id: newJobId(), kind: 'remove-background', status: 'pending', progress: 0, params: { video_url: 'https://example.com/v.mp4', background_color: '#000000', output_format: 'mp4_h264' }, result: null, error: null, attempts: 0, createdAt: now, updatedAt: now }
 }
 
 const consumers = async (): Promise<number> => {

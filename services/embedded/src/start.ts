@@ -1,4 +1,5 @@
 import { pino, type Logger } from 'pino'
+import { jobEnvelope } from '@tailor/proto'
 import { loadConfig as loadGatewayConfig } from '@tailor/gateway/src/config.ts'
 import { openFileIdempotencyStore } from '@tailor/gateway/src/idempotency/idempotency-store-files.ts'
 import { openFileJobStore } from '@tailor/gateway/src/jobs/job-store-files.ts'
@@ -95,11 +96,7 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
   }
   // Jobs that were pending or running when the process last stopped run again.
   const unfinished = await jobs.listUnfinished()
-  for (const rec of unfinished) {
-    if (rec.kind === 'remove-background' || rec.kind === 'try-on') {
-      await queue.publish({ id: rec.id, kind: rec.kind, params: rec.params as never, createdAt: rec.createdAt }, rec.attempts)
-    }
-  }
+  for (const rec of unfinished) await queue.publish(jobEnvelope(rec.id, rec, rec.createdAt), rec.attempts)
   if (unfinished.length > 0) logger.info({ jobs: unfinished.length }, 'requeued unfinished jobs')
   const inf = inference
   return {

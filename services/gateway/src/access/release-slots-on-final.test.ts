@@ -5,7 +5,7 @@ import type { JobSlots } from './job-slots.ts'
 import { holdsSlot, releaseSlotsOnFinal, SLOT_RECORD_GRACE_MS } from './release-slots-on-final.ts'
 
 const rec = (id: string, status: JobRecord['status'], ownerKeyId?: string): JobRecord => ({
-  id, kind: 'remove-background', status, progress: 0, params: {}, result: null, error: null, attempts: 0,
+  id, kind: 'remove-background', status, progress: 0, params: { video_url: 'https://example.com/v.mp4', background_color: '#000000', output_format: 'mp4_h264' }, result: null, error: null, attempts: 0,
   createdAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-01T00:00:00Z', ...(ownerKeyId ? { ownerKeyId } : {}),
 })
 

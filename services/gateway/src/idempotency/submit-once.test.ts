@@ -15,7 +15,7 @@ let records: Map<string, JobRecord>
 let submitted: string[]
 
 const record = (id: string): JobRecord => ({
-  id, kind: 'remove-background', status: 'pending', progress: 0, params: {}, result: null, error: null, attempts: 0,
+  id, kind: 'remove-background', status: 'pending', progress: 0, params: { video_url: 'https://example.com/v.mp4', background_color: '#000000', output_format: 'mp4_h264' }, result: null, error: null, attempts: 0,
   createdAt: new Date().toISOString(), updatedAt: new Date().toISOString(),
 })
 /** A submission that creates the record after `delayMs` (a slow publish), like submitJob. */

@@ -1,6 +1,6 @@
 import type { JobEvent, JobEventAck } from '@tailor/proto'
 import type { Logger } from '../logger.ts'
-import { isFinal, type JobRecord, type JobStore } from './job-store.ts'
+import { isFinal, type JobRecord, type JobState, type JobStore } from './job-store.ts'
 
 /**
  * A worker may name only this job's own result: `<kind>/<job id>.<ext>`. Anything else (another
@@ -12,7 +12,7 @@ export function isResultKeyOf(r: Pick<JobRecord, 'id' | 'kind'>, key: string): b
   return key.startsWith(head) && /^[a-z0-9]{1,8}$/.test(key.slice(head.length))
 }
 
-const stamp = (r: JobRecord, patch: Partial<JobRecord>): JobRecord => ({ ...r, ...patch, updatedAt: new Date().toISOString() })
+const stamp = (r: JobRecord, patch: Partial<JobState>): JobRecord => ({ ...r, ...patch, updatedAt: new Date().toISOString() })
 
 /**
  * Use case: apply one event from inference to the job record. The answer tells inference whether

@@ -34,7 +34,7 @@ const record = (id: string): JobRecord => ({
   kind: 'remove-background',
   status: 'pending',
   progress: 0,
-  params: {},
+  params: { video_url: 'https://example.com/v.mp4', background_color: '#000000', output_format: 'mp4_h264' },
   result: null,
   error: null,
   attempts: 0,

@@ -1,12 +1,13 @@
-import type { ErrorCode, JobKind, JobStatus } from '@tailor/proto'
+import type { ErrorCode, JobStatus, JobSubmission } from '@tailor/proto'
 
-export interface JobRecord {
+/** A job's record: its kind and parameters (one definition, proto/src/jobs.ts) and its state. */
+export type JobRecord = JobSubmission & JobState
+
+export interface JobState {
   id: string
-  kind: JobKind
   status: JobStatus
   /** 0–1 from frames done. */
   progress: number
-  params: Record<string, unknown>
   result: { key: string; contentType: string; bytes: number } | null
   error: { code: ErrorCode; message: string } | null
   /** Deliveries that reached inference (1 on the first). */

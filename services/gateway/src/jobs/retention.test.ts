@@ -8,7 +8,7 @@ import { loadConfig } from '../config.ts'
 import { createLogger } from '../logger.ts'
 import { createJobEventHandler } from './job-events.ts'
 import { openFileJobStore } from './job-store-files.ts'
-import type { JobRecord, JobStore } from './job-store.ts'
+import type { JobRecord, JobState, JobStore } from './job-store.ts'
 import { isExpiredId, isResultExpired, type RetentionPolicy } from './retention.ts'
 
 const KEY = 'retention-test-key-0123'
@@ -16,8 +16,8 @@ const SECRET = 'r'.repeat(32)
 const H = 3600_000
 const policy: RetentionPolicy = { resultUrlTtlS: 3600, resultRetentionS: 7200, resultExpiryMarginS: 300, jobRetentionS: 86_400 }
 
-const completed = (completedAt: string, extra: Partial<JobRecord> = {}): JobRecord => ({
-  id: newJobId(Date.parse(completedAt) - 60_000), kind: 'remove-background', status: 'completed', progress: 1, params: {},
+const completed = (completedAt: string, extra: Partial<JobState> = {}): JobRecord => ({
+  id: newJobId(Date.parse(completedAt) - 60_000), kind: 'remove-background', status: 'completed', progress: 1, params: { video_url: 'https://example.com/v.mp4', background_color: '#000000', output_format: 'mp4_h264' },
   result: { key: 'remove-background/x.mp4', contentType: 'video/mp4', bytes: 10 }, error: null, attempts: 1,
   createdAt: completedAt, updatedAt: completedAt, completedAt, ...extra,
 })

@@ -3,7 +3,7 @@
  * the workers. Both edges call it (HTTP routes, the internal gRPC API), so a job means the same
  * whichever way it came in.
  */
-import { AppError, newJobId, type GarmentMode, type GarmentPhotoType, type JobEnvelope, type OutputFormat, type RemoveBackgroundBody, type TryOnBody } from '@tailor/proto'
+import { AppError, jobEnvelope, newJobId, type JobSubmission, type RemoveBackgroundBody, type RemoveBackgroundParams, type TryOnBody, type TryOnParams } from '@tailor/proto'
 import type { Principal } from '../access/access-control.ts'
 import type { JobSlots } from '../access/job-slots.ts'
 import { RateLimitError } from '../access/rate-limit-error.ts'
@@ -20,25 +20,9 @@ export interface SubmitJobDeps {
 /** Retry-After of a submission refused at the concurrent-job cap: jobs take seconds to minutes. */
 export const JOB_CAP_RETRY_AFTER_S = 5
 
-/** What a try-on job carries to inference (the request minus `wait_for_result`, garment_mode defaulted). */
-export interface TryOnJobParams {
-  person_image_url: string
-  garment_image_url: string
-  garment_mode: GarmentMode
-  garment_photo_type: GarmentPhotoType
-  preprocess_garment: boolean
-  remove_background: boolean
-}
-
-export interface RemoveBackgroundJobParams {
-  video_url: string
-  background_color: string
-  output_format: OutputFormat
-}
-
-export type TryOnSubmission = { kind: 'try-on'; params: TryOnJobParams }
-export type RemoveBackgroundSubmission = { kind: 'remove-background'; params: RemoveBackgroundJobParams }
-export type JobSubmission = TryOnSubmission | RemoveBackgroundSubmission
+export type { JobSubmission } from '@tailor/proto'
+export type TryOnSubmission = { kind: 'try-on'; params: TryOnParams }
+export type RemoveBackgroundSubmission = { kind: 'remove-background'; params: RemoveBackgroundParams }
 
 export const tryOnSubmission = (body: TryOnBody): TryOnSubmission => ({
   kind: 'try-on',
@@ -73,7 +57,7 @@ export interface SubmitOptions {
 export async function submitJob(deps: SubmitJobDeps, job: JobSubmission, o: SubmitOptions = {}): Promise<JobRecord> {
   const now = new Date().toISOString()
   const rec: JobRecord = {
-    id: o.id ?? newJobId(), kind: job.kind, status: 'pending', progress: 0, params: { ...job.params },
+    id: o.id ?? newJobId(), ...copyOf(job), status: 'pending', progress: 0,
     result: null, error: null, attempts: 0, createdAt: now, updatedAt: now,
     ...(o.webhook ? { webhook: o.webhook } : {}),
     ...(o.owner ? { ownerKeyId: o.owner.keyId } : {}),
@@ -100,10 +84,7 @@ export async function submitJob(deps: SubmitJobDeps, job: JobSubmission, o: Subm
   } else {
     await deps.jobs.create(rec)
   }
-  const envelope: JobEnvelope =
-    job.kind === 'try-on'
-      ? { id: rec.id, kind: 'try-on', params: { ...job.params }, createdAt: now }
-      : { id: rec.id, kind: 'remove-background', params: job.params, createdAt: now }
+  const envelope = jobEnvelope(rec.id, job, now)
   try {
     await deps.publisher.publish(envelope)
   } catch (err) {
@@ -115,3 +96,6 @@ export async function submitJob(deps: SubmitJobDeps, job: JobSubmission, o: Subm
   }
   return rec
 }
+
+const copyOf = (job: JobSubmission): JobSubmission =>
+  job.kind === 'try-on' ? { kind: 'try-on', params: { ...job.params } } : { kind: 'remove-background', params: { ...job.params } }

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { AppError, newJobId } from '@tailor/proto'
 import { openFileJobStore } from './job-store-files.ts'
-import type { JobRecord, JobStore } from './job-store.ts'
+import type { JobRecord, JobState, JobStore } from './job-store.ts'
 import type { JobWatcher } from './job-watch.ts'
 import { watchJob, type JobUpdate } from './watch-job.ts'
 
@@ -13,9 +13,9 @@ const BASE = 'http://tailor.test'
 
 const pending = (): JobRecord => {
   const now = new Date().toISOString()
-  return { id: newJobId(), kind: 'remove-background', status: 'pending', progress: 0, params: {}, result: null, error: null, attempts: 0, createdAt: now, updatedAt: now }
+  return { id: newJobId(), kind: 'remove-background', status: 'pending', progress: 0, params: { video_url: 'https://example.com/v.mp4', background_color: '#000000', output_format: 'mp4_h264' }, result: null, error: null, attempts: 0, createdAt: now, updatedAt: now }
 }
-const stamp = (r: JobRecord, patch: Partial<JobRecord>): JobRecord => ({ ...r, ...patch, updatedAt: new Date().toISOString() })
+const stamp = (r: JobRecord, patch: Partial<JobState>): JobRecord => ({ ...r, ...patch, updatedAt: new Date().toISOString() })
 
 /** Collects a generator's values until it ends. */
 async function collect(it: AsyncIterable<JobUpdate>): Promise<JobUpdate[]> {

@@ -52,7 +52,7 @@ describe('embedded retention (real files in a data dir)', () => {
   it('job records: hidden from get once past the retention, their files deleted by the sweep; temp files go at open', async () => {
     let now = Date.parse('2026-11-23T12:00:00.000Z')
     const rec = (id: string, updatedAt: number): JobRecord => ({
-      id, kind: 'try-on', status: 'completed', progress: 1, params: {}, result: null, error: null, attempts: 1,
+      id, kind: 'try-on', status: 'completed', progress: 1, params: { person_image_url: 'https://example.com/p.jpg', garment_image_url: 'https://example.com/g.jpg', garment_mode: 'auto', garment_photo_type: 'auto', preprocess_garment: true, remove_background: false }, result: null, error: null, attempts: 1,
       createdAt: new Date(updatedAt).toISOString(), updatedAt: new Date(updatedAt).toISOString(),
     })
     const oldId = newJobId(now - 30 * H)

@@ -189,7 +189,12 @@ describe('GET /v1/try-on/job/{id} and cancel', () => {
     worker = complete
     const r = await post({ person_image_url: PERSON, garment_image_url: GARMENT, wait_for_result: 'false' })
     const { job_id } = (await r.json()) as { job_id: string }
-    await new Promise((res) => setTimeout(res, 100))
-    expect(await (await get(`/v1/try-on/job/${job_id}`)).json()).toMatchObject({ status: 'completed', result_url: expect.stringMatching(/try-on\/.*\.jpg\?expires=/) })
+    // The fake worker completes the job asynchronously: poll (not a fixed sleep, which a loaded machine outlasts).
+    let doc: { status?: string } = {}
+    for (let i = 0; i < 200 && doc.status !== 'completed'; i++) {
+      if (i > 0) await new Promise((res) => setTimeout(res, 50))
+      doc = (await (await get(`/v1/try-on/job/${job_id}`)).json()) as { status?: string }
+    }
+    expect(doc).toMatchObject({ status: 'completed', result_url: expect.stringMatching(/try-on\/.*\.jpg\?expires=/) })
   })
 })

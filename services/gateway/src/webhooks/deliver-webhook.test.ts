@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { DestinationRefusedError } from '@tailor/proto/net'
-import type { JobRecord } from '../jobs/job-store.ts'
+import type { JobRecord, JobState } from '../jobs/job-store.ts'
 import { createLogger } from '../logger.ts'
 import { createWebhookAttempt, webhookFor, type WebhookPost } from './deliver-webhook.ts'
 import { generateWebhookSecret, parseWebhookSecret, signWebhook } from './standard-webhooks.ts'
@@ -9,8 +9,8 @@ import { generateWebhookSecret, parseWebhookSecret, signWebhook } from './standa
 const secretText = generateWebhookSecret()
 const secret = parseWebhookSecret(secretText)!
 const NOW_MS = Date.parse('2026-11-23T12:00:00Z')
-const rec = (patch: Partial<JobRecord>): JobRecord => ({
-  id: '0190b2c4-7e1f-7a55-9c3e-2f1d0c9b8a77', kind: 'try-on', status: 'completed', progress: 1, params: {},
+const rec = (patch: Partial<JobState>): JobRecord => ({
+  id: '0190b2c4-7e1f-7a55-9c3e-2f1d0c9b8a77', kind: 'try-on', status: 'completed', progress: 1, params: { person_image_url: 'https://example.com/p.jpg', garment_image_url: 'https://example.com/g.jpg', garment_mode: 'auto', garment_photo_type: 'auto', preprocess_garment: true, remove_background: false },
   result: { key: 'try-on/0190b2c4-7e1f-7a55-9c3e-2f1d0c9b8a77.png', contentType: 'image/png', bytes: 10 }, error: null, attempts: 1,
   createdAt: '2026-11-23T11:59:00.000Z', updatedAt: '2026-11-23T11:59:30.000Z',
   webhook: { url: 'https://hooks.example.com/tailor', resultBaseUrl: 'https://tailor.example.com' }, ...patch,

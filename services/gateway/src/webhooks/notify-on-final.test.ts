@@ -23,7 +23,7 @@ function memoryStore(): JobStore {
 const queued: WebhookDelivery[] = []
 const queue: WebhookQueue = { enqueue: async (d) => void queued.push(d), start: () => undefined, close: async () => undefined }
 const rec = (id: string, webhook = true): JobRecord => ({
-  id, kind: 'remove-background', status: 'pending', progress: 0, params: {}, result: null, error: null, attempts: 0,
+  id, kind: 'remove-background', status: 'pending', progress: 0, params: { video_url: 'https://example.com/v.mp4', background_color: '#000000', output_format: 'mp4_h264' }, result: null, error: null, attempts: 0,
   createdAt: '2026-11-23T12:00:00.000Z', updatedAt: '2026-11-23T12:00:00.000Z',
   ...(webhook ? { webhook: { url: 'https://hooks.example.com/', resultBaseUrl: 'https://t.example.com' } } : {}),
 })

@@ -184,7 +184,7 @@ const video = (url: string, allowLoopback = true): Promise<Outcome> =>
   run({ id: randomUUID(), kind: 'remove-background', params: { video_url: url, background_color: '#000000', output_format: 'mp4_h264' }, createdAt: new Date().toISOString() }, allowLoopback)
 
 const tryOn = (person: string, garment: string, allowLoopback = true): Promise<Outcome> =>
-  run({ id: randomUUID(), kind: 'try-on', params: { person_image_url: person, garment_image_url: garment }, createdAt: new Date().toISOString() }, allowLoopback)
+  run({ id: randomUUID(), kind: 'try-on', params: { person_image_url: person, garment_image_url: garment, garment_mode: 'auto', garment_photo_type: 'auto', preprocess_garment: true, remove_background: false }, createdAt: new Date().toISOString() }, allowLoopback)
 
 /** Runs a case whose input names the FIFO, and checks the FIFO was never opened. */
 async function neverOpensFifo(job: () => Promise<Outcome>): Promise<Outcome> {

@@ -8,15 +8,11 @@
  * Orchestration only: no onnxruntime and no sharp here (STYLE.md §3.2).
  */
 import { join } from 'node:path'
-import { z } from 'zod'
-import { AppError, type ErrorCode, type JobEnvelope } from '@tailor/proto'
+import { AppError, type ErrorCode, type GarmentCategory, type GarmentMode, type GarmentPhotoType, type JobEnvelope } from '@tailor/proto'
 import { decodeImage, encodeJpeg, type ImageLimits } from '../media/image.ts'
 import { fetchField } from './input-field.ts'
 
-export type GarmentCategory = 'upper' | 'lower' | 'full'
-export type GarmentMode = 'auto' | GarmentCategory
-/** What the garment photo shows: laid flat / ghost mannequin, worn by a model, or `auto` (detected). */
-export type GarmentPhotoType = 'auto' | 'flat-lay' | 'model'
+export type { GarmentCategory, GarmentMode, GarmentPhotoType } from '@tailor/proto'
 
 // ---- port: the try-on engine, implemented by engine/tryon/tryon-engine.ts ---------------------
 
@@ -121,20 +117,6 @@ export async function tryOn(
 
 // ---- the job: fetch → try-on → store ---------------------------------------------------------------
 
-/**
- * What a try-on job message carries (the gateway has already validated and normalised it: the
- * booleans are booleans here, `garment_mode` defaults to auto).
- */
-export const TryOnParams = z.object({
-  person_image_url: z.string().min(1),
-  garment_image_url: z.string().min(1),
-  garment_mode: z.enum(['auto', 'upper', 'lower', 'full']).default('auto'),
-  garment_photo_type: z.enum(['auto', 'flat-lay', 'model']).default('auto'),
-  preprocess_garment: z.boolean().default(true),
-  remove_background: z.boolean().default(false),
-})
-export type TryOnParams = z.infer<typeof TryOnParams>
-
 export interface TryOnJobDeps {
   engine: TryOnEngine
   /** Downloads a URL to a local file (@tailor/proto/net safeFetchToFile with the image limits). */
@@ -146,8 +128,8 @@ export const tryOnResultKey = (jobId: string): string => `try-on/${jobId}.jpg`
 
 /**
  * Runs one try-on job in `workDir` (which the caller creates and removes). Returns the JPEG's path;
- * throws AppError for inputs it cannot use (TRY_ON_INPUT_ERRORS, `input_fetch_failed`,
- * `invalid_parameter` for a malformed message).
+ * throws AppError for inputs it cannot use (TRY_ON_INPUT_ERRORS, `input_fetch_failed`). A malformed
+ * message never gets here: the consumer parses the envelope (proto JobEnvelope) and terminates it.
  */
 export async function runTryOnJob(
   job: Extract<JobEnvelope, { kind: 'try-on' }>,
@@ -155,11 +137,8 @@ export async function runTryOnJob(
   signal: AbortSignal,
   deps: TryOnJobDeps,
 ): Promise<TryOnResult> {
-  const parsed = TryOnParams.safeParse(job.params)
-  if (!parsed.success) {
-    throw new AppError('invalid_parameter', `The try-on job parameters are invalid: ${z.prettifyError(parsed.error)}`, { cause: parsed.error })
-  }
-  const p = parsed.data
+  // Validated with the envelope (proto TryOnParams) by the consumer.
+  const p = job.params
   const personPath = join(workDir, 'person')
   const garmentPath = join(workDir, 'garment')
   await Promise.all([
