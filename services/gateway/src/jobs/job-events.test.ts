@@ -13,7 +13,10 @@ let dir: string
 let jobs: JobStore
 
 const record = (id: string, kind: JobRecord['kind']): JobRecord => ({
-  id, kind, status: 'running', progress: 0, params: {}, result: null, error: null, attempts: 1,
+  id, status: 'running', progress: 0, result: null, error: null, attempts: 1,
+  ...(kind === 'try-on'
+    ? { kind, params: { person_image_url: 'https://example.com/p.jpg', garment_image_url: 'https://example.com/g.jpg', garment_mode: 'auto', garment_photo_type: 'auto', preprocess_garment: true, remove_background: false } }
+    : { kind, params: { video_url: 'https://example.com/v.mp4', background_color: '#000000', output_format: 'mp4_h264' } }),
   createdAt: new Date().toISOString(), updatedAt: new Date().toISOString(), ownerKeyId: 'k1',
 })
 
