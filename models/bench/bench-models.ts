@@ -29,6 +29,7 @@ import path from 'node:path'
 import { parseArgs } from 'node:util'
 import * as ort from 'onnxruntime-node'
 import { MODEL_INPUTS, type ReferenceModelName } from '../src/reference/model-inputs.ts'
+import { nchwTensors, nhwcToNchw } from '../src/reference/layout.ts'
 import { DIST_DIR, onnxPath, type OrtCpuOptions } from '../src/reference/ort-runner.ts'
 import { describeOptions, parseOrtOptions, SWEEP } from './ort-options.ts'
 import { loadTfjsModel, type TensorData, type TfjsModel } from '../src/reference/tfjs-runner.ts'
@@ -178,7 +179,9 @@ async function profileOps(makeRunner: (o: SessionOptions) => Promise<ProfiledRun
 /** rvm in onnxruntime: state tensors go straight back in, no copies. */
 async function ortRvm(frames: TensorData[], ratio: number, options: SessionOptions): Promise<ProfiledRunner> {
   const session = await ortSession('rvm', options)
-  const src = frames.map((f) => new ort.Tensor('float32', f.data, f.dims))
+  // Frames in the model's own layout, prepared before timing (the service writes it straight from the decoded bytes).
+  const nchw = nchwTensors(DIST_DIR, 'rvm').inputs.has('src')
+  const src = frames.map((f) => (nchw ? nhwcToNchw(f) : f)).map((f) => new ort.Tensor('float32', f.data, f.dims))
   const dr = new ort.Tensor('float32', Float32Array.of(ratio), [1])
   const zero = (): ort.Tensor => new ort.Tensor('float32', new Float32Array(1), [1, 1, 1, 1])
   let state: Record<string, ort.Tensor> = Object.fromEntries(RVM_STATES.map((s) => [`${s}i`, zero()]))

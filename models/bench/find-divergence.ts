@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util'
 import onnxProto from 'onnx-proto'
 import * as ort from 'onnxruntime-node'
 import { MODEL_INPUTS, type ReferenceModelName } from '../src/reference/model-inputs.ts'
+import { nchwTensors, nhwcToNchw } from '../src/reference/layout.ts'
 import { DIST_DIR, onnxPath } from '../src/reference/ort-runner.ts'
 import { loadTfjsModel, tfjsModelJsonPath, type TensorData, type TfjsBackend } from '../src/reference/tfjs-runner.ts'
 import { diffStats, fmt } from '../test/support/compare.ts'
@@ -105,8 +106,12 @@ const session = await ort.InferenceSession.create(bytes, { executionProviders: [
 const tfjs = await loadTfjsModel(name, backend)
 
 // ---- inputs ------------------------------------------------------------------------------------
+const nchwInputs = nchwTensors(DIST_DIR, name).inputs
 const toOrt = (feeds: Record<string, TensorData>): Record<string, ort.Tensor> =>
-  Object.fromEntries(Object.entries(feeds).map(([k, t]) => [k, new ort.Tensor('float32', t.data, t.dims)]))
+  Object.fromEntries(Object.entries(feeds).map(([k, t]) => {
+    const x = nchwInputs.has(k) ? nhwcToNchw(t) : t
+    return [k, new ort.Tensor('float32', x.data, x.dims)]
+  }))
 const fromOrt = (t: ort.Tensor): TensorData => ({ data: Float32Array.from(t.data as Float32Array), dims: [...t.dims] })
 
 let feeds: Record<string, TensorData>

@@ -91,8 +91,9 @@ export async function buildModels(opts: { only?: string[]; log?: (s: string) => 
       producerVersion: converter.slice(0, 12),
       docString: `${entry.name} from ${SOURCE_PACKAGE.name}@${SOURCE_PACKAGE.version}/${entry.file}; ${entry.licence}`,
       branches: entry.branches,
-      inputs: Object.fromEntries(entry.inputs.map((i) => [i.name, { dims: i.dims }])),
+      inputs: Object.fromEntries(entry.inputs.map((i) => [i.name, { dims: i.dims, layout: i.layout === 'NCHW' ? 'nchw' as const : 'nhwc' as const }])),
       outputs: Object.fromEntries(entry.outputs.map((o) => [o.name, o.from])),
+      nchwOutputs: entry.outputs.filter((o) => o.layout === 'NCHW').map((o) => o.name),
     })
     const tmp = `${onnxPath}.tmp-${process.pid}`
     await writeFile(tmp, bytes)

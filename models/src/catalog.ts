@@ -7,8 +7,13 @@ import { buildWarpModel, WARP_DESCRIPTION, WARP_MODEL_NAME } from './warp/build-
 export interface TensorSpec {
   name: string
   dtype: 'float32' | 'int32'
-  /** number = fixed, string = symbolic (dynamic) */
+  /** number = fixed, string = symbolic (dynamic); in the tensor's own layout */
   dims: (number | string)[]
+  /**
+   * Memory layout of a rank-4 image tensor: the tfjs graphs are NHWC (the default); `NCHW` hands
+   * it channels-first, which keeps the graph free of full-resolution transposes.
+   */
+  layout?: 'NHWC' | 'NCHW'
 }
 
 export interface InputSpec extends TensorSpec {
@@ -77,14 +82,14 @@ export const MODELS: ModelEntry[] = [
     origin: 'Robust Video Matting (Lin et al. 2021), MobileNetV3 variant, TensorFlow export by the RVM authors, converted to tfjs by @vladmandic',
     licence: 'GPL-3.0',
     inputs: [
-      { name: 'src', dtype: 'float32', dims: ['batch', 'height', 'width', 3], normalization: 'RGB, NHWC, scaled to [0, 1]', range: [0, 1] },
+      { name: 'src', dtype: 'float32', dims: ['batch', 3, 'height', 'width'], layout: 'NCHW', normalization: 'RGB, NCHW (planar), scaled to [0, 1]', range: [0, 1] },
       state('r1i'), state('r2i'), state('r3i'), state('r4i'),
       { name: 'downsample_ratio', dtype: 'float32', dims: [1], normalization: 'fraction of the input size the backbone sees (0 < r ≤ 1); the ONNX graph always takes the downsample + fast guided filter path', range: [0, 1] },
     ],
     outputs: [
-      { name: 'fgr', from: 'Identity:0', dtype: 'float32', dims: ['batch', 'height', 'width', 3], meaning: 'foreground colour, RGB [0, 1]',
+      { name: 'fgr', from: 'Identity:0', dtype: 'float32', dims: ['batch', 3, 'height', 'width'], layout: 'NCHW', meaning: 'foreground colour, RGB planar [0, 1]',
         tolerance: 1e-2, meanTolerance: 1e-5, toleranceWhy: RVM_REFINER_WHY },
-      { name: 'pha', from: 'Identity_1:0', dtype: 'float32', dims: ['batch', 'height', 'width', 1], meaning: 'alpha matte [0, 1]',
+      { name: 'pha', from: 'Identity_1:0', dtype: 'float32', dims: ['batch', 1, 'height', 'width'], layout: 'NCHW', meaning: 'alpha matte [0, 1]',
         tolerance: 1.5e-2, meanTolerance: 1e-5, toleranceWhy: RVM_REFINER_WHY },
       { name: 'r1o', from: 'Identity_2:0', dtype: 'float32', dims: ['batch', 'r1h', 'r1w', 16], meaning: 'recurrent state 1 (1/2 of the downsampled size)' },
       { name: 'r2o', from: 'Identity_3:0', dtype: 'float32', dims: ['batch', 'r2h', 'r2w', 20], meaning: 'recurrent state 2 (1/4)' },
@@ -108,12 +113,12 @@ export const MODELS: ModelEntry[] = [
     origin: 'Robust Video Matting (Lin et al. 2021), MobileNetV3 variant, TensorFlow export by the RVM authors, converted to tfjs by @vladmandic; the graph\'s downsample_ratio == 1 branch',
     licence: 'GPL-3.0',
     inputs: [
-      { name: 'src', dtype: 'float32', dims: ['batch', 'height', 'width', 3], normalization: 'RGB, NHWC, scaled to [0, 1]', range: [0, 1] },
+      { name: 'src', dtype: 'float32', dims: ['batch', 3, 'height', 'width'], layout: 'NCHW', normalization: 'RGB, NCHW (planar), scaled to [0, 1]', range: [0, 1] },
       state('r1i'), state('r2i'), state('r3i'), state('r4i'),
     ],
     outputs: [
-      { name: 'fgr', from: 'Identity:0', dtype: 'float32', dims: ['batch', 'height', 'width', 3], meaning: 'foreground colour, RGB [0, 1]' },
-      { name: 'pha', from: 'Identity_1:0', dtype: 'float32', dims: ['batch', 'height', 'width', 1], meaning: 'alpha matte [0, 1]' },
+      { name: 'fgr', from: 'Identity:0', dtype: 'float32', dims: ['batch', 3, 'height', 'width'], layout: 'NCHW', meaning: 'foreground colour, RGB planar [0, 1]' },
+      { name: 'pha', from: 'Identity_1:0', dtype: 'float32', dims: ['batch', 1, 'height', 'width'], layout: 'NCHW', meaning: 'alpha matte [0, 1]' },
       { name: 'r1o', from: 'Identity_2:0', dtype: 'float32', dims: ['batch', 'r1h', 'r1w', 16], meaning: 'recurrent state 1 (1/2 of the input size)' },
       { name: 'r2o', from: 'Identity_3:0', dtype: 'float32', dims: ['batch', 'r2h', 'r2w', 20], meaning: 'recurrent state 2 (1/4)' },
       { name: 'r3o', from: 'Identity_4:0', dtype: 'float32', dims: ['batch', 'r3h', 'r3w', 40], meaning: 'recurrent state 3 (1/8)' },

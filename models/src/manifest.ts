@@ -4,6 +4,7 @@ const Tensor = z.object({
   name: z.string(),
   dtype: z.enum(['float32', 'int32']),
   dims: z.array(z.union([z.number().int(), z.string()])),
+  layout: z.enum(['NHWC', 'NCHW']).optional(),
 })
 
 export const ManifestModel = z.object({

@@ -21,10 +21,15 @@ import { OnnxGraphBuilder, type OnnxDtype, type IoSpec } from './onnx-builder.ts
 export interface ConvertOptions {
   /** predicate node name → value it is fixed to */
   branches?: Record<string, boolean>
-  /** ONNX input specs by placeholder node name (dims override the signature's). */
-  inputs: Record<string, { dims: (number | string)[] }>
+  /**
+   * ONNX input specs by placeholder node name (dims override the signature's). A rank-4 input
+   * with `layout: 'nchw'` is given channels-first (dims in NCHW order) instead of the graph's NHWC.
+   */
+  inputs: Record<string, { dims: (number | string)[]; layout?: 'nhwc' | 'nchw' }>
   /** ONNX output name → tfjs tensor ref (node[:index]) */
   outputs: Record<string, string>
+  /** Rank-4 outputs handed out channels-first (NCHW) instead of the graph's NHWC. */
+  nchwOutputs?: string[]
   graphName: string
   producerVersion: string
   docString: string
@@ -85,7 +90,7 @@ class Converter {
     for (const [outName, ref] of Object.entries(this.o.outputs)) {
       const v = this.ref(ref)
       if (v === DEAD) throw new ConversionError(`output ${outName} (${ref}) is on a dead branch`)
-      const plain = this.toNhwc(this.mat(v))
+      const plain = this.o.nchwOutputs?.includes(outName) === true ? this.toNchw(this.mat(v)) : this.toNhwc(this.mat(v))
       this.b.node('Identity', [plain.name], {}, { outputs: [outName] })
       this.b.addOutput({ name: outName, dtype: plain.dtype, dims: plain.rank === null ? null : Array.from({ length: plain.rank }, () => null) })
     }
@@ -256,6 +261,11 @@ class Converter {
         if (!spec) throw new ConversionError(`Placeholder ${n.name} has no input spec`)
         const dtype = tfType(attrType(n, 'dtype') ?? 'DT_FLOAT')
         b.addInput({ name: n.name, dtype, dims: spec.dims } satisfies IoSpec)
+        if (spec.layout === 'nchw') {
+          if (spec.dims.length !== 4) throw new ConversionError(`Placeholder ${n.name}: layout nchw needs a rank-4 input`)
+          // Channels-first already: the whole graph, full-resolution parts included, stays NCHW.
+          return one(this.val(n.name, dtype, 4, true))
+        }
         return one({ ...this.val(n.name, dtype, spec.dims.length), hires: spec.dims.length === 4 && dtype === 'float32' })
       }
       case 'Const': {
@@ -628,7 +638,7 @@ class Converter {
     this.#hiresMemo.set(name, false) // guards cycles
     const n = this.node(name)
     let r = false
-    if (n.op === 'Placeholder') r = (this.o.inputs[name]?.dims.length ?? 0) === 4 && name === Object.keys(this.o.inputs)[0]
+    if (n.op === 'Placeholder') r = (this.o.inputs[name]?.dims.length ?? 0) === 4 && this.o.inputs[name]?.layout !== 'nchw' && name === Object.keys(this.o.inputs)[0]
     else if (n.op === 'ResizeBilinear' || n.op === 'ResizeNearestNeighbor') r = this.feedsHiresPlain(name)
     else if (HIRES_PASSTHROUGH.has(n.op)) r = this.dataInputs(n).some((i) => this.staticHires(splitRef(i)[0]))
     this.#hiresMemo.set(name, r)

@@ -1,11 +1,13 @@
 /**
  * onnxruntime-node side of the golden tests and the benchmark: opens `models/dist/<name>.onnx` on
  * the CPU execution provider with explicit session options and runs it on plain float32 arrays,
- * with the same canonical names as the tfjs reference runner.
+ * with the same canonical names as the tfjs reference runner. Tensors always cross this API in NHWC,
+ * as tfjs has them: those the manifest marks NCHW are transposed on the way in and out.
  */
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import * as ort from 'onnxruntime-node'
+import { nchwTensors, nchwToNhwc, nhwcToNchw } from './layout.ts'
 import type { TensorData } from './tfjs-runner.ts'
 
 export const DIST_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist')
@@ -36,6 +38,7 @@ export const onnxPath = (name: string): string => path.join(DIST_DIR, `${name}.o
 export async function openOrtModel(name: string, options: OrtCpuOptions = {}, file = onnxPath(name)): Promise<OrtModel> {
   const sessionOptions: ort.InferenceSession.SessionOptions = { executionProviders: ['cpu'], ...options }
   const session = await ort.InferenceSession.create(file, sessionOptions)
+  const nchw = nchwTensors(DIST_DIR, name)
   return {
     name,
     inputNames: session.inputNames,
@@ -45,7 +48,8 @@ export async function openOrtModel(name: string, options: OrtCpuOptions = {}, fi
       let result: ort.InferenceSession.OnnxValueMapType | undefined
       try {
         for (const [k, t] of Object.entries(feeds)) {
-          tensors[k] = new ort.Tensor('float32', t.data, t.dims)
+          const x = nchw.inputs.has(k) ? nhwcToNchw(t) : t
+          tensors[k] = new ort.Tensor('float32', x.data, x.dims)
         }
         result = await session.run(tensors, [...outputNames])
         const out: Record<string, TensorData> = {}
@@ -58,7 +62,8 @@ export async function openOrtModel(name: string, options: OrtCpuOptions = {}, fi
             throw new Error(`${name}: output ${o} is ${t.type}, expected float32`)
           }
           // Copy: the tensor's buffer belongs to onnxruntime and is freed with it.
-          out[o] = { data: Float32Array.from(t.data as Float32Array), dims: [...t.dims] }
+          const copy = { data: Float32Array.from(t.data as Float32Array), dims: [...t.dims] }
+          out[o] = nchw.outputs.has(o) ? nchwToNhwc(copy) : copy
         }
         return out
       } finally {

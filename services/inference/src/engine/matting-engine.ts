@@ -2,9 +2,9 @@
  * The matting adapter: Robust Video Matting (models/dist/rvm.onnx) behind the `MattingEngine`
  * port that the remove-background use case declares.
  *
- * Contract of the graph: `src` [1,H,W,3] NHWC RGB 0..1, recurrent `r1i..r4i` (zeros [1,1,1,1] on
- * the first frame, then the previous `r1o..r4o`), `downsample_ratio` [1]; outputs `fgr`
- * [1,H,W,3], `pha` [1,H,W,1], `r1o..r4o`.
+ * Contract of the graph: `src` [1,3,H,W] planar (NCHW) RGB 0..1, recurrent `r1i..r4i` (zeros
+ * [1,1,1,1] on the first frame, then the previous `r1o..r4o`), `downsample_ratio` [1]; outputs
+ * `fgr` [1,3,H,W] planar, `pha` [1,1,H,W], `r1o..r4o`.
  *
  * Two graphs from the same weights (models/README.md): `rvm` (downsample + guided-filter refiner,
  * for ratios below 1) and `rvm-ratio1` (the original's ratio-1 branch, no `downsample_ratio`
@@ -12,7 +12,7 @@
  */
 import type { MattingEngine, MattingFrame, MattingStream } from '../jobs/remove-background.ts'
 import { loadModelSpec } from './manifest.ts'
-import { chooseDownsampleRatio, rgb24ToFloat } from './rvm/pre.ts'
+import { chooseDownsampleRatio, rgb24ToPlanar } from './rvm/pre.ts'
 import { ModelSession, type ExecutionProvider, type TensorData } from './session.ts'
 
 export const RVM_MODEL_NAME = 'rvm'
@@ -58,9 +58,9 @@ class RvmStream implements MattingStream {
     if (this.#disposed) {
       throw new Error('MattingStream used after dispose()')
     }
-    rgb24ToFloat(rgb, this.#src)
+    rgb24ToPlanar(rgb, this.#src)
     const feeds: Record<string, TensorData> = {
-      src: { data: this.#src, dims: [1, this.height, this.width, 3] },
+      src: { data: this.#src, dims: [1, 3, this.height, this.width] },
     }
     if (this.#ratio[0] !== 1) feeds.downsample_ratio = { data: this.#ratio, dims: [1] }
     STATE_IN.forEach((name, i) => {

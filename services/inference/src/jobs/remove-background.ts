@@ -31,7 +31,7 @@ export type { VideoLimits } from '../media/video.ts'
 // ---- port: the matting network, implemented by engine/matting-engine.ts -----------------------
 
 export interface MattingFrame {
-  /** Foreground colour, NHWC RGB 0..1, w·h·3. Valid until the stream's next call. */
+  /** Foreground colour, planar RGB 0..1 (all R, all G, all B), w·h·3. Valid until the stream's next call. */
   fgr: Float32Array
   /** Alpha 0..1, w·h. Valid until the stream's next call. */
   pha: Float32Array

@@ -16,7 +16,8 @@ describe('parseBackground', () => {
 
 // Three pixels: background (alpha 0), soft edge (alpha 0.5), person (alpha 1).
 const src = Uint8Array.of(200, 200, 200, 100, 100, 100, 10, 20, 30)
-const fgr = Float32Array.of(0, 0, 0, 0.2, 0.4, 0.6, 0.5, 0.5, 0.5)
+// fgr is planar: R of the three pixels, then G, then B — pixel colours (0,0,0), (0.2,0.4,0.6), (0.5,0.5,0.5).
+const fgr = Float32Array.of(0, 0.2, 0.5, 0, 0.4, 0.5, 0, 0.6, 0.5)
 const pha = Float32Array.of(0, 0.5, 1)
 
 describe('compositeOnColor', () => {

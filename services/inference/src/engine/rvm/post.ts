@@ -1,6 +1,6 @@
 /**
  * RVM post-processing, as data (no onnxruntime here): composite a frame from the source pixels,
- * the network's foreground colour `fgr` (NHWC RGB 0..1) and alpha `pha` (0..1).
+ * the network's foreground colour `fgr` (planar RGB 0..1: all R, all G, all B) and alpha `pha` (0..1).
  *
  * Edges: where the person is opaque the source pixel is kept as is; at soft edges (hair, motion
  * blur) the source pixel still contains the old background, so the network's foreground
@@ -35,7 +35,7 @@ function snap(a: number): number {
 }
 
 /**
- * Composites onto a solid colour. `src` rgb24 (w·h·3), `fgr` w·h·3, `pha` w·h, `out` rgb24.
+ * Composites onto a solid colour. `src` rgb24 (w·h·3), `fgr` planar w·h·3, `pha` w·h, `out` rgb24.
  * `out` may be `src` itself (in place).
  */
 export function compositeOnColor(
@@ -66,9 +66,9 @@ export function compositeOnColor(
       continue
     }
     const t = a > EDGE_LOW ? (a - EDGE_LOW) / (1 - EDGE_LOW) : 0
-    const f0 = fgr[j]! * 255
-    const f1 = fgr[j + 1]! * 255
-    const f2 = fgr[j + 2]! * 255
+    const f0 = fgr[i]! * 255
+    const f1 = fgr[n + i]! * 255
+    const f2 = fgr[2 * n + i]! * 255
     const c0 = f0 + t * (src[j]! - f0)
     const c1 = f1 + t * (src[j + 1]! - f1)
     const c2 = f2 + t * (src[j + 2]! - f2)
@@ -103,9 +103,9 @@ export function compositeRgba(
       continue
     }
     const t = a > EDGE_LOW ? (a - EDGE_LOW) / (1 - EDGE_LOW) : 0
-    const f0 = fgr[j]! * 255
-    const f1 = fgr[j + 1]! * 255
-    const f2 = fgr[j + 2]! * 255
+    const f0 = fgr[i]! * 255
+    const f1 = fgr[n + i]! * 255
+    const f2 = fgr[2 * n + i]! * 255
     o[k] = f0 + t * (src[j]! - f0)
     o[k + 1] = f1 + t * (src[j + 1]! - f1)
     o[k + 2] = f2 + t * (src[j + 2]! - f2)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { chooseDownsampleRatio, rgb24ToFloat } from './pre.ts'
+import { chooseDownsampleRatio, rgb24ToPlanar } from './pre.ts'
 
 describe('chooseDownsampleRatio', () => {
   it('aims the long side at 384 px', () => {
@@ -16,13 +16,14 @@ describe('chooseDownsampleRatio', () => {
   })
 })
 
-describe('rgb24ToFloat', () => {
-  it('scales bytes to 0..1 in place order', () => {
+describe('rgb24ToPlanar', () => {
+  it('scales bytes to 0..1 and splits them into R, G and B planes', () => {
     const dst = new Float32Array(6)
-    rgb24ToFloat(Uint8Array.of(0, 255, 51, 102, 204, 1), dst)
-    expect(Array.from(dst)).toEqual([0, 1, 0.2, 0.4, 0.8, 1 / 255].map((v) => Math.fround(v)))
+    // two pixels: (0, 255, 51) and (102, 204, 1)
+    rgb24ToPlanar(Uint8Array.of(0, 255, 51, 102, 204, 1), dst)
+    expect(Array.from(dst)).toEqual([0, 0.4, 1, 0.8, 0.2, 1 / 255].map((v) => Math.fround(v)))
   })
   it('refuses a size mismatch', () => {
-    expect(() => rgb24ToFloat(new Uint8Array(3), new Float32Array(6))).toThrow(RangeError)
+    expect(() => rgb24ToPlanar(new Uint8Array(3), new Float32Array(6))).toThrow(RangeError)
   })
 })

@@ -1,5 +1,6 @@
 /**
- * RVM pre-processing, as data (no onnxruntime here): rgb24 bytes → float32 NHWC in 0..1, and the
+ * RVM pre-processing, as data (no onnxruntime here): rgb24 bytes → float32 planar RGB (NCHW, the
+ * layout the converted graph takes, so it needs no full-resolution transpose) in 0..1, and the
  * downsample ratio for the network's internal low-resolution pass.
  */
 
@@ -19,15 +20,20 @@ export function chooseDownsampleRatio(
   return Math.max(0.001, Math.round(r * 1000) / 1000)
 }
 
-/** Writes rgb24 `src` (w·h·3 bytes) into `dst` (w·h·3 floats, NHWC RGB) scaled to 0..1. */
-export function rgb24ToFloat(src: Uint8Array, dst: Float32Array): Float32Array {
+/**
+ * Writes rgb24 `src` (w·h·3 bytes, interleaved) into `dst` (w·h·3 floats, planar: all R, then all G,
+ * then all B, i.e. NCHW with N = 1) scaled to 0..1.
+ */
+export function rgb24ToPlanar(src: Uint8Array, dst: Float32Array): Float32Array {
   if (src.length !== dst.length) {
-    throw new RangeError(`rgb24ToFloat: ${src.length} bytes for ${dst.length} floats`)
+    throw new RangeError(`rgb24ToPlanar: ${src.length} bytes for ${dst.length} floats`)
   }
   const k = 1 / 255
-  const n = src.length
-  for (let i = 0; i < n; i++) {
-    dst[i] = src[i]! * k
+  const n = src.length / 3
+  for (let i = 0, j = 0; i < n; i++, j += 3) {
+    dst[i] = src[j]! * k
+    dst[n + i] = src[j + 1]! * k
+    dst[2 * n + i] = src[j + 2]! * k
   }
   return dst
 }
