@@ -20,6 +20,8 @@ export const HTTP_STATUS = {
   result_url_expired: 403,
   range_not_satisfiable: 416,
   not_found: 404,
+  /** The path exists, not with this method: the answer's `Allow` header lists those it has. */
+  method_not_allowed: 405,
   job_finished: 409,
   /** Idempotency-Key (IETF draft-ietf-httpapi-idempotency-key-header): reused with another body → 422, its first request still in flight → 409. */
   idempotency_key_reused: 422,
@@ -72,4 +74,19 @@ export function isAppError(e: unknown): e is AppError {
 export function toAppError(e: unknown): AppError {
   if (e instanceof AppError) return e
   return new AppError('unexpected_error', e instanceof Error ? e.message : String(e), { cause: e, retryable: true })
+}
+
+/**
+ * Absolute file-system paths: POSIX ones of two segments or more (not inside a URL: a path right
+ * after a word character or one of `.:/\\=?&%#~-` is left alone) and Windows drive paths.
+ */
+const ABS_PATH_RE = /(?<![\w.:/\\=?&%#~-])(?:\/[\w.@+-]+){2,}\/?|\b[A-Za-z]:\\(?:[\w.@+-]+\\?)*/g
+
+/**
+ * A message a client will see, with every absolute file-system path reduced to its last segment
+ * (`/srv/data/work/<id>-x/input: Invalid argument` → `input: Invalid argument`): where the
+ * service keeps its files is nobody's business but the operator's (the logs keep the full cause).
+ */
+export function redactPaths(message: string): string {
+  return message.replace(ABS_PATH_RE, (p) => p.replace(/[\\/]+$/, '').split(/[\\/]/).at(-1) ?? '')
 }

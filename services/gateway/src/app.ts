@@ -1,4 +1,5 @@
 import { Hono, type Context, type MiddlewareHandler } from 'hono'
+import { cors } from 'hono/cors'
 import { requestId, type RequestIdVariables } from 'hono/request-id'
 import { matchedRoutes } from 'hono/route'
 import { AppError } from '@tailor/proto'
@@ -8,7 +9,10 @@ import type { JobSlots } from './access/job-slots.ts'
 import { createMemoryRateBudget } from './access/rate-budget.ts'
 import { RateLimiter } from './access/rate-limiter.ts'
 import type { Config } from './config.ts'
-import { toErrorResponse } from './errors.ts'
+import { MethodNotAllowedError, toErrorResponse } from './errors.ts'
+import { allowedMethods } from './http/allowed-methods.ts'
+import { drainInBackground } from './http/drain-body.ts'
+import { normalizedPath } from './http/normalize-path.ts'
 import type { IdempotencyStore } from './idempotency/idempotency-store.ts'
 import type { JobStore } from './jobs/job-store.ts'
 import type { CancelNotifier, JobPublisher } from './jobs/publisher.ts'
@@ -72,7 +76,12 @@ export function createApp(d: Omit<GatewayDeps, 'jsonBody'>) {
       limiter: new RateLimiter(createMemoryRateBudget()),
     })
   const auth = apiKeyAuth(access)
-  return new Hono<AppEnv>()
+  // Doubled and trailing slashes are ignored (http/normalize-path.ts); a known path asked with
+  // another method answers 405 + Allow (http/allowed-methods.ts).
+  let allowed: ((path: string) => string[]) | undefined
+  // A body left unread by an early answer is read to its end afterwards, so the client gets that answer (http/drain-body.ts).
+  const drain = { maxBytes: Math.max(DRAIN_MIN_BYTES, 2 * deps.config.uploadMaxVideoBytes), idleMs: DRAIN_IDLE_MS }
+  const app = new Hono<AppEnv>({ getPath: normalizedPath })
     .use(requestId())
     .use(async (c, next) => {
       // Every log line of a request carries its request_id (also in error bodies and X-Request-Id).
@@ -88,6 +97,18 @@ export function createApp(d: Omit<GatewayDeps, 'jsonBody'>) {
       if (QUIET_PATHS.has(c.req.path)) log.debug(line, 'request completed')
       else log.info(line, 'request completed')
     })
+    .use(
+      '*',
+      deps.config.corsOrigins.length === 0
+        ? (_c, next) => next()
+        : cors({
+            origin: deps.config.corsOrigins.includes('*') ? '*' : [...deps.config.corsOrigins],
+            allowMethods: ['GET', 'HEAD', 'POST'],
+            allowHeaders: ['X-API-KEY', 'Content-Type', 'Idempotency-Key', 'Range'],
+            exposeHeaders: CORS_EXPOSED_HEADERS,
+            maxAge: 600,
+          }),
+    )
     .get('/healthz', (c) => {
       const { ok, ...details } = deps.health()
       return c.json({ status: ok ? 'ok' : 'unavailable', ...details }, ok ? 200 : 503)
@@ -115,9 +136,29 @@ export function createApp(d: Omit<GatewayDeps, 'jsonBody'>) {
     .route('/results', resultRoutes(deps))
     .route('/', docsRoutes(deps))
     .route('/', playgroundRoutes({ dir: deps.config.playgroundDir, samplesDir: deps.config.playgroundSamplesDir ?? null, logger: deps.logger }))
-    .notFound(() => {
+    .notFound((c) => {
+      allowed ??= allowedMethods(app.routes)
+      const methods = allowed(c.req.path)
+      if (methods.length > 0) throw new MethodNotAllowedError(c.req.method, methods)
       throw new AppError('not_found', 'No such endpoint.')
     })
-    .onError((err, c) => toErrorResponse(err, c, deps.logger))
+    .onError((err, c) => {
+      drainInBackground(c, drain)
+      return toErrorResponse(err, c, deps.logger)
+    })
+  return app
 }
+
+/**
+ * Options for @hono/node-server's `serve` of this app: its own clean-up of unread bodies closes
+ * the socket 500 ms after the answer, under a client still sending (http/drain-body.ts does it instead).
+ */
+export const SERVE_OPTIONS = { autoCleanupIncoming: false } as const
+
+/** Response headers a browser page may read (CORS_ORIGINS). */
+const CORS_EXPOSED_HEADERS = ['X-Request-Id', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Idempotent-Replayed', 'Deprecation', 'Content-Length', 'Content-Range', 'Accept-Ranges']
+/** An early answer waits for the rest of the body up to this much (at least twice the largest upload) … */
+const DRAIN_MIN_BYTES = 64 * 1024 * 1024
+/** … and while it keeps arriving (this long without data: the connection is closed instead). */
+const DRAIN_IDLE_MS = 5_000
 export type App = ReturnType<typeof createApp>

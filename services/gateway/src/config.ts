@@ -102,6 +102,13 @@ const Env = z
       .default([5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
     /** One webhook attempt: connect, send and the answer's status. */
     WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
+    /**
+     * Browser origins allowed to call the API (CORS), comma separated (`https://shop.example.com`;
+     * `*` for any). Unset: no CORS headers (the default; the playground is same-origin).
+     */
+    CORS_ORIGINS: csv.pipe(
+      z.array(z.string().refine((s) => s === '*' || /^https?:\/\/[^/\s]+$/.test(s), 'must be origins like https://shop.example.com (scheme and host, no path), or *')),
+    ),
     /** Same setting as inference's: loopback destinations allowed (tests, local setups); nothing else private. */
     TAILOR_FETCH_ALLOW_LOOPBACK: z.stringbool().default(false),
   })
@@ -189,6 +196,8 @@ export interface Config {
   readonly webhookRetryDelaysMs: readonly number[]
   readonly webhookTimeoutMs: number
   readonly allowLoopback: boolean
+  /** CORS_ORIGINS: origins allowed to call the API from a browser; empty: CORS off. */
+  readonly corsOrigins: readonly string[]
 }
 
 /** Pure: a test passes a literal object. Throws listing every bad variable. */
@@ -239,5 +248,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookRetryDelaysMs: Object.freeze([...e.WEBHOOK_RETRY_DELAYS_MS]),
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     allowLoopback: e.TAILOR_FETCH_ALLOW_LOOPBACK,
+    corsOrigins: Object.freeze([...e.CORS_ORIGINS]),
   })
 }

@@ -13,7 +13,7 @@ import { serve, type Http2Bindings, type HttpBindings } from '@hono/node-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { HTTP_STATUS, type JobEnvelope } from '@tailor/proto'
 import { matrixTitle } from '@tailor/proto/net/testing'
-import { createApp } from './app.ts'
+import { createApp, SERVE_OPTIONS } from './app.ts'
 import { loadConfig, type Config } from './config.ts'
 import { BODY_CASES } from './input-matrix.cases.ts'
 import { openFileJobStore } from './jobs/job-store-files.ts'
@@ -65,7 +65,7 @@ beforeAll(async () => {
     return res
   }
   server = await new Promise<Server>((resolve) => {
-    const s = serve({ fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s as Server)) as Server
+    const s = serve({ fetch, port: 0, hostname: '127.0.0.1', ...SERVE_OPTIONS }, () => resolve(s as Server)) as Server
   })
   port = (server.address() as AddressInfo).port
 })

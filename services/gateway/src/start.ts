@@ -13,7 +13,7 @@ import { openKvRateBudget } from './access/rate-budget-kv.ts'
 import { RateLimiter } from './access/rate-limiter.ts'
 import { holdsSlot, releaseSlotsOnFinal } from './access/release-slots-on-final.ts'
 import { chargeCreditsOnFinal } from './access/charge-credits-on-final.ts'
-import { createApp } from './app.ts'
+import { createApp, SERVE_OPTIONS } from './app.ts'
 import { ensureByteCaps } from './jetstream-byte-caps.ts'
 import { ensureReplicas } from './jetstream-replicas.ts'
 import type { Config } from './config.ts'
@@ -215,7 +215,7 @@ export async function start(
     }),
   })
   const server: ServerType = await new Promise((resolve) => {
-    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s))
+    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host, ...SERVE_OPTIONS }, () => resolve(s))
   })
   const port = (server.address() as AddressInfo).port
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host

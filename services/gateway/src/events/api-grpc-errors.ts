@@ -6,7 +6,7 @@
  *     {reason: <error_code>, domain: "tailor", metadata: {job_id?}}, google.rpc.RetryInfo?]}.
  */
 import { Metadata, status, type ServiceError } from '@grpc/grpc-js'
-import { toAppError, type AppError, type ErrorCode } from '@tailor/proto'
+import { redactPaths, toAppError, type AppError, type ErrorCode } from '@tailor/proto'
 
 /** Exhaustive by construction: a new ErrorCode without a gRPC status is a compile error. */
 export const GRPC_STATUS = {
@@ -30,6 +30,7 @@ export const GRPC_STATUS = {
   // Its first request is still in flight: a concurrency conflict, retry later.
   idempotency_key_in_use: status.ABORTED,
   rate_limit_exceeded: status.RESOURCE_EXHAUSTED,
+  method_not_allowed: status.UNIMPLEMENTED,
   insufficient_api_credits: status.RESOURCE_EXHAUSTED,
   upload_quota_exceeded: status.RESOURCE_EXHAUSTED,
   storage_full: status.RESOURCE_EXHAUSTED,
@@ -96,7 +97,7 @@ export function encodeStatusDetails(grpcCode: status, message: string, code: Err
 export function toServiceError(err: unknown, x: ErrorExtras = {}): { e: AppError; error: Partial<ServiceError> } {
   const e = toAppError(err)
   const code = GRPC_STATUS[e.code]
-  const message = e.code === 'unexpected_error' ? 'An unexpected error occurred; try again later.' : e.message
+  const message = e.code === 'unexpected_error' ? 'An unexpected error occurred; try again later.' : redactPaths(e.message)
   const metadata = new Metadata()
   metadata.set('error-code', e.code)
   if (x.jobId !== undefined) metadata.set('job-id', x.jobId)

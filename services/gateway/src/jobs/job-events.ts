@@ -1,4 +1,4 @@
-import type { JobEvent, JobEventAck } from '@tailor/proto'
+import { redactPaths, type JobEvent, type JobEventAck } from '@tailor/proto'
 import type { Logger } from '../logger.ts'
 import { isFinal, type JobRecord, type JobState, type JobStore } from './job-store.ts'
 
@@ -57,7 +57,7 @@ export function createJobEventHandler(
             status: 'completed', progress: 1, result: { key: e.resultKey, contentType: e.contentType, bytes: e.bytes }, completedAt: new Date().toISOString(),
           })
         case 'failed':
-          return stamp(r, { status: 'failed', error: { code: e.code, message: e.message } })
+          return stamp(r, { status: 'failed', error: { code: e.code, message: redactPaths(e.message) } })
       }
     })
     if (rec === null) {

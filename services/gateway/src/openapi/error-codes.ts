@@ -25,6 +25,7 @@ export const ERROR_CODE_DOCS: Partial<Record<ErrorCode, string>> = {
   idempotency_key_reused: 'An `Idempotency-Key` was sent again with a different request.',
   idempotency_key_in_use: 'The first request with this `Idempotency-Key` is still being processed; retry shortly.',
   insufficient_api_credits: 'The API key\'s credit budget is spent (`GET /v1/credits` answers 0): no job is accepted until its operator grants more.',
+  method_not_allowed: 'The path exists but not with this method; the `Allow` header lists the methods it has.',
   rate_limit_exceeded: 'Too many requests for this API key; wait `Retry-After` seconds.',
   upload_quota_exceeded: "This API key's unexpired uploads already hold its byte or count quota; retry once some expire (an hour after each was made).",
   storage_full: 'The service has no room for more uploads or results right now (a storage cap is reached); retry later.',

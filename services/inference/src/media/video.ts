@@ -16,7 +16,7 @@ import { stat } from 'node:fs/promises'
 import { setPriority } from 'node:os'
 import type { Readable, Writable } from 'node:stream'
 import { z } from 'zod'
-import { AppError, type OutputFormat } from '@tailor/proto'
+import { AppError, redactPaths, type OutputFormat } from '@tailor/proto'
 
 export const FFMPEG_BIN = 'ffmpeg'
 export const FFPROBE_BIN = 'ffprobe'
@@ -425,8 +425,9 @@ function track(proc: Proc): Tracked {
   return { proc, exited, stderrTail: () => tail.toString('utf8') }
 }
 
+/** ffmpeg's last stderr line, for a client-visible message: file paths reduced to their names (the work dir is the operator's business). */
 const lastLine = (s: string): string =>
-  s.trim().split('\n').filter((l) => l.trim() !== '').at(-1)?.slice(0, 300) ?? 'no error output'
+  redactPaths(s.trim().split('\n').filter((l) => l.trim() !== '').at(-1)?.slice(0, 300) ?? 'no error output')
 
 async function runToEnd(bin: string, args: string[], signal: AbortSignal) {
   const proc = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], signal, killSignal: 'SIGKILL' })
