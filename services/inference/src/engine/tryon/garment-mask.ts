@@ -164,7 +164,7 @@ export function maskArea(m: Plane): number {
 }
 
 /** 2×2 box downsample. */
-function halve(img: Rgb): Rgb {
+export function halve(img: Rgb): Rgb {
   const w = img.width >> 1
   const h = img.height >> 1
   const out = new Uint8Array(w * h * 3)

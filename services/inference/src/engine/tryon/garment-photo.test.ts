@@ -107,6 +107,22 @@ describe('garment stage on a model photo', () => {
     expect(g.landmarks.kind).toBe('top')
   }, 60_000)
 
+  it('garment_upper_08 with garment_mode lower: the jeans, two legs (a gap between them), waistband above the crotch', async () => {
+    const img = await load('garment_upper_08.jpg')
+    const g = await analyzeGarment(img, null, { preprocess: true, garmentMode: 'lower', photoType: 'auto' }, models)
+    expect(g.photoType).toBe('model')
+    expect(g.landmarks.kind).toBe('bottom')
+    const p = (await findWearer(img, models))!.points
+    if (g.landmarks.kind === 'bottom') {
+      expect(g.landmarks.legs).toBe(true)
+      const hipY = (p[LM.leftHip]!.y + p[LM.rightHip]!.y) / 2
+      const kneeY = (p[LM.leftKnee]!.y + p[LM.rightKnee]!.y) / 2
+      expect(g.landmarks.waistL.y).toBeLessThan(hipY)
+      expect(g.landmarks.crotch.y).toBeGreaterThan(hipY - 0.1 * (kneeY - hipY))
+      expect(g.landmarks.crotch.y).toBeLessThan(kneeY)
+    }
+  }, 60_000)
+
   it('flat-lay forces the whole foreground even on a model photo; model on a ghost-mannequin photo is no_garment_detected', async () => {
     const img = await load('garment_lower_04.jpg')
     const g = await analyzeGarment(img, null, { preprocess: true, garmentMode: 'auto', photoType: 'flat-lay' }, models)

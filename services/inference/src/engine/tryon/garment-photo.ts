@@ -25,7 +25,8 @@
 import type { ModelSession } from '../session.ts'
 import type { GarmentCategory } from './garment-shape.ts'
 import { cropFromPose, cropToTensor, decodeLandmarks, LM, POSE_INPUT, segmentationToImage, wholeImageCrop, type Landmark } from './pose.ts'
-import { clamp, components, dilate, dist, drawCapsule, drawEllipse, erode, fillPolygon, lerp, mid, plane, type Plane, type Point, type Rgb } from './raster.ts'
+import { halve } from './garment-mask.ts'
+import { clamp, components, dilate, dist, drawCapsule, drawEllipse, erode, fillPolygon, lerp, mid, plane, resizePlane, type Plane, type Point, type Rgb } from './raster.ts'
 
 export interface WearerModels {
   poseFull: ModelSession
@@ -221,19 +222,17 @@ const nearest = (pal: readonly Rgb3[], r: number, g: number, b: number): number 
   return bd
 }
 
-const chroma = (r: number, g: number, b: number): [number, number] => {
-  const s = r + g + b + 1e-6
-  return [r / s, g / s]
-}
-
 const nearestChroma = (pal: readonly Rgb3[], r: number, g: number, b: number): number => {
-  const [pr, pg] = chroma(r, g, b)
+  const s = r + g + b + 1e-6
+  const pr = r / s
+  const pg = g / s
   let bd = Infinity
   for (const c of pal) {
-    const [cr, cg] = chroma(c[0], c[1], c[2])
-    bd = Math.min(bd, Math.hypot(pr - cr, pg - cg))
+    const cs = c[0] + c[1] + c[2] + 1e-6
+    const d = (pr - c[0] / cs) ** 2 + (pg - c[1] / cs) ** 2
+    if (d < bd) bd = d
   }
-  return bd
+  return Math.sqrt(bd)
 }
 
 /** Share of `region`'s pixels within `tol` of a colour of `pal`. */
@@ -258,6 +257,8 @@ const PALETTE_TOL = 48
 const SKIN_CHROMA_TOL = 0.03
 /** RGB distance to both garments' palettes past which a pixel belongs to neither (a bag, a belt). */
 const OTHER_TOL = 70
+/** Longest side the extraction works at. */
+export const WORN_SIDE_PX = 400
 
 export interface WornGarment {
   mask: Plane
@@ -267,6 +268,10 @@ export interface WornGarment {
   /** Share of the torso (+ arms) region that the upper garment covers, and of hips + legs for the lower. */
   upperFill: number
   lowerFill: number
+  /** The garment spans the gap between the legs (a skirt or a dress), not two legs. */
+  tube: boolean
+  /** Where the crotch is on the wearer (hip joints → knees, a fifth of the way), when the hips are seen. */
+  crotch?: Point
   /** Clothing (the person minus head, skin, hands, feet) and the skin found, for tests and sheets. */
   clothing: Plane
   skin: Plane
@@ -277,6 +282,26 @@ export interface WornGarment {
  * or null to decide it (see the module comment).
  */
 export function extractWornGarment(img: Rgb, fg: Plane, wearer: Wearer, want: GarmentCategory | null): WornGarment {
+  // Colour statistics and morphology at ≤ WORN_SIDE_PX (2×2 box-averaged steps); masks upsampled after.
+  if (Math.max(img.width, img.height) > WORN_SIDE_PX) {
+    const half = halve(img)
+    const sx = half.width / img.width
+    const sy = half.height / img.height
+    const small = extractWornGarment(
+      half,
+      resizePlane(fg, half.width, half.height),
+      { ...wearer, points: wearer.points.map((p) => ({ ...p, x: p.x * sx, y: p.y * sy })), seg: resizePlane(wearer.seg, half.width, half.height) },
+      want,
+    )
+    const up = (m: Plane): Plane => {
+      const u = resizePlane(m, img.width, img.height)
+      // Re-sharpen the bilinear edge to about a pixel of the full size.
+      for (let i = 0; i < u.data.length; i++) u.data[i] = clamp((u.data[i]! - 0.5) * 2 + 0.5, 0, 1)
+      return u
+    }
+    const crotch = small.crotch ? { x: small.crotch.x / sx, y: small.crotch.y / sy } : undefined
+    return { ...small, ...(crotch ? { crotch } : {}), mask: up(small.mask), clothing: up(small.clothing), skin: up(small.skin) }
+  }
   const { width: w, height: h } = img
   const n = w * h
   const pts = wearer.points
@@ -297,8 +322,10 @@ export function extractWornGarment(img: Rgb, fg: Plane, wearer: Wearer, want: Ga
   const mouthSeen = seen(P(LM.mouthLeft), w, h) || seen(P(LM.mouthRight), w, h) || seen(P(LM.nose), w, h)
   const neckY = mouthSeen && mouth.y < shoulderMid.y ? mouth.y + 0.55 * (shoulderMid.y - mouth.y) : shoulderMid.y - 0.3 * sw
   const slope = (sl.y - sr.y) / (sl.x - sr.x || 1e-6)
-  for (let y = 0; y < h; y++) {
-    for (let x = 0; x < w; x++) if (y < neckY + clamp(slope, -0.5, 0.5) * (x - shoulderMid.x)) head.data[y * w + x] = 1
+  const k = clamp(slope, -0.5, 0.5)
+  for (let x = 0; x < w; x++) {
+    const yCut = Math.min(h, Math.ceil(neckY + k * (x - shoulderMid.x)))
+    for (let y = 0; y < yCut; y++) head.data[y * w + x] = 1
   }
   if (mouthSeen) {
     const earSpan = Math.max(dist(P(LM.leftEar), P(LM.rightEar)), 0.35 * sw)
@@ -456,5 +483,31 @@ export function extractWornGarment(img: Rgb, fg: Plane, wearer: Wearer, want: Ga
   // Clean edges: close pinholes, drop crumbs, soften by a pixel.
   const r = Math.max(1, Math.round(0.01 * sw))
   mask = erode(dilate(mask, r), r)
-  return { mask, category, garments, upperFill, lowerFill, clothing, skin }
+
+  // One tube (skirt, dress) or two legs: is the garment between the legs? Sampled on the midline
+  // between the two legs (hip → knee → ankle), from a third of the way to the knees down to the
+  // garment's hem: thighs may touch inside trousers, but somewhere above the hem a gap shows.
+  let tube = category !== 'lower'
+  if (category === 'lower' && hipsSeen) {
+    const along = (hp: Point, kn: Point, an: Point, t: number) => (t <= 1 ? lerp(hp, kn, t) : lerp(kn, an, t - 1))
+    let on = 0
+    let all = 0
+    for (let t = 0.35; t <= 2.001; t += 0.05) {
+      const a = along(hl, P(LM.leftKnee), P(LM.leftAnkle), t)
+      const b = along(hr, P(LM.rightKnee), P(LM.rightAnkle), t)
+      if (!inFrame(a, w, h) || !inFrame(b, w, h)) break
+      const c = mid(a, b)
+      const xi = Math.round(c.x)
+      const yi = Math.round(c.y)
+      if (xi < 0 || yi < 0 || xi >= w || yi >= h) continue
+      // Past the garment's hem on both legs: stop.
+      if (mask.data[Math.round(a.y) * w + Math.round(a.x)]! <= 0.5 && mask.data[Math.round(b.y) * w + Math.round(b.x)]! <= 0.5) break
+      all++
+      if (mask.data[yi * w + xi]! > 0.5) on++
+    }
+    tube = all > 0 && on / all >= 0.85
+  }
+  // The crotch on the body: a fifth of the way from the hip joints to the knees.
+  const crotch = hipsSeen ? lerp(hipMid, mid(P(LM.leftKnee), P(LM.rightKnee)), 0.2) : undefined
+  return { mask, category, garments, upperFill, lowerFill, tube, ...(crotch ? { crotch } : {}), clothing, skin }
 }

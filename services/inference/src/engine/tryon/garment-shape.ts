@@ -441,7 +441,12 @@ export function topLandmarks(m: Plane, box: Bbox, category: GarmentCategory): To
   }
 }
 
-export function bottomLandmarks(m: Plane, box: Bbox): BottomLandmarks {
+/**
+ * `tube: true` (a skirt known from elsewhere, e.g. the wearer's pose) skips the search for two
+ * legs; `crotch` (from the wearer's pose: legs that touch hide the gap up to the knees) replaces
+ * the walk up the gap between the legs when it is higher.
+ */
+export function bottomLandmarks(m: Plane, box: Bbox, o: { tube?: boolean; crotch?: Point } = {}): BottomLandmarks {
   const h = box.y1 - box.y0 + 1
   const w = box.x1 - box.x0 + 1
   const cx = (box.x0 + box.x1) / 2
@@ -453,7 +458,7 @@ export function bottomLandmarks(m: Plane, box: Bbox): BottomLandmarks {
   const hemRuns = rowRuns(m, hemY, Math.max(2, Math.round(0.02 * w)))
   let legs = false
   let gapX = cx
-  if (hemRuns.length >= 2) {
+  if (hemRuns.length >= 2 && o.tube !== true) {
     let best = { gap: 0, i: 0 }
     for (let i = 0; i + 1 < hemRuns.length; i++) {
       const gap = hemRuns[i + 1]!.x0 - hemRuns[i]!.x1
@@ -480,6 +485,10 @@ export function bottomLandmarks(m: Plane, box: Bbox): BottomLandmarks {
           x = g
         }
         y--
+      }
+      if (o.crotch !== undefined && o.crotch.y < y) {
+        y = Math.round(o.crotch.y)
+        x = o.crotch.x
       }
       const crotch = { x, y }
       // Hips: at the crotch for trousers; for wide short legs the crotch row is already the flare,

@@ -174,7 +174,7 @@ export async function analyzeGarment(
     const shape = detectCategory(worn.mask, box)
     const evidence: CategoryEvidence = { ...shape, category: worn.category, fromPose: true }
     const category = worn.category
-    const landmarks = category === 'lower' ? bottomLandmarks(worn.mask, box) : topLandmarks(worn.mask, box, category)
+    const landmarks = category === 'lower' ? bottomLandmarks(worn.mask, box, { tube: worn.tube, ...(worn.crotch ? { crotch: worn.crotch } : {}) }) : topLandmarks(worn.mask, box, category)
     return {
       mask: worn.mask, category, evidence, landmarks, photoType: 'model',
       worn: { evidence: wornEv, garments: worn.garments, upperFill: worn.upperFill, lowerFill: worn.lowerFill },
