@@ -59,6 +59,11 @@ const Env = z
     MODELS_DIR: z.string().min(1).default(fileURLToPath(new URL('../../../models/dist', import.meta.url))),
     /** onnxruntime intra-op threads (default: the CPUs this process may use, cgroup quota included). */
     ORT_INTRA_OP_THREADS: z.coerce.number().int().positive().optional(),
+    /**
+     * Where the try-on engine runs: `worker` (default) a worker thread, so its synchronous JS stages
+     * never hold the service's event loop; `main` this thread (debugging, profiling).
+     */
+    TRYON_ENGINE_THREAD: z.enum(['worker', 'main']).default('worker'),
     /** Scratch space for downloads and encodes, owned by this process (emptied at start); each job gets its own subdirectory, removed after. */
     TAILOR_WORK_DIR: z.string().min(1).default(join(tmpdir(), 'tailor-work')),
     ACK_WAIT_MS: z.coerce.number().int().min(1000).default(60_000),

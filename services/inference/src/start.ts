@@ -10,6 +10,7 @@ import { cpuLimit } from './engine/cpu-limit.ts'
 import { openMattingEngine } from './engine/matting-engine.ts'
 import type { ExecutionProvider } from './engine/session.ts'
 import { openTryOnEngine } from './engine/tryon/tryon-engine.ts'
+import { openTryOnEngineInWorker, type OpenTryOnWorkerOptions, type TryOnWorkerEngine } from './engine/tryon/tryon-worker.ts'
 import { openJobEventStream } from './events/event-stream.ts'
 import type { JobEventSink } from './events/job-event-sink.ts'
 import { natsClientOptions, safeFetchToFile } from '@tailor/proto/net'
@@ -91,13 +92,19 @@ export async function start(
   // The try-on engine: without its models (a video-only deployment serving every kind) the worker
   // still runs video jobs, and try-on jobs fail with service_unavailable, logged as an error. A
   // worker that runs only try-on, or that requires a provider, does not start without it.
-  let tryOnEngine: Awaited<ReturnType<typeof openTryOnEngine>> | null = null
+  // It runs in a worker thread by default (TRYON_ENGINE_THREAD): its JS stages would otherwise hold
+  // this event loop (health, NATS, gRPC event streams, video jobs) for hundreds of ms per try-on.
+  let tryOnEngine: TryOnWorkerEngine | Awaited<ReturnType<typeof openTryOnEngine>> | null = null
   if (kinds.includes('try-on')) {
     const t1 = performance.now()
     try {
-      tryOnEngine = await openTryOnEngine({ modelsDir: config.MODELS_DIR, executionProviders, intraOpThreads: threads, onRun })
+      const tryOnOptions: OpenTryOnWorkerOptions = { modelsDir: config.MODELS_DIR, executionProviders, intraOpThreads: threads, onRun }
+      tryOnEngine = config.TRYON_ENGINE_THREAD === 'worker' ? await openTryOnEngineInWorker(tryOnOptions) : await openTryOnEngine(tryOnOptions)
       logger.info(
-        { provider: tryOnEngine.provider, fallbacks: tryOnEngine.providerFallbacks, intraOpThreads: threads, loadMs: Math.round(performance.now() - t1), warmupMs: Math.round(tryOnEngine.warmupMs) },
+        {
+          provider: tryOnEngine.provider, fallbacks: tryOnEngine.providerFallbacks, intraOpThreads: threads, thread: config.TRYON_ENGINE_THREAD,
+          loadMs: Math.round(performance.now() - t1), warmupMs: Math.round(tryOnEngine.warmupMs),
+        },
         'try-on engine ready',
       )
     } catch (err) {
