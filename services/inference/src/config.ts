@@ -80,6 +80,10 @@ const Env = z
     RESULT_MAX_BYTES: z.coerce.number().int().positive().default(1024 ** 3),
     VIDEO_MAX_SIDE_PX: z.coerce.number().int().positive().default(4096),
     VIDEO_MIN_SIDE_PX: z.coerce.number().int().positive().default(64),
+    /** Frame rate cap: faster inputs are processed and written at this rate (frames dropped). */
+    VIDEO_MAX_FPS: z.coerce.number().int().positive().max(240).default(60),
+    /** Frames one video job may process (at the capped rate); more: video_too_many_frames, decoding stops there. */
+    VIDEO_MAX_FRAMES: z.coerce.number().int().positive().default(3600),
     TAILOR_FETCH_ALLOW_LOOPBACK: z.stringbool().default(false),
     /**
      * Longest one delivery of a job may run, per kind; then it fails with request_timeout (ffmpeg

@@ -161,7 +161,10 @@ export async function start(
   await mkdir(config.TAILOR_WORK_DIR, { recursive: true })
   for (const name of await readdir(config.TAILOR_WORK_DIR)) await rm(join(config.TAILOR_WORK_DIR, name), { recursive: true, force: true })
 
-  const limits = { maxBytes: config.FETCH_MAX_BYTES, maxDurationS: config.VIDEO_MAX_DURATION_S, maxSidePx: config.VIDEO_MAX_SIDE_PX, minSidePx: config.VIDEO_MIN_SIDE_PX }
+  const limits = {
+    maxBytes: config.FETCH_MAX_BYTES, maxDurationS: config.VIDEO_MAX_DURATION_S, maxSidePx: config.VIDEO_MAX_SIDE_PX, minSidePx: config.VIDEO_MIN_SIDE_PX,
+    maxFps: config.VIDEO_MAX_FPS, maxFrames: config.VIDEO_MAX_FRAMES,
+  }
   const fetchOptions = {
     maxBytes: config.FETCH_MAX_BYTES,
     connectTimeoutMs: config.FETCH_CONNECT_TIMEOUT_MS,
@@ -198,7 +201,7 @@ export async function start(
             }
           : {}),
         ...(engine !== null
-          ? { removeBackground: (req, c) => removeBackground(req, { matting: engine, signal: c.signal, onProgress: c.onProgress, limits }) }
+          ? { removeBackground: (req, c) => removeBackground(req, { matting: engine, signal: c.signal, onProgress: c.onProgress, limits, maxOutputBytes: config.RESULT_MAX_BYTES }) }
           : {}),
       }),
   })

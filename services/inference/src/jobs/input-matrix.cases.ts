@@ -48,4 +48,5 @@ export const JOB_CASES = [
   { id: 'M12', case: 'Content-Type lies: an HTML page served as image/jpeg', input: 'person_image_url {loopback}/page.jpg', expected: 'unsupported_image_format' },
   { id: 'M13', case: 'Content-Type lies the other way: a real JPEG served as text/html (the bytes decide)', input: 'person_image_url {loopback}/person-as-html.jpg served as text/html', expected: 'completed' },
   { id: 'M14', case: 'truncated PNG', input: 'person_image_url {loopback}/truncated.png', expected: 'malformed_image' },
+  { id: 'M15', case: 'H.264 at 1000 fps, 3000 frames, 256×256 (a few KB; processed at the 60 fps cap: at most 181 frames)', input: 'video_url {loopback}/fast.mp4', expected: 'completed' },
 ] as const satisfies readonly JobCase[]

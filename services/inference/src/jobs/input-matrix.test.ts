@@ -12,7 +12,7 @@
 import { execFile } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { constants } from 'node:fs'
-import { mkdtemp, open, readdir, rm, stat, type FileHandle } from 'node:fs/promises'
+import { mkdtemp, open, readdir, readFile, rm, stat, type FileHandle } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -230,6 +230,11 @@ const RUN = {
   M12: () => tryOn(`${base}/page.jpg`, `${base}/garment.jpg`),
   M13: () => tryOn(`${base}/person-as-html.jpg`, `${base}/garment.jpg`),
   M14: () => tryOn(`${base}/truncated.png`, `${base}/garment.jpg`),
+  M15: async () => {
+    const o = await video(`${base}/fast.mp4`)
+    expect((o as { frames?: number }).frames, 'frames processed at the 60 fps cap, not 3000').toBeLessThanOrEqual(181)
+    return o
+  },
 } satisfies Record<Id, () => Promise<Outcome>>
 
 // ---- set-up ----------------------------------------------------------------------------------------
@@ -275,6 +280,10 @@ beforeAll(async () => {
     '/page.jpg': { body: html, type: 'image/jpeg' },
     '/truncated.png': { body: noise.subarray(0, Math.floor(noise.length / 2)), type: 'image/png' },
   }
+  // 3 s at 1000 fps: 3000 frames that pass the duration limit (issue 11 §3).
+  const fast = join(root, 'fast.mp4')
+  await promisify(execFile)('ffmpeg', ['-nostdin', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=256x256:rate=1000', '-t', '3', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', fast])
+  served['/fast.mp4'] = { body: await readFile(fast), type: 'video/mp4' }
   for (const [k, v] of Object.entries(served)) files.set(k, v)
 }, SETUP_TIMEOUT_MS)
 

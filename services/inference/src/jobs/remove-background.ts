@@ -75,7 +75,15 @@ export interface RemoveBackgroundDeps {
   /** Called at most every PROGRESS_INTERVAL_MS, and once at the end with done === total. */
   onProgress: (framesDone: number, framesTotal: number) => void
   limits?: Partial<VideoLimits>
+  /** RESULT_MAX_BYTES: the encoder's output is checked as it grows and the job stopped past it (result_too_large). */
+  maxOutputBytes?: number
 }
+
+/** How often (in frames) the growing output's size is checked against `maxOutputBytes`. */
+export const OUTPUT_CHECK_EVERY_FRAMES = 8
+
+const resultTooLarge = (maxBytes: number): AppError =>
+  new AppError('result_too_large', `The result is larger than the ${Math.floor(maxBytes / (1024 * 1024))} MB limit; choose a smaller output format or a shorter or smaller input.`)
 
 export const PROGRESS_INTERVAL_MS = 250
 export const RESULT_BASENAME = 'result'
@@ -84,8 +92,8 @@ const cancelled = (cause?: unknown): AppError =>
   new AppError('job_cancelled', 'the job was cancelled', { cause })
 
 /**
- * Throws AppError `malformed_video | video_too_long | file_size_too_large | resolution_too_high |
- * resolution_too_low | job_cancelled | invalid_parameter`; anything else is a bug or an
+ * Throws AppError `malformed_video | video_too_long | video_too_many_frames | file_size_too_large |
+ * resolution_too_high | resolution_too_low | result_too_large | job_cancelled | invalid_parameter`; anything else is a bug or an
  * environment failure (`unexpected_error`). On failure nothing is left in `workDir`.
  */
 export async function removeBackground(
@@ -126,6 +134,10 @@ export async function removeBackground(
           await encoder.write(rgb)
         }
         frames++
+        if (deps.maxOutputBytes !== undefined && frames % OUTPUT_CHECK_EVERY_FRAMES === 0) {
+          const grown = (await stat(outputPath).catch(() => null))?.size ?? 0
+          if (grown > deps.maxOutputBytes) throw resultTooLarge(deps.maxOutputBytes)
+        }
         const now = performance.now()
         if (now - lastProgress >= PROGRESS_INTERVAL_MS) {
           lastProgress = now
@@ -141,6 +153,7 @@ export async function removeBackground(
     }
     await encoder.finish()
     const { size: bytes } = await stat(outputPath)
+    if (deps.maxOutputBytes !== undefined && bytes > deps.maxOutputBytes) throw resultTooLarge(deps.maxOutputBytes)
     deps.onProgress(frames, frames)
     ok = true
     return { outputPath, contentType: spec.contentType, bytes, frames }

@@ -35,13 +35,22 @@ export interface VideoLimits {
   maxDurationS: number
   maxSidePx: number
   minSidePx: number
+  /** Frame rate cap: a faster input is decoded at this rate (frames dropped) and written at it. */
+  maxFps: number
+  /** Frames (at the capped rate) one job may process: past it, video_too_many_frames and decoding stops. */
+  maxFrames: number
 }
 export const DEFAULT_VIDEO_LIMITS: Readonly<VideoLimits> = Object.freeze({
   maxBytes: 100 * 1024 * 1024,
   maxDurationS: 60,
   maxSidePx: 4096,
   minSidePx: 64,
+  maxFps: 60,
+  maxFrames: 3600,
 })
+
+export const tooManyFrames = (what: string, maxFrames: number): AppError =>
+  new AppError('video_too_many_frames', `the video ${what}; at most ${maxFrames} frames are processed`)
 
 /** Containers and codecs we accept (ARCHITECTURE.md §2); anything else is `malformed_video`. */
 const ACCEPTED_FORMATS = ['mov', 'mp4', 'matroska', 'webm', 'gif'] as const
@@ -74,8 +83,12 @@ export interface VideoInfo {
    * normalised to 0, 90, 180, 270; ffmpeg applies it on decode (autorotate).
    */
   rotation: number
-  /** The frame rate the output is written at (r_frame_rate when it agrees with avg_frame_rate). */
+  /** The frame rate the output is written at (r_frame_rate when it agrees with avg_frame_rate), at most the limit's maxFps. */
   fps: Rational
+  /** The input's own rate was above maxFps: the decoder drops frames down to `fps`. */
+  fpsCapped: boolean
+  /** Decoding stops past this many frames (video_too_many_frames). */
+  maxFrames: number
   durationS: number
   /** Best estimate of the number of frames (nb_frames, else duration × fps); used for progress. */
   frameCountEstimate: number
@@ -221,10 +234,12 @@ export async function probeVideo(
   if (v.width === undefined || v.height === undefined || v.width <= 0 || v.height <= 0) {
     throw malformed('the video stream has no dimensions')
   }
-  const fps = chooseFps(parseRational(v.r_frame_rate), parseRational(v.avg_frame_rate))
-  if (fps === null) {
+  const sourceFps = chooseFps(parseRational(v.r_frame_rate), parseRational(v.avg_frame_rate))
+  if (sourceFps === null) {
     throw malformed('the video stream has no usable frame rate')
   }
+  const fpsCapped = sourceFps.num / sourceFps.den > limits.maxFps
+  const fps: Rational = fpsCapped ? { num: limits.maxFps, den: 1 } : sourceFps
   const durationS = toNumber(v.duration) ?? toNumber(parsed.format?.duration)
   if (durationS === null) {
     throw malformed('the video has no duration')
@@ -251,7 +266,13 @@ export async function probeVideo(
       `the video is ${width}x${height}; each side must be at least ${limits.minSidePx} px`,
     )
   }
-  const nb = toNumber(v.nb_frames)
+  // Frames the job would process: the container's count (when the rate is not capped) or the
+  // duration at the output rate. A count that lies is caught by the decoder, which stops past it.
+  const nb = fpsCapped ? null : toNumber(v.nb_frames)
+  const frameCountEstimate = nb ?? Math.max(1, Math.round((durationS * fps.num) / fps.den))
+  if (frameCountEstimate > limits.maxFrames) {
+    throw tooManyFrames(`has ${frameCountEstimate} frames${fpsCapped ? ` at ${limits.maxFps} fps` : ''}`, limits.maxFrames)
+  }
   const a = parsed.streams.find((s) => s.codec_type === 'audio' && s.codec_name !== undefined)
   return {
     path,
@@ -265,8 +286,10 @@ export async function probeVideo(
     codedHeight: v.height,
     rotation,
     fps,
+    fpsCapped,
+    maxFrames: limits.maxFrames,
     durationS,
-    frameCountEstimate: nb ?? Math.max(1, Math.round((durationS * fps.num) / fps.den)),
+    frameCountEstimate,
     audio: a !== undefined ? { streamIndex: a.index, codec: a.codec_name ?? 'unknown' } : null,
   }
 }
@@ -450,7 +473,10 @@ export interface Decoder {
 
 /**
  * Decodes the first video stream to rgb24 frames of `size` (the display size, cropped by at most
- * 1 px). ffmpeg autorotates, and `-fps_mode passthrough` keeps every decoded frame, no dup/drop.
+ * 1 px). ffmpeg autorotates, and `-fps_mode passthrough` keeps every decoded frame, no dup/drop,
+ * unless the input is faster than the cap (`info.fpsCapped`): then the fps filter drops frames
+ * down to `info.fps`. ffmpeg stops after `info.maxFrames` + 1 frames (`-frames:v`), and a frame
+ * past `info.maxFrames` ends the job with video_too_many_frames, whatever the container claimed.
  */
 export function openDecoder(
   info: VideoInfo,
@@ -458,11 +484,15 @@ export function openDecoder(
   signal: AbortSignal,
 ): Decoder {
   const { width, height } = size
-  const crop = width !== info.width || height !== info.height ? ['-vf', `crop=${width}:${height}:0:0`] : []
+  const filters = [
+    ...(width !== info.width || height !== info.height ? [`crop=${width}:${height}:0:0`] : []),
+    ...(info.fpsCapped ? [`fps=${info.fps.num}/${info.fps.den}`] : []),
+  ]
+  const crop = filters.length > 0 ? ['-vf', filters.join(',')] : []
   const args = ['-nostdin', '-hide_banner', '-loglevel', 'error', '-xerror']
     .concat(INPUT_GUARD, ['-i', info.path])
     .concat(['-map', `0:${info.videoStreamIndex}`, '-an', '-sn', '-dn'], crop)
-    .concat(['-fps_mode', 'passthrough', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'])
+    .concat(['-fps_mode', 'passthrough', '-frames:v', String(info.maxFrames + 1), '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'])
   const proc = spawn(FFMPEG_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], signal, killSignal: 'SIGKILL' })
   const t = track(proc)
   const frameBytes = width * height * 3
@@ -470,6 +500,7 @@ export function openDecoder(
   async function* frames(): AsyncGenerator<Buffer, void, void> {
     let buf = Buffer.allocUnsafe(frameBytes)
     let filled = 0
+    let count = 0
     for await (const chunk of proc.stdout as AsyncIterable<Buffer>) {
       let off = 0
       while (off < chunk.length) {
@@ -478,6 +509,10 @@ export function openDecoder(
         filled += n
         off += n
         if (filled === frameBytes) {
+          if (++count > info.maxFrames) {
+            proc.kill('SIGKILL')
+            throw tooManyFrames(`decodes to more than ${info.maxFrames} frames`, info.maxFrames)
+          }
           yield buf
           buf = Buffer.allocUnsafe(frameBytes)
           filled = 0
