@@ -332,12 +332,26 @@ describe.each(OVERLAYS)('deploy/k8s/overlays/%s', (overlay) => {
     expect(byKind(docs, 'HorizontalPodAutoscaler').map((h) => h.spec.scaleTargetRef.name).filter((n) => kedaTargets.has(n))).toEqual([]) // KEDA makes those
   })
 
+  it('gateway /metrics on its own port (METRICS_PORT), reachable by the metrics scraper, not by the public rule', () => {
+    const env = containerEnv(docs, gatewayContainer)
+    const port = Number(env.METRICS_PORT)
+    expect(port).toBeGreaterThan(0)
+    expect(port).not.toBe(Number(env.PORT))
+    expect((gatewayContainer.ports as Obj[]).find((p) => p.name === 'metrics')?.containerPort).toBe(port)
+    expect(gatewayDeploy.spec.template.metadata.annotations['prometheus.io/port']).toBe(String(port))
+    const ingress = named(docs, 'NetworkPolicy', 'tailor-gateway').spec.ingress as Obj[]
+    const rule = ingress.find((r) => (r.ports as Obj[]).some((p) => p.port === port))
+    expect(rule?.from).toEqual([{ namespaceSelector: { matchLabels: { 'tailor.dev/metrics-scraper': 'true' } } }])
+    // The Service publishes no metrics port: nothing routes it out of the cluster.
+    expect((named(docs, 'Service', 'tailor-gateway').spec.ports as Obj[]).map((p) => p.port)).not.toContain(port)
+  })
+
   it('NetworkPolicy: inference reaches the internet but no cluster-internal range; in the cluster only DNS, NATS and the gateway', () => {
     const np = named(docs, 'NetworkPolicy', 'tailor-inference')
     expect(np.spec.podSelector.matchLabels['app.kubernetes.io/name']).toBe('tailor-inference')
     expect(np.spec.policyTypes).toEqual(['Ingress', 'Egress'])
     const egress = np.spec.egress as Obj[]
-    const ipRules = egress.filter((r) => (r.to as Obj[]).some((t) => t.ipBlock))
+    const ipRules = egress.filter((r) => ((r.to ?? []) as Obj[]).some((t) => t.ipBlock))
     expect(ipRules).toHaveLength(1)
     const blocks = (ipRules[0]!.to as Obj[]).map((t) => t.ipBlock)
     expect(blocks).toHaveLength(1)
@@ -345,17 +359,22 @@ describe.each(OVERLAYS)('deploy/k8s/overlays/%s', (overlay) => {
     for (const r of PRIVATE_RANGES) expect(blocks[0].except).toContain(r)
     expect(ipRules[0]!.ports).toBeUndefined() // any port: input URLs may name one
     const allows = (sel: (t: Obj) => boolean, port: number, protocol = 'TCP'): boolean =>
-      egress.some((r) => (r.to as Obj[]).some(sel) && (r.ports as Obj[] | undefined)?.some((p) => p.port === port && (p.protocol ?? 'TCP') === protocol))
+      egress.some((r) => ((r.to ?? []) as Obj[]).some(sel) && (r.ports as Obj[] | undefined)?.some((p) => p.port === port && (p.protocol ?? 'TCP') === protocol))
     const app = (name: string) => (t: Obj) => t.podSelector?.matchLabels?.['app.kubernetes.io/name'] === name && t.namespaceSelector === undefined
-    // Exactly kube-dns's own label (a transformer adding ours to peer selectors would block DNS).
-    const dns = (t: Obj) => JSON.stringify(t.podSelector?.matchLabels) === JSON.stringify({ 'k8s-app': 'kube-dns' })
-    expect(allows(dns, 53, 'UDP')).toBe(true)
-    expect(allows(dns, 53, 'TCP')).toBe(true)
+    // DNS: port 53 to any destination, so NodeLocal DNSCache (a link-local address on the node)
+    // answers too; the rule names no peer and no other port.
+    const dnsRules = egress.filter((r) => r.to === undefined)
+    expect(dnsRules).toHaveLength(1)
+    expect((dnsRules[0]!.ports as Obj[]).map((p) => `${p.port}/${p.protocol}`).sort()).toEqual(['53/TCP', '53/UDP'])
     expect(allows(app('nats'), 4222)).toBe(true)
     expect(allows(app('tailor-gateway'), 50051)).toBe(true)
-    // Nothing else inside the cluster: every non-ipBlock rule is one of those three.
-    for (const r of egress.filter((x) => !ipRules.includes(x))) {
-      expect((r.to as Obj[]).every((t) => dns(t) || app('nats')(t) || app('tailor-gateway')(t)), JSON.stringify(r)).toBe(true)
+    // Nothing else inside the cluster: every other non-ipBlock rule is NATS or the gateway.
+    for (const r of egress.filter((x) => !ipRules.includes(x) && !dnsRules.includes(x))) {
+      expect((r.to as Obj[]).every((t) => app('nats')(t) || app('tailor-gateway')(t)), JSON.stringify(r)).toBe(true)
+    }
+    for (const name of ['tailor-gateway', 'nats']) {
+      const other = named(docs, 'NetworkPolicy', name).spec.egress as Obj[]
+      expect(other.some((r) => r.to === undefined && (r.ports as Obj[]).every((p) => p.port === 53)), name).toBe(true)
     }
     // The namespace denies by default what no policy allows.
     const deny = named(docs, 'NetworkPolicy', 'default-deny')
@@ -379,5 +398,29 @@ describe('overlays', () => {
     expect(prod.some((d) => d.kind === 'Secret')).toBe(false) // never committed
     const dev = render('dev')
     expect(JSON.stringify(dev)).not.toContain('nvidia.com/gpu')
+    // Production: each NATS server on its own node, required (the base only spreads them when it can).
+    const natsAffinity = named(prod, 'StatefulSet', 'nats').spec.template.spec.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution
+    expect(natsAffinity).toEqual([{ topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: { 'app.kubernetes.io/name': 'nats' } } }])
+    expect(named(dev, 'StatefulSet', 'nats').spec.template.spec.affinity).toBeUndefined() // one-node dev clusters
+  })
+
+  it('examples: the Ingress validates, has TLS and routes no /metrics, /healthz or /readyz; the PodMonitor scrapes the named ports', async () => {
+    const read = (f: string): Obj => parseAllDocuments(readFileSync(join(K8S_DIR, 'examples', f), 'utf8'))[0]!.toJS() as Obj
+    const ing = read('ingress.yaml')
+    expect(await validate(ing)).toBeNull()
+    expect(ing.spec.tls[0].hosts).toEqual(ing.spec.rules.map((r: Obj) => r.host))
+    const paths = (ing.spec.rules as Obj[]).flatMap((r) => r.http.paths as Obj[])
+    for (const p of paths) {
+      expect(p.backend.service).toEqual({ name: 'tailor-gateway', port: { name: 'http' } })
+      for (const internal of ['/metrics', '/healthz', '/readyz']) {
+        const routed = p.pathType === 'Exact' ? p.path === internal : internal.startsWith(p.path === '/' ? '/' : p.path) && p.path !== '/'
+        expect(routed, `${p.path} routes ${internal}`).toBe(false)
+      }
+    }
+    const pm = read('podmonitor.yaml')
+    expect(pm.kind).toBe('PodMonitor')
+    const prod = render('production')
+    const portNames = new Set(podSpecs(prod).filter(({ owner }) => owner.includes('tailor-')).flatMap(({ spec }) => containersOf(spec).flatMap((c) => (c.ports ?? []).map((p: Obj) => p.name))))
+    for (const e of pm.spec.podMetricsEndpoints as Obj[]) expect(portNames.has(e.port), e.port).toBe(true)
   })
 })

@@ -52,6 +52,8 @@ export interface GatewayDeps {
   ready?: () => Promise<{ ok: boolean; [k: string]: unknown }>
   /** GET /metrics (Prometheus text); absent → 404. */
   metrics?: GatewayMetrics
+  /** false: /metrics is served on its own port (METRICS_PORT), and 404 here on the public port. */
+  metricsOnPublicPort?: boolean
   jsonBody: MiddlewareHandler
 }
 
@@ -118,7 +120,7 @@ export function createApp(d: Omit<GatewayDeps, 'jsonBody'>) {
       return c.json({ status: ok ? 'ready' : 'unavailable', ...details }, ok ? 200 : 503)
     })
     .get('/metrics', async (c) => {
-      if (deps.metrics === undefined) throw new AppError('not_found', 'No such endpoint.')
+      if (deps.metrics === undefined || deps.metricsOnPublicPort === false) throw new AppError('not_found', 'No such endpoint.')
       const body = await deps.metrics.registry.metrics()
       return c.body(body, 200, { 'content-type': deps.metrics.registry.contentType })
     })

@@ -17,6 +17,8 @@ const Env = z
   .object({
     PORT: z.coerce.number().int().min(0).max(65535).default(8080),
     HOST: z.string().min(1).default('0.0.0.0'),
+    /** GET /metrics on this port (same HOST) instead of the public PORT (404 there); unset: on PORT. */
+    METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
     /** gRPC server for inference job events (distributed mode only). */
     GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(50051),
     /**
@@ -160,6 +162,8 @@ export interface Config {
   readonly jobEventsTls: JobEventsTlsFiles | undefined
   readonly apiGrpcPort: number
   readonly natsUrl: string | undefined
+  /** METRICS_PORT: /metrics on its own port (0 = any free one), not on the public port. */
+  readonly metricsPort: number | undefined
   /** NATS user/password and TLS files (NATS_USER, NATS_PASSWORD, NATS_TLS_*). */
   readonly natsClient: NatsClientOptions
   /** JetStream replicas of our streams and buckets (NATS_REPLICAS). */
@@ -221,6 +225,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         : Object.freeze({ certFile: resolve(e.JOB_EVENTS_TLS_CERT), keyFile: resolve(e.JOB_EVENTS_TLS_KEY), caFile: resolve(e.JOB_EVENTS_TLS_CA) }),
     apiGrpcPort: e.API_GRPC_PORT,
     natsUrl: e.NATS_URL,
+    metricsPort: e.METRICS_PORT,
     natsClient: Object.freeze(natsClientOptions(e)),
     natsReplicas: e.NATS_REPLICAS,
     apiKeyHashes: Object.freeze([...hashes].map((h) => Buffer.from(h, 'hex'))),

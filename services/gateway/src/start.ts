@@ -1,3 +1,4 @@
+import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { safePost } from '@tailor/proto/net'
 import { serve, type ServerType } from '@hono/node-server'
@@ -71,6 +72,8 @@ export interface Gateway {
   port: number
   /** gRPC port for inference job events (distributed mode), else null. */
   grpcPort: number | null
+  /** Port of GET /metrics when METRICS_PORT is set (then not on the public port), else null. */
+  metricsPort: number | null
   /** Port of the internal gRPC API (tailor.v1.TailorApi), both modes. */
   apiGrpcPort: number
   /** Applies an inference event to the job records (the embedded mode calls it directly). */
@@ -194,6 +197,7 @@ export async function start(
     access,
     slots,
     metrics,
+    metricsOnPublicPort: config.metricsPort === undefined,
     ready: async () => {
       const nats = conn === null ? null : natsConnected && !conn.isClosed()
       const jobStoreOk = await probeJobStore()
@@ -218,6 +222,25 @@ export async function start(
     const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host, ...SERVE_OPTIONS }, () => resolve(s))
   })
   const port = (server.address() as AddressInfo).port
+  // /metrics on its own port (never routed by the Ingress that publishes PORT).
+  const metricsServer =
+    config.metricsPort === undefined
+      ? null
+      : await new Promise<Server>((resolve, reject) => {
+          const m = createServer((req, res) => {
+            if (req.method === 'GET' && (req.url ?? '').split('?')[0] === '/metrics') {
+              metrics.registry.metrics().then(
+                (body) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(body),
+                () => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'Metrics could not be collected.', error_code: 'unexpected_error' })),
+              )
+              return
+            }
+            res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'No such endpoint.', error_code: 'not_found' }))
+          })
+          m.once('error', reject)
+          m.listen(config.metricsPort, config.host, () => resolve(m))
+        })
+  const metricsPort = metricsServer === null ? null : (metricsServer.address() as AddressInfo).port
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host
   const url = `http://${shownHost}:${port}`
   // The internal gRPC API: same use cases and access control (access/) as HTTP.
@@ -228,11 +251,12 @@ export async function start(
     await new Promise<void>((resolve) => server.close(() => resolve()))
     throw err
   })
-  logger.info({ port, grpcPort: grpcServer?.port, apiGrpcPort: apiGrpc.port, mode: nc ? 'distributed' : 'embedded', keys: access.keyCount() }, 'gateway listening')
+  logger.info({ port, metricsPort, grpcPort: grpcServer?.port, apiGrpcPort: apiGrpc.port, mode: nc ? 'distributed' : 'embedded', keys: access.keyCount() }, 'gateway listening')
   return {
     url,
     port,
     grpcPort: grpcServer?.port ?? null,
+    metricsPort,
     apiGrpcPort: apiGrpc.port,
     handleJobEvent,
     jobs: ports.jobs,
@@ -248,6 +272,7 @@ export async function start(
           if ('closeAllConnections' in server) server.closeAllConnections()
         }, config.shutdownTimeoutMs).unref()
       })
+      await new Promise<void>((resolve) => (metricsServer === null ? resolve() : metricsServer.close(() => resolve())))
       await apiGrpc.stop(config.shutdownTimeoutMs)
       await grpcSrv?.stop(config.shutdownTimeoutMs)
       await webhooksClosed
