@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
 import { Hono } from 'hono'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { SERVE_OPTIONS } from '../app.ts'
 import { toErrorResponse } from '../errors.ts'
 import { createLogger } from '../logger.ts'
 import { bodyLimitByHeaders } from './body-limit.ts'
@@ -20,10 +21,11 @@ describe('JSON bodies on @hono/node-server', () => {
     const app = new Hono()
       .use('*', bodyLimitByHeaders(MAX))
       .post('/echo', jsonObjectBody(), async (c) => c.json({ got: await c.req.json(), materialized: webRequestBuilt(c.req.raw) }))
+      .post('/echo-then-signal', jsonObjectBody(), async (c) => c.json({ got: await c.req.json(), aborted: c.req.raw.signal.aborted }))
       .get('/poll', (c) => c.json({ ok: true }))
       .onError((err, c) => toErrorResponse(err, c, createLogger('silent')))
     server = await new Promise<Server>((resolve) => {
-      const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s as Server)) as Server
+      const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1', ...SERVE_OPTIONS }, () => resolve(s as Server)) as Server
     })
     port = (server.address() as AddressInfo).port
   })
@@ -54,6 +56,12 @@ describe('JSON bodies on @hono/node-server', () => {
     const parts = [json.subarray(0, 7), json.subarray(7, 20), json.subarray(20)]
     const r = await send({ 'content-type': 'application/json', 'content-length': String(json.length) }, parts)
     expect(r).toEqual({ status: 200, body: { got: { name: 'caf\u00e9 \u2615', n: [1, 2, 3] }, materialized: false } })
+  })
+
+  it('the web Request can still be built after the body was read from the socket (a sync try-on reads c.req.raw.signal)', async () => {
+    const json = Buffer.from('{"a":1}')
+    const r = await send({ 'content-type': 'application/json', 'content-length': String(json.length) }, [json], { path: '/echo-then-signal' })
+    expect(r).toEqual({ status: 200, body: { got: { a: 1 }, aborted: false } })
   })
 
   it('answers invalid_request_body for malformed JSON, a non-object and a declared length past the limit', async () => {

@@ -20,7 +20,13 @@ function cacheBodyFromSocket(c: Context): void {
   ;(c.req.bodyCache as { text?: Promise<string> }).text = new Promise<string>((resolve, reject) => {
     const chunks: Buffer[] = []
     incoming.on('data', (d: Buffer) => chunks.push(d))
-    incoming.once('end', () => resolve(UTF8.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks))))
+    incoming.once('end', () => {
+      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
+      // Should the web Request be built later (c.req.raw.signal, …), @hono/node-server takes its
+      // body from here instead of the IncomingMessage this has read.
+      ;(incoming as IncomingMessage & { rawBody?: Buffer }).rawBody = body
+      resolve(UTF8.decode(body))
+    })
     incoming.once('error', reject)
     incoming.once('close', () => reject(new Error('the request body ended early')))
   })
