@@ -42,10 +42,14 @@ export const isHttpUrl = (s: string): boolean => {
   }
 }
 
+/** Longest input URL accepted (the same bound as webhook_url). */
+export const MAX_INPUT_URL_LENGTH = 2048
+
 /** An input URL field: http(s), or tailor://uploads/<id> from POST /v1/uploads (uploads.ts). */
 const url = (name: string) =>
   z
     .string({ error: (i) => `${name} must be a string holding an http or https URL (or tailor://uploads/<id>); got ${show(i.input)}.` })
+    .max(MAX_INPUT_URL_LENGTH, { error: `${name} must be at most ${MAX_INPUT_URL_LENGTH} characters.`, abort: true })
     .refine(isInputUrl, { error: (i) => `${name} must be an absolute http or https URL, or tailor://uploads/<id> from POST /v1/uploads; got ${show(i.input)}.` })
     .refine((s) => !hasCredentials(s), { error: `${name} must not carry credentials (user:password@); give a URL that needs none.` })
 

@@ -3,6 +3,8 @@ import { z } from 'zod'
 
 const Env = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  /** One machine: loopback only unless HOST says otherwise (HOST=0.0.0.0 exposes it; put TLS in front). */
+  HOST: z.string().min(1).default('127.0.0.1'),
   /** Job records, results, generated secrets and scratch space. */
   TAILOR_DATA_DIR: z.string().min(1).default('./tailor-data'),
   /** A key to accept (scripted use); without it a key is created on first start. */
@@ -12,6 +14,7 @@ const Env = z.object({
 
 export interface Config {
   readonly port: number
+  readonly host: string
   readonly dataDir: string
   readonly apiKeyConfigured: boolean
   readonly logLevel: string
@@ -25,6 +28,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (!r.success) throw new Error(`invalid environment\n${z.prettifyError(r.error)}`)
   return Object.freeze({
     port: r.data.PORT,
+    host: r.data.HOST,
     dataDir: resolve(r.data.TAILOR_DATA_DIR),
     apiKeyConfigured: r.data.TAILOR_API_KEY !== undefined,
     logLevel: r.data.LOG_LEVEL,

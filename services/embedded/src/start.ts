@@ -47,6 +47,7 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
   const gatewayConfig = loadGatewayConfig({
     ...env,
     PORT: String(config.port),
+    HOST: config.host,
     RESULT_URL_SECRET: data.resultUrlSecret,
     // Webhooks are on in the embedded mode: signed with WEBHOOK_SECRET, or the data dir's own secret.
     WEBHOOK_SECRET: config.env.WEBHOOK_SECRET ?? data.webhookSecret,

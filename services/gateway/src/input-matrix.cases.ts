@@ -31,4 +31,6 @@ export const BODY_CASES = [
   { id: 'G12', case: 'data: URL as person_image_url', input: '`data:image/png;base64,iVBORw0KGgo=`', expected: 'invalid_parameter' },
   { id: 'G13', case: 'ftp: URL as garment_image_url', input: '`ftp://example.com/garment.jpg`', expected: 'invalid_parameter' },
   { id: 'G14', case: 'credentials in video_url', input: '`https://user:secret@example.com/v.mp4`', expected: 'invalid_parameter' },
+  { id: 'G15', case: 'input URL over 2048 characters (like webhook_url)', input: '`https://example.com/` + 2030 × `a` as person_image_url', expected: 'invalid_parameter' },
+  { id: 'G16', case: 'result path whose percent-escapes are not UTF-8', input: 'GET `/results/%A4%A2`', expected: 'invalid_signature' },
 ] as const satisfies readonly BodyCase[]

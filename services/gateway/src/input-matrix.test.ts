@@ -161,6 +161,11 @@ const RUN = {
   G12: () => tryOn('data:image/png;base64,iVBORw0KGgo=', 'https://example.com/g.jpg'),
   G13: () => tryOn('https://example.com/p.jpg', 'ftp://example.com/garment.jpg'),
   G14: () => video('https://user:secret@example.com/v.mp4'),
+  G15: () => tryOn(`https://example.com/${'a'.repeat(2030)}`, 'https://example.com/g.jpg'),
+  G16: async () => {
+    const r = await app.request('/results/%A4%A2')
+    return { status: r.status, body: (await r.json()) as Record<string, unknown> }
+  },
 } satisfies Record<Id, () => Promise<Answer>>
 
 describe('input matrix: request bodies', () => {

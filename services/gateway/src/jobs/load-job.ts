@@ -19,9 +19,12 @@ export interface JobScope {
 export const jobNotFound = (id: string, scope: JobScope): AppError =>
   new AppError('not_found', `No ${scope.label === undefined ? '' : `${scope.label} `}job with id ${show(id)}.`)
 
-/** Whether `keyId` may see the record: its owner, or any key for a record without one (made before ownership). */
+/**
+ * Whether `keyId` may see the record: its owner only. A record without an owner (a bug, or one
+ * written by hand) is not found for every key, never visible to all of them.
+ */
 export const ownedBy = (rec: JobRecord, keyId: string | undefined): boolean =>
-  keyId === undefined || rec.ownerKeyId === undefined || rec.ownerKeyId === keyId
+  keyId === undefined || (rec.ownerKeyId !== undefined && rec.ownerKeyId === keyId)
 
 /**
  * The job's record, or 'expired' for an id whose record was removed after JOB_RETENTION_S.

@@ -29,7 +29,13 @@ export function parseRange(header: string | undefined, size: number): { start: n
 /** GET /results/<key>?expires&sig: signed, time-limited, seekable. */
 export function resultRoutes(deps: GatewayDeps) {
   return new Hono<AppEnv>().get('/*', async (c) => {
-    const key = decodeURIComponent(c.req.path.replace(/^\/results\//, ''))
+    let key: string
+    try {
+      key = decodeURIComponent(c.req.path.replace(/^\/results\//, ''))
+    } catch (err) {
+      // Percent-escapes that are not UTF-8 (`/results/%A4%A2`): no URL we signed looks like that.
+      throw new AppError('invalid_signature', 'This result URL is not valid (bad or missing signature); use the result_url from the job status.', { cause: err })
+    }
     const check = verifyResultSignature(deps.config.resultUrlSecret, key, c.req.query('expires'), c.req.query('sig'), Math.floor(Date.now() / 1000))
     if (check === 'expired') throw new AppError('result_url_expired', 'This result URL has expired; fetch the job status again for a fresh result_url.')
     if (check === 'invalid') throw new AppError('invalid_signature', 'This result URL is not valid (bad or missing signature); use the result_url from the job status.')
