@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodeImage, encodeJpeg, encodePng } from '@tailor/inference/src/media/image.ts'
-import { createMediaFixtures, type MediaFixtures } from '../helpers/media.ts'
+import { createMediaFixtures, ffmpeg, type MediaFixtures } from '../helpers/media.ts'
 import { snapshotModels } from '../helpers/models.ts'
 import { freePort } from '../helpers/nats-server.ts'
 import { startService, type ServiceProcess } from '../helpers/processes.ts'
@@ -84,6 +84,29 @@ describe('try-on over HTTP (embedded)', () => {
     expect([img.width, img.height]).toEqual([768, 1024])
     await rm(dir, { recursive: true, force: true })
   }, JOB_TIMEOUT_MS)
+
+  it('a synchronous try-on does not wait behind video: with a 10 s video running it answers 200 {result_url} before the video ends', async () => {
+    await ffmpeg(['-f', 'lavfi', '-i', 'testsrc2=size=640x360:rate=25:duration=10', '-pix_fmt', 'yuv420p', '-c:v', 'libx264', '-preset', 'ultrafast', join(media.dir, 'ten-seconds.mp4')])
+    const v = await fetch(`${base}/v1/video/remove-background`, { method: 'POST', headers, body: JSON.stringify({ video_url: local('ten-seconds.mp4') }) })
+    expect(v.status).toBe(202)
+    const videoId = ((await v.json()) as { job_id: string }).job_id
+    const video = async () => (await (await fetch(`${base}/v1/video/remove-background/job/${videoId}`, { headers })).json()) as { status: string; progress: number; updated_at: string }
+    const deadline = Date.now() + JOB_TIMEOUT_MS
+    while ((await video()).status !== 'running' && Date.now() < deadline) await new Promise((res) => setTimeout(res, POLL_MS))
+    expect((await video()).status).toBe('running')
+    const r = await post({ person_image_url: shared('person_02.jpg'), garment_image_url: shared('garment_upper_01.jpg') })
+    const answeredAt = Date.now()
+    expect(r.status, JSON.stringify(r.body)).toBe(200)
+    expect(r.body.result_url).toMatch(/\/results\/try-on\/[0-9a-f-]{36}\.jpg\?expires=\d+&sig=/)
+    let s = await video()
+    while (s.status !== 'completed' && s.status !== 'failed' && Date.now() < deadline + JOB_TIMEOUT_MS) {
+      await new Promise((res) => setTimeout(res, POLL_MS))
+      s = await video()
+    }
+    expect(s.status).toBe('completed')
+    // The video finished after the try-on was answered: the try-on ran beside it, not after it.
+    expect(Date.parse(s.updated_at)).toBeGreaterThan(answeredAt)
+  }, 3 * JOB_TIMEOUT_MS)
 
   it('wait_for_result "false": 202 {job_id}, then pending/running → completed with a result_url', async () => {
     const r = await post({ person_image_url: shared('person_03.jpg'), garment_image_url: shared('garment_full_01.jpg'), wait_for_result: 'false' })

@@ -35,4 +35,21 @@ describe('InProcessQueue', () => {
     expect(await next).toMatchObject({ data: job(3) })
     expect(Date.now() - t0).toBeLessThan(500)
   })
+  it('lanes: next(kind) takes only that kind, so a try-on is taken while videos wait, and wakes only its own waiter', async () => {
+    const q = new InProcessQueue()
+    const tryOn: JobEnvelope = {
+      id: '00000000-0000-4000-8000-000000000009', kind: 'try-on', createdAt: '',
+      params: { person_image_url: 'http://e.com/p', garment_image_url: 'http://e.com/g', garment_mode: 'auto', preprocess_garment: true, remove_background: false } as Extract<JobEnvelope, { kind: 'try-on' }>['params'],
+    }
+    await q.publish(job(1))
+    await q.publish(job(2))
+    const videoLane = q.next('remove-background')
+    expect(await videoLane).toMatchObject({ data: job(1) })
+    const tryOnLane = q.next('try-on')
+    setTimeout(() => void q.publish(tryOn), 20)
+    expect(await tryOnLane).toMatchObject({ data: tryOn })
+    expect(await q.next('try-on')).toBeNull()
+    expect(await q.next('remove-background')).toMatchObject({ data: job(2) })
+    await q.close()
+  })
 })

@@ -68,7 +68,7 @@ const Env = z
     TAILOR_WORK_DIR: z.string().min(1).default(join(tmpdir(), 'tailor-work')),
     ACK_WAIT_MS: z.coerce.number().int().min(1000).default(60_000),
     MAX_DELIVER: z.coerce.number().int().min(1).default(3),
-    /** Jobs run at once (one model session each). */
+    /** Jobs of each kind run at once (each kind of JOB_KINDS pulls from its own lane: a try-on never waits behind a video). */
     CONCURRENCY: z.coerce.number().int().min(1).max(16).default(1),
     FETCH_MAX_BYTES: z.coerce.number().int().positive().default(100 * 1024 * 1024),
     FETCH_CONNECT_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),

@@ -178,6 +178,7 @@ export async function start(
     events: ports.events,
     logger,
     concurrency: config.CONCURRENCY,
+    kinds,
     ackWaitMs: config.ACK_WAIT_MS,
     maxDeliver: config.MAX_DELIVER,
     finalEventTimeoutMs: config.FINAL_EVENT_TIMEOUT_MS,

@@ -11,7 +11,13 @@ export interface ConsumeOptions {
     ctx: { signal: AbortSignal; onProgress: (framesDone: number, framesTotal: number) => void },
   ) => Promise<JobOutcome & { frames?: number }>
   logger: Logger
+  /** Jobs run at once: per kind when `kinds` is given (each kind pulls from its own lane), else in all. */
   concurrency: number
+  /**
+   * The kinds this worker runs, each in its own lane with `concurrency` loops: a try-on never
+   * waits behind a video (and the other way round). Absent: `concurrency` loops take any kind.
+   */
+  kinds?: readonly JobKind[]
   ackWaitMs: number
   maxDeliver: number
   finalEventTimeoutMs: number
@@ -167,13 +173,15 @@ export function consumeJobs(o: ConsumeOptions): Consumer {
   }
 
   const loops: Promise<void>[] = []
-  for (let i = 0; i < o.concurrency; i++) {
+  const lanes: (JobKind | undefined)[] = o.kinds === undefined ? [undefined] : [...o.kinds]
+  const slots = lanes.flatMap((lane) => Array.from({ length: o.concurrency }, () => lane))
+  for (const lane of slots) {
     loops.push(
       (async () => {
         while (!stopping) {
           let d: JobDelivery | null
           try {
-            d = await o.source.next()
+            d = await o.source.next(lane)
           } catch (err) {
             if (stopping) return
             o.logger.warn({ err }, 'pulling a job failed; retrying')

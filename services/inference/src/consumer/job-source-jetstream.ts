@@ -100,13 +100,19 @@ export async function openJetStreamJobSource(nc: NatsConnection, o: JobLanesOpti
   await ensureJobLanes(await jetstreamManager(nc), o)
   const js = jetstream(nc)
   const lanes: Consumer[] = []
-  for (const kind of o.kinds) lanes.push(await js.consumers.get(STREAM, durableFor(kind)))
+  const byKind = new Map<JobKind, Consumer>()
+  for (const kind of o.kinds) {
+    const c = await js.consumers.get(STREAM, durableFor(kind))
+    lanes.push(c)
+    byKind.set(kind, c)
+  }
   const expires = lanes.length === 1 ? PULL_EXPIRES_MS : PULL_EXPIRES_PER_LANE_MS
   let turn = 0
   return {
-    async next() {
-      const lane = lanes[turn++ % lanes.length]!
-      const m = await lane.next({ expires })
+    async next(kind) {
+      const own = kind === undefined ? undefined : byKind.get(kind)
+      if (kind !== undefined && own === undefined) throw new Error(`this worker does not pull ${kind} jobs (JOB_KINDS)`)
+      const m = own !== undefined ? await own.next({ expires: PULL_EXPIRES_MS }) : await lanes[turn++ % lanes.length]!.next({ expires })
       return m === null ? null : delivery(m)
     },
     async close() {},
