@@ -47,6 +47,7 @@ export const GRPC_STATUS = {
   input_fetch_failed: status.INVALID_ARGUMENT,
   no_person_detected: status.INVALID_ARGUMENT,
   no_garment_detected: status.INVALID_ARGUMENT,
+  unsupported_pose: status.INVALID_ARGUMENT,
 } as const satisfies Record<ErrorCode, status>
 
 export const ERROR_DOMAIN = 'tailor'

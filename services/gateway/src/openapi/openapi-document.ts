@@ -97,7 +97,7 @@ const BODY_ERRORS: ErrorCode[] = ['invalid_request_body', 'missing_parameter', '
 /** Codes a finished try-on job can carry (a synchronous try-on answers them as its own error). */
 const TRY_ON_JOB_ERRORS: ErrorCode[] = [
   'input_fetch_failed', 'file_size_too_large', 'malformed_image', 'unsupported_image_format', 'resolution_too_high',
-  'resolution_too_low', 'no_person_detected', 'no_garment_detected', 'job_cancelled', 'request_timeout', 'worker_crashed',
+  'resolution_too_low', 'no_person_detected', 'no_garment_detected', 'unsupported_pose', 'job_cancelled', 'request_timeout', 'worker_crashed',
 ]
 
 const jobIdParam: Json = {

@@ -52,7 +52,7 @@ export interface TryOnEngineResult {
 export interface TryOnEngine {
   readonly provider: 'cuda' | 'cpu'
   /**
-   * Throws AppError `no_person_detected` / `no_garment_detected` for inputs it cannot use; other
+   * Throws AppError `no_person_detected` / `no_garment_detected` / `unsupported_pose` for inputs it cannot use; other
    * throws are bugs or environment failures.
    */
   tryOn(person: TryOnImage, garment: TryOnImage, o: TryOnEngineOptions): Promise<TryOnEngineResult>
@@ -82,7 +82,7 @@ export interface TryOnResult {
 /** Codes this use case throws for inputs it cannot use (each documented in the API README). */
 export const TRY_ON_INPUT_ERRORS: readonly ErrorCode[] = [
   'malformed_image', 'unsupported_image_format', 'resolution_too_high', 'resolution_too_low',
-  'file_size_too_large', 'no_person_detected', 'no_garment_detected',
+  'file_size_too_large', 'no_person_detected', 'no_garment_detected', 'unsupported_pose',
 ]
 
 /** The garment photo is analysed at most this large (longer side); the person photo never is. */

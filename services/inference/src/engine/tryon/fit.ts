@@ -20,6 +20,7 @@
  *   the garment's proportions, and each leg follows hip → knee → ankle for the scaled leg length,
  *   with its scaled widths.
  */
+import { AppError } from '@tailor/proto'
 import { LM } from './pose.ts'
 import type { GarmentCategory, GarmentLandmarks, SleeveLandmarks, TopLandmarks, BottomLandmarks } from './garment-shape.ts'
 import type { PersonAnalysis } from './person.ts'
@@ -86,7 +87,19 @@ function imageSides(a: Point, b: Point): [Point, Point] {
   return a.x <= b.x ? [a, b] : [b, a]
 }
 
+/**
+ * The pose findings that stop this category (pose-check.ts): every garment needs an upright torso
+ * facing the camera, tops and dresses a torso not hidden by the forearms, bottoms and dresses
+ * standing legs. Throws AppError `unsupported_pose` with the finding's sentence.
+ */
+export function assertDressable(category: GarmentCategory, person: PersonAnalysis): void {
+  const { body, arms, legs } = person.pose
+  const why = body ?? (category !== 'lower' ? arms : null) ?? (category !== 'upper' ? legs : null)
+  if (why !== null) throw new AppError('unsupported_pose', why)
+}
+
 export function fitParts(category: GarmentCategory, lm: GarmentLandmarks, garmentMask: Plane, person: PersonAnalysis): WarpPart[] {
+  assertDressable(category, person)
   if (lm.kind === 'top') return fitTop(category, lm, garmentMask, person)
   return fitBottom(lm, garmentMask, person)
 }

@@ -7,16 +7,35 @@
  * garment's torso); the shoulder width that sets every other scale. Throws `no_person_detected`
  * when no usable person is found (no pose, or shoulders not in the frame).
  *
- * How: BlazePose landmarks in two passes (blazepose-full on the whole photo letterboxed — its
- * presence flag is the person test — then blazepose-heavy on the ROI that the first pass's
- * alignment points give, the MediaPipe tracking rule) and MediaPipe selfie segmentation for the
- * mask (the whole photo squashed to 256², upsampled bilinear).
+ * How: MediaPipe selfie segmentation for the mask (the whole photo squashed to 256², upsampled
+ * bilinear); the BlazePose detector on the whole photo letterboxed gives the person's ROI (hip
+ * centre and body radius, MediaPipe's rule); when it finds nobody (it keys on the face, so a face cut
+ * off by the frame can defeat it) the ROI comes from the segmentation mask instead. Landmarks in two
+ * passes: blazepose-full on that ROI (its presence flag is the person test), then blazepose-heavy
+ * on the ROI that the first pass's alignment points give (the MediaPipe tracking rule). The ROI must
+ * hold the whole body, the part outside the photo included (zero border): on a half-body or torso
+ * photo a ROI cut to the photo makes the model squeeze the body into it (hips drawn at the chest).
  */
 import { AppError } from '@tailor/proto'
 import type { ModelSession } from '../session.ts'
-import { cropFromPose, cropToTensor, decodeLandmarks, LM, POSE_INPUT, wholeImageCrop, type Landmark } from './pose.ts'
+import { checkPose, type PoseCheck } from './pose-check.ts'
+import {
+  cropFromDetection,
+  cropFromPose,
+  cropToTensor,
+  decodeDetection,
+  decodeLandmarks,
+  DETECTOR_INPUT,
+  DETECTOR_RANGE,
+  LM,
+  POSE_INPUT,
+  wholeImageCrop,
+  type Crop,
+  type Landmark,
+} from './pose.ts'
 import {
   clamp,
+  components,
   dist,
   drawCapsule,
   drawEllipse,
@@ -43,39 +62,85 @@ export interface PersonAnalysis {
   arms: Plane
   /** Distance between the shoulder joints, px. */
   shoulderWidth: number
-  /** Presence flag of the first pass. */
+  /** Presence flag of the first landmark pass. */
   presence: number
+  /** Where the first landmark ROI came from: the person detector, or the segmentation mask when it found nobody. */
+  roiSource: RoiSource
+  /** The detector's probability for its best anchor. */
+  detectionScore: number
+  /** Pose measures and what they rule out (pose-check.ts); fit.ts refuses per garment category. */
+  pose: PoseCheck
 }
 
 export interface PersonModels {
-  /** blazepose-full: the whole-photo pass and the person test. */
+  /** blazepose-detector: finds the person (it keys on the face and shoulders) and gives the first ROI. */
+  detector: ModelSession
+  /** blazepose-full: the first landmark pass on that ROI, and the person test. */
   poseFull: ModelSession
-  /** blazepose-heavy: the refined pass on the person ROI. */
+  /** blazepose-heavy: the refined pass on the ROI that the first pass's alignment points give. */
   poseHeavy: ModelSession
   selfie: ModelSession
 }
 
 export const MIN_PRESENCE = 0.5
 export const MIN_SHOULDER_SCORE = 0.5
+/** Below this detection probability the ROI comes from the segmentation mask instead. */
+export const MIN_DETECTION = 0.5
+/** The mask must cover this share of the photo for the mask ROI to be tried. */
+const MIN_MASK_SHARE = 0.02
 const SELFIE_INPUT = 256
 const POSE_OUTPUTS = ['ld_3d', 'output_poseflag'] as const
 
-export async function analyzePerson(img: Rgb, models: PersonModels, timings?: Record<string, number>): Promise<PersonAnalysis> {
+/** How the landmark model's first ROI was found (for tests and the contact sheets). */
+export type RoiSource = 'detector' | 'mask'
+
+export interface AnalyzeOptions {
+  /** 'mask' skips the detector and takes the ROI from the segmentation mask (the fallback path, for tests). */
+  roi?: 'auto' | 'mask'
+}
+
+export async function analyzePerson(img: Rgb, models: PersonModels, timings?: Record<string, number>, o: AnalyzeOptions = {}): Promise<PersonAnalysis> {
   const { width: w, height: h } = img
-  const input = new Float32Array(POSE_INPUT * POSE_INPUT * 3)
   let t = performance.now()
-  const crop1 = wholeImageCrop(w, h)
-  cropToTensor(img, crop1, input)
-  const r1 = await models.poseFull.run({ input_1: { data: input, dims: [1, POSE_INPUT, POSE_INPUT, 3] } }, POSE_OUTPUTS)
-  const presence = r1.output_poseflag!.data[0]!
-  const first = decodeLandmarks(r1.ld_3d!.data, crop1)
-  if (presence < MIN_PRESENCE) {
-    throw new AppError('no_person_detected', 'No person was found in the person image.')
+  const sel = new Float32Array(SELFIE_INPUT * SELFIE_INPUT * 3)
+  squashToTensor(img, SELFIE_INPUT, sel)
+  const rs = await models.selfie.run({ input_1: { data: sel, dims: [1, SELFIE_INPUT, SELFIE_INPUT, 3] } }, ['activation_10'])
+  const mask = resizePlane({ width: SELFIE_INPUT, height: SELFIE_INPUT, data: rs.activation_10!.data }, w, h)
+  if (timings) timings.segmentation = performance.now() - t
+
+  t = performance.now()
+  const det = new Float32Array(DETECTOR_INPUT * DETECTOR_INPUT * 3)
+  const whole = wholeImageCrop(w, h)
+  cropToTensor(img, whole, det, DETECTOR_INPUT, DETECTOR_RANGE)
+  const rd = await models.detector.run({ input: { data: det, dims: [1, DETECTOR_INPUT, DETECTOR_INPUT, 3] } }, ['person'])
+  const detection = decodeDetection(rd.person!.data, whole)
+  let roiSource: RoiSource = 'detector'
+  let crop = cropFromDetection(detection)
+  let passes = 1
+  if (o.roi === 'mask' || detection.score < MIN_DETECTION || !(crop.size > 0.1 * Math.max(w, h))) {
+    // The detector keys on the face: with the face cut off by the frame it may find nothing. The
+    // person is then where the segmentation mask is; the landmark model is run on that region and
+    // its own alignment points refine the ROI (once more than usual, as the first guess is rough).
+    const fromMask = cropFromMask(mask)
+    if (fromMask === null) throw new AppError('no_person_detected', 'No person was found in the person image.')
+    crop = fromMask
+    roiSource = 'mask'
+    passes = 2
   }
-  const crop2 = cropFromPose(first)
-  cropToTensor(img, crop2, input)
+  const input = new Float32Array(POSE_INPUT * POSE_INPUT * 3)
+  let presence = 0
+  for (let i = 0; i < passes; i++) {
+    cropToTensor(img, crop, input)
+    const r1 = await models.poseFull.run({ input_1: { data: input, dims: [1, POSE_INPUT, POSE_INPUT, 3] } }, POSE_OUTPUTS)
+    presence = r1.output_poseflag!.data[0]!
+    if (presence < MIN_PRESENCE) {
+      throw new AppError('no_person_detected', 'No person was found in the person image.')
+    }
+    crop = cropFromPose(decodeLandmarks(r1.ld_3d!.data, crop))
+  }
+  cropToTensor(img, crop, input)
   const r2 = await models.poseHeavy.run({ input_1: { data: input, dims: [1, POSE_INPUT, POSE_INPUT, 3] } }, POSE_OUTPUTS)
-  const points = decodeLandmarks(r2.ld_3d!.data, crop2)
+  const points = decodeLandmarks(r2.ld_3d!.data, crop)
   if (timings) timings.pose = performance.now() - t
   const sl = points[LM.leftShoulder]!
   const sr = points[LM.rightShoulder]!
@@ -89,16 +154,41 @@ export async function analyzePerson(img: Rgb, models: PersonModels, timings?: Re
   }
 
   t = performance.now()
-  const sel = new Float32Array(SELFIE_INPUT * SELFIE_INPUT * 3)
-  squashToTensor(img, SELFIE_INPUT, sel)
-  const rs = await models.selfie.run({ input_1: { data: sel, dims: [1, SELFIE_INPUT, SELFIE_INPUT, 3] } }, ['activation_10'])
-  const mask = resizePlane({ width: SELFIE_INPUT, height: SELFIE_INPUT, data: rs.activation_10!.data }, w, h)
-  if (timings) timings.segmentation = performance.now() - t
-
-  t = performance.now()
   const regions = bodyRegions(points, mask, shoulderWidth)
   if (timings) timings.regions = performance.now() - t
-  return { width: w, height: h, points, mask, shoulderWidth, presence, ...regions }
+  const pose = checkPose(points, w, h)
+  return { width: w, height: h, points, mask, shoulderWidth, presence, roiSource, detectionScore: detection.score, pose, ...regions }
+}
+
+/**
+ * A first landmark ROI from the segmentation mask (its largest blob): centred on the blob's box.
+ * Where the blob reaches the top or bottom edge the body goes on outside the photo (a face cut off
+ * at the mouth, legs cut at the thighs), so the square is twice the visible height — room for the
+ * part the frame cut; otherwise the MediaPipe margin (1.25 ×) around the visible body.
+ */
+export function cropFromMask(mask: Plane): Crop | null {
+  const { width: w, height: h } = mask
+  const { labels, sizes } = components(mask)
+  let best = 0
+  for (let i = 1; i < sizes.length; i++) if (best === 0 || sizes[i]! > sizes[best]!) best = i
+  if (best === 0 || sizes[best]! < MIN_MASK_SHARE * w * h) return null
+  let x0 = w
+  let y0 = h
+  let x1 = -1
+  let y1 = -1
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      if (labels[y * w + x] !== best) continue
+      if (x < x0) x0 = x
+      if (x > x1) x1 = x
+      if (y < y0) y0 = y
+      if (y > y1) y1 = y
+    }
+  }
+  const bw = x1 - x0 + 1
+  const bh = y1 - y0 + 1
+  const cut = y0 <= 1 || y1 >= h - 2
+  return { cx: (x0 + x1 + 1) / 2, cy: (y0 + y1 + 1) / 2, size: Math.max(bw, bh) * (cut ? 2 : 1.25) }
 }
 
 /** Whole image resized (aspect not kept) to size², RGB 0..1 — human's selfie pre-processing. */

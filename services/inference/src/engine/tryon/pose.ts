@@ -54,9 +54,13 @@ export function cropFromPose(points: readonly Point[]): Crop {
   return { cx: c.x, cy: c.y, size: 2 * half * 1.25 }
 }
 
-/** Fills `out` (256·256·3, RGB 0..1) with the crop, bilinear, zero outside the image. */
-export function cropToTensor(img: Rgb, crop: Crop, out: Float32Array): void {
-  const S = POSE_INPUT
+/**
+ * Fills `out` (S·S·3 RGB, 0..1 by default, `range` otherwise) with the crop, bilinear, zero (the
+ * range's low end) outside the image.
+ */
+export function cropToTensor(img: Rgb, crop: Crop, out: Float32Array, S = POSE_INPUT, range: readonly [number, number] = [0, 1]): void {
+  const [lo, hi] = range
+  const k = (hi - lo) / 255
   const scale = crop.size / S
   const x0 = crop.cx - crop.size / 2
   const y0 = crop.cy - crop.size / 2
@@ -67,9 +71,9 @@ export function cropToTensor(img: Rgb, crop: Crop, out: Float32Array): void {
       const sx = x0 + (u + 0.5) * scale - 0.5
       const o = (v * S + u) * 3
       if (sx < -0.5 || sy < -0.5 || sx > w - 0.5 || sy > h - 0.5) {
-        out[o] = 0
-        out[o + 1] = 0
-        out[o + 2] = 0
+        out[o] = lo
+        out[o + 1] = lo
+        out[o + 2] = lo
         continue
       }
       const fx = clamp(sx, 0, w - 1)
@@ -87,13 +91,61 @@ export function cropToTensor(img: Rgb, crop: Crop, out: Float32Array): void {
       for (let c = 0; c < 3; c++) {
         const top = data[i00 + c]! * (1 - ax) + data[i01 + c]! * ax
         const bot = data[i10 + c]! * (1 - ax) + data[i11 + c]! * ax
-        out[o + c] = (top * (1 - ay) + bot * ay) / 255
+        out[o + c] = (top * (1 - ay) + bot * ay) * k + lo
       }
     }
   }
 }
 
 const sigmoid = (x: number): number => 1 / (1 + Math.exp(-x))
+
+/** blazepose-detector input side; its input is the whole photo letterboxed, RGB −1..1. */
+export const DETECTOR_INPUT = 224
+export const DETECTOR_RANGE = [-1, 1] as const
+/**
+ * Anchor centres of the detector (MediaPipe's SSD anchors for pose_detection: strides 8, 16, 32,
+ * 32, 32 on a 224² input, fixed anchor size; layers of the same stride share a grid, so 28² × 2,
+ * 14² × 2 and 7² × 6 anchors = 2254), in the order of the `person` output.
+ */
+const DETECTOR_ANCHORS: readonly Point[] = (() => {
+  const out: Point[] = []
+  for (const [fm, n] of [[28, 2], [14, 2], [7, 6]] as const) {
+    for (let y = 0; y < fm; y++) for (let x = 0; x < fm; x++) for (let k = 0; k < n; k++) out.push({ x: (x + 0.5) / fm, y: (y + 0.5) / fm })
+  }
+  return out
+})()
+
+export interface Detection {
+  /** Detection probability of the best anchor. */
+  score: number
+  /** Hip centre and a point on the circle that encloses the whole body (MediaPipe keypoints 0, 1), image pixels. */
+  hipCenter: Point
+  bodyScale: Point
+}
+
+/**
+ * The best anchor of the detector's `person` output ([2254 × 13]: score logit, box cx, cy, w, h,
+ * then 4 keypoints x, y — offsets in input pixels from the anchor centre), decoded into image
+ * pixels of the `crop` the input was made from. One person is dressed, so no suppression is needed.
+ */
+export function decodeDetection(raw: Float32Array, crop: Crop): Detection {
+  let best = 0
+  for (let i = 1; i < DETECTOR_ANCHORS.length; i++) if (raw[i * 13]! > raw[best * 13]!) best = i
+  const a = DETECTOR_ANCHORS[best]!
+  const x0 = crop.cx - crop.size / 2
+  const y0 = crop.cy - crop.size / 2
+  const kp = (k: number): Point => ({
+    x: x0 + (raw[best * 13 + 5 + 2 * k]! / DETECTOR_INPUT + a.x) * crop.size,
+    y: y0 + (raw[best * 13 + 6 + 2 * k]! / DETECTOR_INPUT + a.y) * crop.size,
+  })
+  return { score: sigmoid(raw[best * 13]!), hipCenter: kp(0), bodyScale: kp(1) }
+}
+
+/** MediaPipe's landmark ROI from a detection: centred on the hip centre, 2 × 1.25 × the body radius. */
+export function cropFromDetection(d: Detection): Crop {
+  const half = Math.hypot(d.bodyScale.x - d.hipCenter.x, d.bodyScale.y - d.hipCenter.y)
+  return { cx: d.hipCenter.x, cy: d.hipCenter.y, size: 2 * half * 1.25 }
+}
 
 /** Decodes `ld_3d` (crop pixels) into image pixels. */
 export function decodeLandmarks(ld: Float32Array, crop: Crop): Landmark[] {

@@ -15,7 +15,8 @@ import type { WarpedPart } from './warp.ts'
 
 /**
  * Stage 1. In: the person photo (upright RGB). Out: landmarks, soft person mask, head / hands / arms
- * regions, shoulder width (person.ts). Throws AppError `no_person_detected`.
+ * regions, shoulder width, pose findings (person.ts, pose-check.ts). Throws AppError
+ * `no_person_detected`.
  */
 export interface PersonAnalyzer {
   analyze(img: Rgb, timings?: Record<string, number>): Promise<PersonAnalysis>
@@ -45,7 +46,8 @@ export interface GarmentExtractor {
 /**
  * Stage 3. In: the garment photo and its analysis, the person analysis. Out: the garment parts
  * (with their correspondences, fit.ts) and each part warped onto the person photo as premultiplied
- * RGBA over its box (warp.ts, the ONNX warp graph).
+ * RGBA over its box (warp.ts, the ONNX warp graph). Throws AppError `unsupported_pose` when the pose
+ * findings rule out the garment's category (fit.ts `assertDressable`).
  */
 export interface GarmentWarper {
   warp(garment: Rgb, g: GarmentAnalysis, person: PersonAnalysis, timings?: Record<string, number>): Promise<{ parts: WarpPart[]; warped: WarpedPart[] }>

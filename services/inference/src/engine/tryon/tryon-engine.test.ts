@@ -153,7 +153,10 @@ describe('every person × every garment', () => {
     const P = a.points
     if (r.category === 'upper' || r.category === 'full') {
       // Torso: the quadrilateral shoulders → hips.
-      fillPolygon(region, [P[LM.leftShoulder]!, P[LM.rightShoulder]!, P[LM.rightHip]!, P[LM.leftHip]!])
+      // Shoulders down to the waist (3/4 of the way to the hip joints): the photo's tee is tucked in
+      // there, so below it the photo shows the jeans whatever garment is tried on.
+      const waist = (s: number, h: number) => ({ x: P[s]!.x + 0.75 * (P[h]!.x - P[s]!.x), y: P[s]!.y + 0.75 * (P[h]!.y - P[s]!.y) })
+      fillPolygon(region, [P[LM.leftShoulder]!, P[LM.rightShoulder]!, waist(LM.rightShoulder, LM.rightHip), waist(LM.leftShoulder, LM.leftHip)])
     } else {
       // Upper legs: hip → 40 % of the way to the knee, radius a quarter of the hip distance.
       const hw = Math.hypot(P[LM.leftHip]!.x - P[LM.rightHip]!.x, P[LM.leftHip]!.y - P[LM.rightHip]!.y)
@@ -193,7 +196,10 @@ describe('person_01 × garment_upper_01 against the real photo of her wearing it
       const r = await engine.tryOnDetailed(person, garment, opts)
       const P = r.details.person.points
       const region = plane(person.width, person.height)
-      fillPolygon(region, [P[LM.leftShoulder]!, P[LM.rightShoulder]!, P[LM.rightHip]!, P[LM.leftHip]!])
+      // Shoulders down to the waist (3/4 of the way to the hip joints): the photo's tee is tucked in
+      // there, so below it the photo shows the jeans whatever garment is tried on.
+      const waist = (s: number, h: number) => ({ x: P[s]!.x + 0.75 * (P[h]!.x - P[s]!.x), y: P[s]!.y + 0.75 * (P[h]!.y - P[s]!.y) })
+      fillPolygon(region, [P[LM.leftShoulder]!, P[LM.rightShoulder]!, waist(LM.rightShoulder, LM.rightHip), waist(LM.leftShoulder, LM.leftHip)])
       let sum = 0
       let n = 0
       // Mean absolute RGB difference over the torso (person mask, off the arms and hands), and the

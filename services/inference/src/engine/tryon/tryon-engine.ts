@@ -1,5 +1,5 @@
 /**
- * The try-on engine adapter: opens the networks (BlazePose full + heavy, selfie segmentation, the
+ * The try-on engine adapter: opens the networks (BlazePose detector, full + heavy, selfie segmentation, the
  * garment-warping graph) through the session layer and runs the four stages behind the
  * `TryOnEngine` port that jobs/try-on.ts declares:
  *
@@ -26,7 +26,7 @@ import type { Plane, Rgb } from './raster.ts'
 import type { GarmentAnalysis, TryOnStages } from './stages.ts'
 import { warpParts } from './warp.ts'
 
-export const TRYON_MODELS = { poseFull: 'blazepose-full', poseHeavy: 'blazepose-heavy', selfie: 'selfie', warp: 'tryon-warp' } as const
+export const TRYON_MODELS = { detector: 'blazepose-detector', poseFull: 'blazepose-full', poseHeavy: 'blazepose-heavy', selfie: 'selfie', warp: 'tryon-warp' } as const
 /** A garment must cover at least this fraction of its photo. */
 export const MIN_GARMENT_AREA = 0.02
 
@@ -72,11 +72,12 @@ export async function openTryOnEngine(o: OpenTryOnEngineOptions): Promise<TryOnE
     return s
   }
   try {
+    const detector = await open(await loadModelSpec(o.modelsDir, TRYON_MODELS.detector))
     const poseFull = await open(await loadModelSpec(o.modelsDir, TRYON_MODELS.poseFull))
     const poseHeavy = await open(await loadModelSpec(o.modelsDir, TRYON_MODELS.poseHeavy))
     const selfie = await open(await loadModelSpec(o.modelsDir, TRYON_MODELS.selfie))
     const warp = await open(await loadModelSpec(o.modelsDir, TRYON_MODELS.warp))
-    const models = { poseFull, poseHeavy, selfie }
+    const models = { detector, poseFull, poseHeavy, selfie }
     const stages: TryOnStages = { ...builtInStages(models, warp), ...o.stages }
 
     const run = async (person: TryOnImage, garment: TryOnImage, opt: TryOnEngineOptions) => {
@@ -128,8 +129,9 @@ export async function openTryOnEngine(o: OpenTryOnEngineOptions): Promise<TryOnE
   }
 }
 
-async function warmUp(models: { poseFull: ModelSession; poseHeavy: ModelSession; selfie: ModelSession }, warp: ModelSession): Promise<void> {
+async function warmUp(models: PersonModels, warp: ModelSession): Promise<void> {
   const img = new Float32Array(256 * 256 * 3).fill(0.5)
+  await models.detector.run({ input: { data: new Float32Array(224 * 224 * 3), dims: [1, 224, 224, 3] } }, ['person'])
   await models.poseFull.run({ input_1: { data: img, dims: [1, 256, 256, 3] } }, ['ld_3d'])
   await models.poseHeavy.run({ input_1: { data: img, dims: [1, 256, 256, 3] } }, ['ld_3d'])
   await models.selfie.run({ input_1: { data: img, dims: [1, 256, 256, 3] } }, ['activation_10'])
