@@ -9,8 +9,10 @@
  * Geometry:
  * - Tops and dresses are placed by a similarity transform of the torso frame: the garment's
  *   shoulder seams go K_SHOULDER × the shoulder-joint distance apart, centred LIFT × that distance
- *   above the joints; every other landmark keeps its position relative to the shoulders scaled by
- *   the same factor, so the garment's length on the body follows its proportions on the photo.
+ *   above the joints; every other landmark keeps its position relative to the shoulders, scaled
+ *   across by that factor and down the body by it × the person's torso length / TORSO_RATIO × the
+ *   shoulder width (clamped 0.8–1.4), so the garment's length follows its proportions on the photo
+ *   and the person's torso (a three-quarter turn narrows the shoulders, not the torso).
  *   Waist and hem widths are widened to the person's torso silhouette where the garment would be
  *   narrower than the body (clothes stretch). Each sleeve is turned to the upper arm: its root stays
  *   on the shoulder–armpit seam and its cuff goes along shoulder → elbow (→ wrist when the sleeve
@@ -44,6 +46,11 @@ export const K_SHOULDER = 1.05
 export const LIFT = 0.22
 /** Waistband of a bottom above the hip joints, × the hip-joint distance. */
 export const WAIST_RISE = 0.2
+/**
+ * Shoulder-to-hip-joint length / shoulder-joint distance of the body a garment's proportions are
+ * taken to be made for: standing adults facing the camera measure 1.5–1.8 (BlazePose joints).
+ */
+export const TORSO_RATIO = 1.65
 /** Height of the garment's back collar above the shoulder seams, × the joint distance. */
 export const NECK_RISE = 0.15
 
@@ -115,6 +122,12 @@ function fitTop(category: GarmentCategory, g: TopLandmarks, gm: Plane, p: Person
   const us = norm(sub(psR, psL))
   const gsw = dist(g.shoulderL, g.shoulderR)
   const s = (sw * K_SHOULDER) / gsw
+  // Lengths down the body follow the torso, widths the shoulders: a garment's proportions are those
+  // of an average torso (shoulder-to-hip length TORSO_RATIO × the shoulder-joint distance). A
+  // shorter torso (or shoulders that look wider) shortens the garment, a three-quarter turn (the
+  // shoulders look narrower, the torso does not) keeps its length.
+  const torsoRatio = dist(mid(psL, psR), mid(phL, phR)) / (sw || 1)
+  const sv = s * clamp(torsoRatio / TORSO_RATIO, 0.8, 1.4)
   // Shoulder seams: on the (possibly tilted) shoulder line, outside the joints, a little above.
   const tShoulderL = sub(sub(psL, mul(us, ((K_SHOULDER - 1) / 2) * sw)), mul(d, LIFT * sw))
   const tShoulderR = sub(add(psR, mul(us, ((K_SHOULDER - 1) / 2) * sw)), mul(d, LIFT * sw))
@@ -122,10 +135,10 @@ function fitTop(category: GarmentCategory, g: TopLandmarks, gm: Plane, p: Person
   const mg = mid(g.shoulderL, g.shoulderR)
   const map = (q: Point): Point => {
     const r = sub(q, mg)
-    return add(mp, add(mul(u, r.x * s), mul(d, r.y * s)))
+    return add(mp, add(mul(u, r.x * s), mul(d, r.y * sv)))
   }
   /** Relative to a shoulder seam (armpits, sleeve roots follow their own shoulder). */
-  const fromShoulder = (q: Point, gS: Point, tS: Point): Point => add(tS, add(mul(u, (q.x - gS.x) * s), mul(d, (q.y - gS.y) * s)))
+  const fromShoulder = (q: Point, gS: Point, tS: Point): Point => add(tS, add(mul(u, (q.x - gS.x) * s), mul(d, (q.y - gS.y) * sv)))
   /** Garment row (L, R) → person points, widened to the torso silhouette at that height. */
   const widened = (l: Point, r: Point, maxGrow: number): [Point, Point] => {
     const c = map(mid(l, r))
