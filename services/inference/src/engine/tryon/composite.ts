@@ -19,17 +19,33 @@
  * broad brightness (a quarter of the shoulder width), clamped to [0.75, 1.15] and applied at SHADING_STRENGTH: folds and shadows of the clothes the person wears
  * darken the new garment where they darkened the old one.
  *
- * Where the new garment is smaller than the one worn (shorter sleeves, a shorter hem, a slimmer
- * cut), the old garment shows there: the engine does not invent skin or background it cannot see.
+ * The old garment is taken off first (clothing.ts finds it, undress.ts repaints it with skin shaded
+ * from the photo's light where the body is and with background where it is not), so where the new
+ * garment is smaller than the one worn (shorter sleeves, a shorter hem, a slimmer cut, a sleeveless
+ * top, a dress over trousers) the body shows, not the old garment. A top replaces the old top, a
+ * bottom the old bottom, a dress both.
+ *
+ * Hair that falls in front of the shoulders or chest (clothing.ts `hairFront`) is drawn in front of
+ * a new top or dress, like the face.
+ *
+ * Tucked or untucked, for a new bottom under the old top: the old top is untucked when its hem on
+ * the body axis (clothing.ts `topHemY`) lies lower than the new garment's waistband on that axis by
+ * more than UNTUCK_MARGIN × the shoulder width; then the old top is drawn in front of the new
+ * bottom (the top hangs over it). Otherwise (a top tucked in, or one ending above the new
+ * waistband) the new bottom is drawn in front up to its own waistband.
  */
+import { segmentClothing, type Clothing } from './clothing.ts'
 import { LM } from './pose.ts'
 import type { PersonAnalysis } from './person.ts'
-import { boxBlur, dilate, resizePlane, threshold, type Plane, type Rgb } from './raster.ts'
+import { boxBlur, dilate, mid, resizePlane, threshold, type Plane, type Rgb } from './raster.ts'
+import { takeOff } from './undress.ts'
 import type { WarpedPart } from './warp.ts'
 
 export const SHADING_STRENGTH = 0.35
 export const ENVELOPE_DILATE = 0.06
 export const ENVELOPE_DILATE_SHOULDERS = 0.015
+/** The old top counts as untucked when its hem is this much (× shoulder width) below the new waistband. */
+export const UNTUCK_MARGIN = 0.05
 
 export interface Composite {
   rgb: Uint8Array
@@ -37,6 +53,16 @@ export interface Composite {
   garment: Plane
   /** The clipping envelope used (dilated person mask, 0..1). */
   envelope: Plane
+  // The fields below are the built-in compositor's (a replacement stage may leave them out).
+  /** What the person wore (clothing.ts). */
+  clothing?: Clothing
+  /** Where the old garment was repainted before the new one was drawn (0..1), and where with background. */
+  removed?: Plane
+  background?: Plane
+  /** For a new bottom: whether the old top was judged tucked (null: no bottom, or no top found). */
+  tucked?: boolean | null
+  /** The old top drawn in front of a new bottom (untucked), or null. */
+  inFront?: Plane | null
 }
 
 export function compositeGarment(
@@ -50,7 +76,13 @@ export function compositeGarment(
   const sw = a.shoulderWidth
   const coverage = new Float32Array(N)
   const envelopeFull = new Float32Array(N)
-  const rgb = person.data.slice()
+  const clothing = segmentClothing(person, a)
+  const undressed = takeOff(person, a, clothing, { upper: o.category !== 'lower', lower: o.category !== 'upper' })
+  // Everything below draws over the photo with the old garment taken off.
+  const photo = undressed.rgb
+  const rgb = photo.slice()
+  let tucked: boolean | null = null
+  let inFront: Plane | null = null
   // All work happens in the box the parts cover (plus the envelope's reach): the rest of the photo
   // is the photo.
   const r = Math.max(1, ENVELOPE_DILATE * sw)
@@ -112,7 +144,7 @@ export function compositeGarment(
     const out = new Float32Array(cN * 3)
     for (let y = 0; y < ch; y++) {
       const src = ((by0 + y) * w + bx0) * 3
-      for (let k = 0; k < cw * 3; k++) out[y * cw * 3 + k] = person.data[src + k]!
+      for (let k = 0; k < cw * 3; k++) out[y * cw * 3 + k] = photo[src + k]!
     }
     const paint = (p: WarpedPart) => {
       const d = p.rgba
@@ -144,16 +176,30 @@ export function compositeGarment(
           if (k <= 0 || coverage[i]! <= 0) continue
           const o3 = (y * cw + x) * 3
           const p3 = i * 3
-          out[o3] = out[o3]! * (1 - k) + person.data[p3]! * k
-          out[o3 + 1] = out[o3 + 1]! * (1 - k) + person.data[p3 + 1]! * k
-          out[o3 + 2] = out[o3 + 2]! * (1 - k) + person.data[p3 + 2]! * k
+          out[o3] = out[o3]! * (1 - k) + photo[p3]! * k
+          out[o3 + 1] = out[o3 + 1]! * (1 - k) + photo[p3 + 1]! * k
+          out[o3 + 2] = out[o3 + 2]! * (1 - k) + photo[p3 + 2]! * k
           coverage[i] = coverage[i]! * (1 - k)
         }
       }
     }
     for (const p of parts) if (p.part.layer === 'body') paint(p)
+    if (o.category === 'lower' && clothing.topHemY !== null) {
+      const waistY = waistbandY(parts, a)
+      if (waistY !== null) {
+        tucked = clothing.topHemY <= waistY + UNTUCK_MARGIN * sw
+        if (!tucked) {
+          // Only the top itself, down to its hem (never a bottom of a similar colour below it).
+          inFront = { width: w, height: h, data: new Float32Array(N) }
+          const hem = Math.min(h, Math.ceil(clothing.topHemY))
+          inFront.data.set(clothing.upper.data.subarray(0, hem * w))
+          keep(inFront)
+        }
+      }
+    }
     keep(a.arms)
     for (const p of parts) if (p.part.layer === 'sleeve') paint(p)
+    if (o.category !== 'lower') keep(clothing.hairFront)
     keep(a.hands)
     keep(a.head)
     for (let y = 0; y < ch; y++) {
@@ -163,11 +209,51 @@ export function compositeGarment(
   }
   if (o.removeBackground) {
     for (let i = 0; i < N; i++) {
-      const al = Math.max(a.mask.data[i]!, coverage[i]!)
+      const al = Math.max(a.mask.data[i]! * (1 - undressed.background.data[i]!), coverage[i]!)
       for (let c = 0; c < 3; c++) rgb[i * 3 + c] = Math.round(rgb[i * 3 + c]! * al + 255 * (1 - al))
     }
   }
-  return { rgb, garment: { width: w, height: h, data: coverage }, envelope: { width: w, height: h, data: envelopeFull } }
+  return {
+    rgb,
+    garment: { width: w, height: h, data: coverage },
+    envelope: { width: w, height: h, data: envelopeFull },
+    clothing,
+    removed: undressed.removed,
+    background: undressed.background,
+    tucked,
+    inFront,
+  }
+}
+
+/**
+ * The new bottom's waistband on the body axis: the highest row where a body part of the garment
+ * covers more than half of a band a fifth of the shoulder width wide around the hip centre.
+ */
+function waistbandY(parts: readonly WarpedPart[], a: PersonAnalysis): number | null {
+  const hc = mid(a.points[LM.leftHip]!, a.points[LM.rightHip]!)
+  const half = Math.max(1, Math.round(0.1 * a.shoulderWidth))
+  let best: number | null = null
+  for (const p of parts) {
+    if (p.part.layer !== 'body') continue
+    const n = p.width * p.height
+    for (let yy = 0; yy < p.height; yy++) {
+      const y = p.y0 + yy
+      if (best !== null && y >= best) break
+      let on = 0
+      let total = 0
+      for (let x = Math.round(hc.x) - half; x <= Math.round(hc.x) + half; x++) {
+        total++
+        const xx = x - p.x0
+        if (xx < 0 || xx >= p.width) continue
+        if (p.rgba[3 * n + yy * p.width + xx]! > 0.5) on++
+      }
+      if (on > 0.5 * total) {
+        best = y
+        break
+      }
+    }
+  }
+  return best
 }
 
 /**

@@ -1,0 +1,212 @@
+/**
+ * Taking the old garment off (clothing.ts, undress.ts, composite.ts) on real photos of the tuning
+ * split (../shared/media/tryon, TRYON.md) with the real networks: the regions below were labelled
+ * by hand on each photo with a 5 % grid (fractions of width and height, [x0, y0, x1, y1]); every
+ * assertion reads pixels of the result inside them. The garment category is forced
+ * (`garmentMode`), so these tests check the compositor whatever the category detector says.
+ */
+import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { GarmentMode } from '../../jobs/try-on.ts'
+import { decodeImage, type RasterImage } from '../../media/image.ts'
+import type { Plane } from './raster.ts'
+import { openTryOnEngine, type TryOnEngineWithDetails } from './tryon-engine.ts'
+
+const ROOT = resolve(fileURLToPath(new URL('../../../../..', import.meta.url)))
+const MEDIA = resolve(ROOT, '../shared/media/tryon')
+const MODELS = join(ROOT, 'models', 'dist')
+const ENGINE_TIMEOUT_MS = 300_000
+const CASE_TIMEOUT_MS = 180_000
+
+type Box = readonly [number, number, number, number]
+
+/** Hand-labelled regions (see the file comment). */
+const P11 = {
+  chest: [0.4, 0.22, 0.6, 0.38],
+  sleeveLeft: [0.3, 0.28, 0.34, 0.38],
+  sleeveRight: [0.64, 0.26, 0.69, 0.38],
+  thighLeft: [0.37, 0.5, 0.47, 0.6],
+  thighRight: [0.52, 0.5, 0.6, 0.6],
+  shinLeft: [0.37, 0.72, 0.46, 0.85],
+  shinRight: [0.52, 0.72, 0.6, 0.85],
+  shoes: [0.36, 0.93, 0.58, 0.96],
+} as const satisfies Record<string, Box>
+const P01 = {
+  /** Long hair falling over her left shoulder and chest, in front of the tee. */
+  hair: [0.61, 0.32, 0.66, 0.42],
+  /** The short sleeve of her tee (image left), arm inside. */
+  sleeve: [0.16, 0.45, 0.26, 0.53],
+  /** The tee just above its hem, over the hips (untucked). */
+  teeAboveHem: [0.35, 0.64, 0.6, 0.7],
+} as const satisfies Record<string, Box>
+
+let engine: TryOnEngineWithDetails
+const cache = new Map<string, RasterImage>()
+
+beforeAll(async () => {
+  engine = await openTryOnEngine({ modelsDir: MODELS })
+}, ENGINE_TIMEOUT_MS)
+
+afterAll(async () => {
+  await engine?.close()
+})
+
+async function load(name: string, maxWorkSidePx?: number): Promise<RasterImage> {
+  const hit = cache.get(name)
+  if (hit) return hit
+  const img = await decodeImage(join(MEDIA, `${name}.jpg`), { what: name, ...(maxWorkSidePx ? { maxWorkSidePx } : {}) })
+  cache.set(name, img)
+  return img
+}
+
+const results = new Map<string, Awaited<ReturnType<TryOnEngineWithDetails['tryOnDetailed']>>>()
+
+/** One engine run per pair (the engine is deterministic; several tests read the same result). */
+async function dress(person: string, garment: string, garmentMode: GarmentMode) {
+  const p = await load(person)
+  const key = `${person}|${garment}|${garmentMode}`
+  let r = results.get(key)
+  if (!r) {
+    r = await engine.tryOnDetailed(p, await load(garment, 1024), { preprocessGarment: true, garmentMode, removeBackground: false })
+    results.set(key, r)
+  }
+  return { person: p, r }
+}
+
+function pixels(img: { width: number; height: number }, box: Box): number[] {
+  const out: number[] = []
+  const x0 = Math.round(box[0] * img.width)
+  const x1 = Math.round(box[2] * img.width)
+  const y0 = Math.round(box[1] * img.height)
+  const y1 = Math.round(box[3] * img.height)
+  for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) out.push(y * img.width + x)
+  return out
+}
+
+const meanIn = (p: Plane, box: Box): number => {
+  const px = pixels(p, box)
+  return px.reduce((s, i) => s + p.data[i]!, 0) / px.length
+}
+
+function lab(rgb: Uint8Array, i: number): { L: number; a: number; b: number } {
+  const lin = (c: number) => {
+    const v = c / 255
+    return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4
+  }
+  const r = lin(rgb[i * 3]!)
+  const g = lin(rgb[i * 3 + 1]!)
+  const bl = lin(rgb[i * 3 + 2]!)
+  const f = (t: number) => (t > 0.008856 ? Math.cbrt(t) : 7.787 * t + 16 / 116)
+  const fx = f((0.4124 * r + 0.3576 * g + 0.1805 * bl) / 0.9505)
+  const fy = f(0.2126 * r + 0.7152 * g + 0.0722 * bl)
+  const fz = f((0.0193 * r + 0.1192 * g + 0.9505 * bl) / 1.089)
+  return { L: 116 * fy - 16, a: 500 * (fx - fy), b: 200 * (fy - fz) }
+}
+
+/** Share of the box's pixels that pass `test`. */
+function share(img: { width: number; height: number; rgb: Uint8Array }, box: Box, test: (c: { L: number; a: number; b: number }, i: number) => boolean): number {
+  const px = pixels(img, box)
+  return px.filter((i) => test(lab(img.rgb, i), i)).length / px.length
+}
+
+/** Skin of any tone: Lab hue 15°–85°, chroma ≥ 8. */
+const skinHued = (c: { L: number; a: number; b: number }) => {
+  const hue = (Math.atan2(c.b, c.a) * 180) / Math.PI
+  return Math.hypot(c.a, c.b) >= 8 && hue >= 15 && hue <= 85 && c.L > 15
+}
+/** Denim blue: clearly blue chroma. */
+const blue = (c: { L: number; b: number }) => c.b < -8
+/** Within 25 (RGB, max channel) of a reference colour. */
+const near = (rgb: Uint8Array, ref: readonly number[]) => (_: unknown, i: number) => Math.max(...[0, 1, 2].map((k) => Math.abs(rgb[i * 3 + k]! - ref[k]!))) < 25
+
+function median(img: { width: number; height: number; rgb: Uint8Array }, box: Box): number[] {
+  const px = pixels(img, box)
+  return [0, 1, 2].map((k) => px.map((i) => img.rgb[i * 3 + k]!).sort((p, q) => p - q)[px.length >> 1]!)
+}
+
+function mae(a: Uint8Array, b: Uint8Array, img: { width: number; height: number }, box: Box): number {
+  const px = pixels(img, box)
+  let s = 0
+  for (const i of px) for (let k = 0; k < 3; k++) s += Math.abs(a[i * 3 + k]! - b[i * 3 + k]!)
+  return s / (3 * px.length)
+}
+
+describe('what the person wears (clothing.ts)', () => {
+  it('person_11: the sweatshirt is the top, the jeans the bottom, the shoes neither', async () => {
+    const { r } = await dress('person_11', 'garment_upper_07', 'upper')
+    const c = r.details.composite.clothing!
+    expect(meanIn(c.upper, P11.chest)).toBeGreaterThan(0.9)
+    expect(meanIn(c.upper, P11.sleeveLeft)).toBeGreaterThan(0.8)
+    expect(meanIn(c.upper, P11.sleeveRight)).toBeGreaterThan(0.8)
+    for (const b of [P11.thighLeft, P11.thighRight, P11.shinLeft, P11.shinRight]) {
+      expect(meanIn(c.lower, b)).toBeGreaterThan(0.85)
+      expect(meanIn(c.upper, b)).toBeLessThan(0.1)
+    }
+    expect(meanIn(c.lower, P11.chest)).toBeLessThan(0.05)
+    expect(meanIn(c.upper, P11.shoes) + meanIn(c.lower, P11.shoes)).toBeLessThan(0.2)
+  }, CASE_TIMEOUT_MS)
+})
+
+describe('the old garment does not show through (undress.ts)', () => {
+  it('person_11 × a sleeveless top: the sweatshirt sleeves become arms or background, not grey sleeve', async () => {
+    const { person, r } = await dress('person_11', 'garment_upper_07', 'upper')
+    const out = { width: person.width, height: person.height, rgb: r.rgb }
+    for (const box of [P11.sleeveLeft, P11.sleeveRight]) {
+      const sleeve = median(person, box)
+      expect(share(person, box, near(person.rgb, sleeve))).toBeGreaterThan(0.6)
+      expect(share(out, box, near(r.rgb, sleeve))).toBeLessThan(0.15)
+      expect(share(out, box, skinHued)).toBeGreaterThan(0.4)
+    }
+    // The jeans stay: a top replaces the top only.
+    expect(mae(r.rgb, person.rgb, person, P11.shinLeft)).toBeLessThan(1)
+  }, CASE_TIMEOUT_MS)
+
+  it('person_11 × a mini dress: no denim below the hem, legs instead; the shoes untouched', async () => {
+    const { person, r } = await dress('person_11', 'garment_full_01', 'full')
+    const out = { width: person.width, height: person.height, rgb: r.rgb }
+    for (const box of [P11.shinLeft, P11.shinRight]) {
+      expect(share(person, box, blue)).toBeGreaterThan(0.8)
+      expect(share(out, box, blue)).toBeLessThan(0.05)
+      expect(share(out, box, skinHued)).toBeGreaterThan(0.5)
+    }
+    expect(mae(r.rgb, person.rgb, person, P11.shoes)).toBeLessThan(4)
+  }, CASE_TIMEOUT_MS)
+
+  it('person_01 × a sleeveless top: the navy short sleeve is gone', async () => {
+    const { person, r } = await dress('person_01', 'garment_upper_07', 'upper')
+    const out = { width: person.width, height: person.height, rgb: r.rgb }
+    const navy = (c: { L: number; b: number }) => c.L < 25 && c.b < 0
+    expect(share(person, P01.sleeve, navy)).toBeGreaterThan(0.6)
+    expect(share(out, P01.sleeve, navy)).toBeLessThan(0.15)
+  }, CASE_TIMEOUT_MS)
+})
+
+describe('hair in front of a new top', () => {
+  it('person_01 × a sleeveless top: the hair over her shoulder keeps its pixels', async () => {
+    const { person, r } = await dress('person_01', 'garment_upper_07', 'upper')
+    // The new top does reach that box (otherwise the test proves nothing) …
+    const reach = r.details.warpedCoverage.some((w) => {
+      const cx = Math.round(((P01.hair[0] + P01.hair[2]) / 2) * person.width) - w.x0
+      const cy = Math.round(((P01.hair[1] + P01.hair[3]) / 2) * person.height) - w.y0
+      return cx >= 0 && cy >= 0 && cx < w.width && cy < w.height && w.alpha[cy * w.width + cx]! > 0.5
+    })
+    expect(reach).toBe(true)
+    // … and the hair pixels (warm dark brown; her tee is navy) keep their values in front of it.
+    const hairPx = pixels(person, P01.hair).filter((i) => {
+      const c = lab(person.rgb, i)
+      return c.L < 40 && c.b > 4
+    })
+    expect(hairPx.length).toBeGreaterThan(0.3 * pixels(person, P01.hair).length)
+    const kept = hairPx.filter((i) => [0, 1, 2].every((k) => Math.abs(r.rgb[i * 3 + k]! - person.rgb[i * 3 + k]!) < 12))
+    expect(kept.length / hairPx.length).toBeGreaterThan(0.8)
+  }, CASE_TIMEOUT_MS)
+})
+
+describe('tucked or untucked', () => {
+  it('person_01 × jeans: her tee hangs over the hips (untucked), so it stays in front of the new jeans', async () => {
+    const { person, r } = await dress('person_01', 'garment_lower_01', 'lower')
+    expect(r.details.composite.tucked).toBe(false)
+    expect(mae(r.rgb, person.rgb, person, P01.teeAboveHem)).toBeLessThan(3)
+  }, CASE_TIMEOUT_MS)
+})

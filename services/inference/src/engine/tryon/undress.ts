@@ -1,0 +1,404 @@
+/**
+ * Takes the old garment off (stage 4, before the new garment is drawn): wherever the person wears
+ * clothing of the category being replaced (clothing.ts), the photo is repainted with skin where the
+ * body is and with background where it is not, so that whatever the new garment leaves uncovered —
+ * shorter sleeves, a shorter hem, a slimmer cut, a sleeveless top, a dress over trousers — shows
+ * the body, not the old garment.
+ *
+ * Contract — in: the person photo, its analysis, the clothing segmentation and which old garments
+ * to take off (top, bottom or both). Out: the repainted photo (same size), the repainted region
+ * (0..1) and, within it, where background was put (0..1).
+ *
+ * How (fields on the clothing work grid, upsampled; the blend at full resolution):
+ * - The body under the clothes is modelled from the pose: tapered capsules for the upper arms,
+ *   forearms, thighs and shins, a disc on each shoulder, the torso quadrilateral (shoulders → hips)
+ *   and the pelvis. Radii are anthropometric fractions of the shoulder width (arms) and of the
+ *   hip-joint distance (legs), never wider than 0.95 × the half-width of the person's silhouette
+ *   across the limb (clothes are never narrower than the body in them).
+ * - Skin colour: a push-pull fill (multi-scale weighted average) from the visible skin of the body
+ *   (the face only when no other skin shows), so a new upper arm continues the forearm's tone.
+ *   Shading: the photo's own light carried over as the ratio of the old garment's local luminance
+ *   (blurred over 12 % of the shoulder width: light direction and big folds, not print) to its broad
+ *   luminance, clamped to [0.85, 1.1] (a print on the old garment must not show through), times a cylinder term across each limb (1 − 0.2 (d/r)²):
+ *   arms and legs keep their shape and their light.
+ * - Background: a push-pull fill from the pixels outside the person mask: exact for plain studio
+ *   backdrops, a smooth blend of the surroundings for others.
+ * - Faces and hair in front of the body are never repainted; in the hand regions only pixels that
+ *   are not skin-hued are (a cuff or a hem behind the fingers), so hands stay as they are.
+ */
+import type { Clothing } from './clothing.ts'
+import { upsample } from './clothing.ts'
+import { LM } from './pose.ts'
+import type { PersonAnalysis } from './person.ts'
+import { boxBlur, clamp, dilate, dist, fillPolygon, lerp, mid, plane, resizePlane, type Plane, type Point, type Rgb } from './raster.ts'
+
+/** Long side of the fill grid, px. */
+export const FILL_SIDE = 384
+/** Shading ratio clamp. */
+export const SHADE_MIN = 0.85
+export const SHADE_MAX = 1.1
+/** Darkening at a limb's edge (cylinder shading). */
+export const LIMB_SHADE = 0.2
+/** The repainted region reaches this far (× shoulder width) past the old garment's edge. */
+export const WORN_GROW = 0.012
+/** Added to both luminances of the shading ratio: on a dark fabric a small highlight is not light. */
+export const SHADE_OFFSET = 0.12
+
+export interface Undressed {
+  rgb: Uint8Array
+  /** Where the old garment was repainted (0..1). */
+  removed: Plane
+  /** Where, within `removed`, background was put instead of skin (0..1). */
+  background: Plane
+}
+
+export function takeOff(img: Rgb, a: PersonAnalysis, c: Clothing, which: { upper: boolean; lower: boolean }): Undressed {
+  const { width: W, height: H } = img
+  const N = W * H
+  // The old garment's own soft edge (a dark line against the background or the skin) goes with it:
+  // the region is widened by WORN_GROW × the shoulder width, never into the head or hair in front.
+  const worn = plane(W, H)
+  const grown = upsample(dilate(which.upper && which.lower ? maxPlane(c.upperWork, c.lowerWork) : which.upper ? c.upperWork : c.lowerWork, Math.max(1, WORN_GROW * a.shoulderWidth * (c.upperWork.width / W))), W, H)
+  for (let i = 0; i < N; i++) {
+    const v = Math.max(which.upper ? c.upper.data[i]! : 0, which.lower ? c.lower.data[i]! : 0, grown.data[i]! * (1 - c.protect.data[i]!))
+    worn.data[i] = v * (1 - c.hairFront.data[i]!) * (1 - c.protect.data[i]!)
+  }
+  const rgb = img.data.slice()
+  let x0 = W
+  let y0 = H
+  let x1 = -1
+  let y1 = -1
+  for (let y = 0; y < H; y++) {
+    for (let x = 0; x < W; x++) {
+      if (worn.data[y * W + x]! <= 0.01) continue
+      if (x < x0) x0 = x
+      if (x > x1) x1 = x
+      if (y < y0) y0 = y
+      if (y > y1) y1 = y
+    }
+  }
+  const background = plane(W, H)
+  if (x1 < 0) return { rgb, removed: worn, background }
+
+  // --- fill grid ---
+  const k = Math.min(1, FILL_SIDE / Math.max(W, H))
+  const w = Math.max(1, Math.round(W * k))
+  const h = Math.max(1, Math.round(H * k))
+  const n = w * h
+  const small = boxDown(img, w, h)
+  const maskW = resizePlane(a.mask, w, h).data
+  const headW = resizePlane(a.head, w, h).data
+  const skinW = resizePlane(c.skin, w, h).data
+  const wornW = resizePlane(worn, w, h).data
+  const sw = a.shoulderWidth * k
+  const P = a.points.map((p) => ({ x: p.x * k, y: p.y * k, score: p.score }))
+
+  // Body under the clothes and its cylinder shading.
+  const { body, shape } = bodyModel(P, maskW, w, h, sw)
+
+  // Skin: visible body skin (off the head) → push-pull; the face only if nothing else shows.
+  const skinKnown = new Float32Array(n)
+  let bodySkin = 0
+  for (let j = 0; j < n; j++) {
+    if (skinW[j]! > 0.5 && maskW[j]! > 0.5 && headW[j]! < 0.5 && wornW[j]! < 0.5) {
+      skinKnown[j] = 1
+      bodySkin++
+    }
+  }
+  if (bodySkin < 0.02 * sw * sw) for (let j = 0; j < n; j++) if (skinW[j]! > 0.5 && maskW[j]! > 0.5 && wornW[j]! < 0.5) skinKnown[j] = 1
+  const hasSkin = skinKnown.some((v) => v > 0) && c.skinRgb !== null
+  const skinField = hasSkin ? pushPull(small, skinKnown, w, h) : null
+  // Background: outside the person.
+  const bgKnown = new Float32Array(n)
+  for (let j = 0; j < n; j++) bgKnown[j] = maskW[j]! < 0.05 ? 1 : 0
+  const bgField = bgKnown.some((v) => v > 0) ? pushPull(small, bgKnown, w, h) : null
+
+  // Shading from the old garment's luminance: local / broad, both averaged over the worn region only.
+  const lum = plane(w, h)
+  const wornOnly = plane(w, h)
+  for (let j = 0; j < n; j++) {
+    const lj = (0.299 * small[j * 3]! + 0.587 * small[j * 3 + 1]! + 0.114 * small[j * 3 + 2]!) / 255
+    const m = wornW[j]! > 0.5 ? 1 : 0
+    lum.data[j] = lj * m
+    wornOnly.data[j] = m
+  }
+  const rl = Math.max(1, 0.12 * sw)
+  const rb = Math.max(2, 0.3 * sw)
+  const lf = boxBlur(lum, rl).data
+  const wf = boxBlur(wornOnly, rl).data
+  const lb = boxBlur(lum, rb).data
+  const wb = boxBlur(wornOnly, rb).data
+  const shade = plane(w, h, 1)
+  for (let j = 0; j < n; j++) {
+    if (wf[j]! < 0.05 || wb[j]! < 0.02) continue
+    const q = (lf[j]! / wf[j]! + SHADE_OFFSET) / (lb[j]! / wb[j]! + SHADE_OFFSET)
+    shade.data[j] = clamp(q, SHADE_MIN, SHADE_MAX) * shape.data[j]!
+  }
+
+  // Fields to full resolution (only the box that is repainted), then the blend.
+  const bodyF = upsample(body, W, H).data
+  const shadeF = upsampleAny(shade, W, H)
+  const chan = (field: Float32Array | null, ch: number): Float32Array | null => {
+    if (field === null) return null
+    const p = new Float32Array(n)
+    for (let j = 0; j < n; j++) p[j] = field[j * 3 + ch]!
+    return upsampleAny({ width: w, height: h, data: p }, W, H)
+  }
+  const skinF = [0, 1, 2].map((ch) => chan(skinField, ch))
+  const bgF = [0, 1, 2].map((ch) => chan(bgField, ch))
+  for (let y = y0; y <= y1; y++) {
+    for (let x = x0; x <= x1; x++) {
+      const i = y * W + x
+      const r = worn.data[i]!
+      if (r <= 0.01) continue
+      let b = hasSkin ? bodyF[i]! : 0
+      if (bgField === null) b = 1
+      if (!hasSkin && bgField === null) continue
+      const bg = 1 - b
+      background.data[i] = r * bg
+      for (let ch = 0; ch < 3; ch++) {
+        const s = hasSkin ? clamp(skinF[ch]![i]! * shadeF[i]!, 0, 255) : 0
+        const g = bgField !== null ? bgF[ch]![i]! : 0
+        const v = b * s + bg * g
+        rgb[i * 3 + ch] = Math.round(img.data[i * 3 + ch]! * (1 - r) + v * r)
+      }
+    }
+  }
+  return { rgb, removed: worn, background }
+}
+
+function maxPlane(p: Plane, q: Plane): Plane {
+  const d = new Float32Array(p.data.length)
+  for (let i = 0; i < d.length; i++) d[i] = Math.max(p.data[i]!, q.data[i]!)
+  return { width: p.width, height: p.height, data: d }
+}
+
+/** Box-averaged RGB at (w, h), as floats 0..255 (w·h·3). */
+function boxDown(img: Rgb, w: number, h: number): Float32Array {
+  const out = new Float32Array(w * h * 3)
+  const sx = img.width / w
+  const sy = img.height / h
+  for (let v = 0; v < h; v++) {
+    const ya = Math.floor(v * sy)
+    const yb = Math.max(ya + 1, Math.floor((v + 1) * sy))
+    for (let u = 0; u < w; u++) {
+      const xa = Math.floor(u * sx)
+      const xb = Math.max(xa + 1, Math.floor((u + 1) * sx))
+      let r = 0
+      let g = 0
+      let b = 0
+      let c = 0
+      for (let y = ya; y < yb; y++) {
+        for (let x = xa; x < xb; x++) {
+          const i = (y * img.width + x) * 3
+          r += img.data[i]!
+          g += img.data[i + 1]!
+          b += img.data[i + 2]!
+          c++
+        }
+      }
+      const o = (v * w + u) * 3
+      out[o] = r / c
+      out[o + 1] = g / c
+      out[o + 2] = b / c
+    }
+  }
+  return out
+}
+
+/** Bilinear upsampling without clamping to 0..1 (colour and shading fields). */
+function upsampleAny(src: Plane, W: number, H: number): Float32Array {
+  let max = 0
+  for (const v of src.data) if (Math.abs(v) > max) max = Math.abs(v)
+  const s = max > 0 ? max : 1
+  const scaled = { width: src.width, height: src.height, data: src.data.map((v) => v / s) }
+  const up = upsample(scaled, W, H).data
+  for (let i = 0; i < up.length; i++) up[i] = up[i]! * s
+  return up
+}
+
+/**
+ * Push-pull fill: every pixel gets the weighted mean of the known pixels near it, from the finest
+ * pyramid level that has any (known pixels keep their own colour). `known` is 0..1 per pixel.
+ */
+export function pushPull(rgb: Float32Array, known: Float32Array, w: number, h: number): Float32Array {
+  const levels: { w: number; h: number; c: Float32Array; a: Float32Array }[] = []
+  let c = new Float32Array(w * h * 3)
+  let a = new Float32Array(w * h)
+  for (let j = 0; j < w * h; j++) {
+    const k = known[j]!
+    a[j] = k
+    c[j * 3] = rgb[j * 3]! * k
+    c[j * 3 + 1] = rgb[j * 3 + 1]! * k
+    c[j * 3 + 2] = rgb[j * 3 + 2]! * k
+  }
+  let lw = w
+  let lh = h
+  levels.push({ w: lw, h: lh, c, a })
+  while (lw > 1 || lh > 1) {
+    const nw = Math.max(1, (lw + 1) >> 1)
+    const nh = Math.max(1, (lh + 1) >> 1)
+    const nc = new Float32Array(nw * nh * 3)
+    const na = new Float32Array(nw * nh)
+    for (let y = 0; y < lh; y++) {
+      for (let x = 0; x < lw; x++) {
+        const j = y * lw + x
+        const q = (y >> 1) * nw + (x >> 1)
+        na[q] = na[q]! + a[j]!
+        nc[q * 3] = nc[q * 3]! + c[j * 3]!
+        nc[q * 3 + 1] = nc[q * 3 + 1]! + c[j * 3 + 1]!
+        nc[q * 3 + 2] = nc[q * 3 + 2]! + c[j * 3 + 2]!
+      }
+    }
+    // Premultiplied sums → normalise the weight to at most 1 (colour stays premultiplied).
+    for (let q = 0; q < nw * nh; q++) {
+      const s = na[q]!
+      if (s > 1) {
+        na[q] = 1
+        nc[q * 3] = nc[q * 3]! / s
+        nc[q * 3 + 1] = nc[q * 3 + 1]! / s
+        nc[q * 3 + 2] = nc[q * 3 + 2]! / s
+      }
+    }
+    c = nc
+    a = na
+    lw = nw
+    lh = nh
+    levels.push({ w: lw, h: lh, c, a })
+  }
+  // Pull: from the coarsest level down, fill what each level lacks with the level above.
+  for (let l = levels.length - 2; l >= 0; l--) {
+    const cur = levels[l]!
+    const up = levels[l + 1]!
+    for (let y = 0; y < cur.h; y++) {
+      for (let x = 0; x < cur.w; x++) {
+        const j = y * cur.w + x
+        const al = cur.a[j]!
+        if (al >= 1) continue
+        // Bilinear-ish: the parent cell (nearest) is enough at these scales after the final blur.
+        const q = Math.min(up.h - 1, y >> 1) * up.w + Math.min(up.w - 1, x >> 1)
+        const ua = up.a[q]!
+        if (ua <= 0) continue
+        const f = (1 - al) / ua
+        cur.c[j * 3] = cur.c[j * 3]! + up.c[q * 3]! * f * ua
+        cur.c[j * 3 + 1] = cur.c[j * 3 + 1]! + up.c[q * 3 + 1]! * f * ua
+        cur.c[j * 3 + 2] = cur.c[j * 3 + 2]! + up.c[q * 3 + 2]! * f * ua
+        cur.a[j] = 1
+      }
+    }
+  }
+  const base = levels[0]!
+  const out = new Float32Array(w * h * 3)
+  for (let j = 0; j < w * h; j++) {
+    const al = base.a[j]! || 1
+    out[j * 3] = base.c[j * 3]! / al
+    out[j * 3 + 1] = base.c[j * 3 + 1]! / al
+    out[j * 3 + 2] = base.c[j * 3 + 2]! / al
+  }
+  // Smooth the blocky coarse levels (known pixels are replaced again below).
+  for (let ch = 0; ch < 3; ch++) {
+    const p = plane(w, h)
+    for (let j = 0; j < w * h; j++) p.data[j] = out[j * 3 + ch]!
+    const b = boxBlur(p, 2).data
+    for (let j = 0; j < w * h; j++) out[j * 3 + ch] = known[j]! >= 0.99 ? rgb[j * 3 + ch]! : b[j]!
+  }
+  return out
+}
+
+/**
+ * The body under the clothes from the landmarks (work grid): its coverage (0..1) and a shading
+ * factor (cylinder term across each limb, 1 elsewhere).
+ */
+function bodyModel(P: readonly (Point & { score: number })[], mask: Float32Array, w: number, h: number, sw: number): { body: Plane; shape: Plane } {
+  const body = plane(w, h)
+  const shape = plane(w, h, 1)
+  const pt = (i: number) => P[i]!
+  /** Half-width of the silhouette across the segment a→b at fraction t (mean of both sides, each capped). */
+  const halfWidth = (p: Point, q: Point, t: number, cap: number): number => {
+    const c = lerp(p, q, t)
+    const len = dist(p, q) || 1
+    const nx = -(q.y - p.y) / len
+    const ny = (q.x - p.x) / len
+    const scan = (sx: number) => {
+      let d = 0
+      for (; d < cap; d++) {
+        const x = Math.round(c.x + nx * d * sx)
+        const y = Math.round(c.y + ny * d * sx)
+        if (x < 0 || y < 0 || x >= w || y >= h || mask[y * w + x]! < 0.5) break
+      }
+      return d
+    }
+    return (scan(1) + scan(-1)) / 2
+  }
+  const cone = (p: Point, q: Point, ra: number, rb: number) => {
+    const mx = Math.max(ra, rb) + 2
+    const xa = Math.max(0, Math.floor(Math.min(p.x, q.x) - mx))
+    const xb = Math.min(w - 1, Math.ceil(Math.max(p.x, q.x) + mx))
+    const ya = Math.max(0, Math.floor(Math.min(p.y, q.y) - mx))
+    const yb = Math.min(h - 1, Math.ceil(Math.max(p.y, q.y) + mx))
+    const dx = q.x - p.x
+    const dy = q.y - p.y
+    const len2 = dx * dx + dy * dy || 1e-9
+    for (let y = ya; y <= yb; y++) {
+      for (let x = xa; x <= xb; x++) {
+        const t = clamp(((x - p.x) * dx + (y - p.y) * dy) / len2, 0, 1)
+        const r = ra + (rb - ra) * t
+        const d = Math.hypot(x - (p.x + t * dx), y - (p.y + t * dy))
+        const v = clamp(r + 0.5 - d, 0, 1)
+        const j = y * w + x
+        if (v > body.data[j]!) {
+          body.data[j] = v
+          shape.data[j] = 1 - LIMB_SHADE * clamp(d / Math.max(r, 1e-3), 0, 1) ** 2
+        }
+      }
+    }
+  }
+  const bounded = (p: Point, q: Point, ra: number, rb: number) => {
+    const ha = halfWidth(p, q, 0.25, 2 * ra)
+    const hb = halfWidth(p, q, 0.75, 2 * rb)
+    cone(p, q, Math.max(1, Math.min(ra, 0.95 * ha)), Math.max(1, Math.min(rb, 0.95 * hb)))
+  }
+  const sl = pt(LM.leftShoulder)
+  const sr = pt(LM.rightShoulder)
+  const hl = pt(LM.leftHip)
+  const hr = pt(LM.rightHip)
+  const hw = Math.max(dist(hl, hr), 0.45 * sw)
+  // Torso and pelvis (drawn first: the limbs' shading goes over them).
+  const side = (p: Point, q: Point) => (p.x <= q.x ? [p, q] : [q, p]) as [Point, Point]
+  const [sL, sR] = side(sl, sr)
+  const [hL, hR] = side(hl, hr)
+  const torso = plane(w, h)
+  const hc = mid(hl, hr)
+  // From just above the shoulder joints (the trapezius, the upper chest) down to the pelvis.
+  fillPolygon(torso, [
+    { x: sL.x - 0.02 * sw, y: sL.y },
+    { x: sL.x + 0.15 * sw, y: sL.y - 0.1 * sw },
+    { x: sR.x - 0.15 * sw, y: sR.y - 0.1 * sw },
+    { x: sR.x + 0.02 * sw, y: sR.y },
+    { x: hR.x + 0.4 * hw, y: hR.y },
+    { x: hc.x, y: hc.y + 0.45 * hw },
+    { x: hL.x - 0.4 * hw, y: hL.y },
+  ])
+  for (let j = 0; j < w * h; j++) if (torso.data[j]! > body.data[j]! && mask[j]! > 0.5) body.data[j] = torso.data[j]!
+  // The neck, from the shoulder line up towards the mouth (an old collar taken off shows the neck).
+  const sm = mid(sl, sr)
+  const mouth = mid(pt(LM.mouthLeft), pt(LM.mouthRight))
+  const up = mouth.y < sm.y - 0.2 * sw ? mouth : { x: sm.x, y: sm.y - 0.45 * sw }
+  cone(sm, lerp(sm, up, 0.8), 0.17 * sw, 0.15 * sw)
+  for (const s of [LM.leftShoulder, LM.rightShoulder]) cone(pt(s), pt(s), 0.12 * sw, 0.12 * sw)
+  for (const [s, e, wr] of [
+    [LM.leftShoulder, LM.leftElbow, LM.leftWrist],
+    [LM.rightShoulder, LM.rightElbow, LM.rightWrist],
+  ] as const) {
+    bounded(pt(s), pt(e), 0.13 * sw, 0.095 * sw)
+    if (pt(wr).score > 0.2) bounded(pt(e), pt(wr), 0.09 * sw, 0.065 * sw)
+  }
+  for (const [hp, kn, an] of [
+    [LM.leftHip, LM.leftKnee, LM.leftAnkle],
+    [LM.rightHip, LM.rightKnee, LM.rightAnkle],
+  ] as const) {
+    bounded(pt(hp), pt(kn), 0.6 * hw, 0.34 * hw)
+    if (pt(an).score > 0.2) bounded(pt(kn), pt(an), 0.32 * hw, 0.18 * hw)
+  }
+  return { body, shape }
+}
