@@ -45,7 +45,7 @@ let engine: TryOnEngineWithDetails
 const cache = new Map<string, RasterImage>()
 
 beforeAll(async () => {
-  engine = await openTryOnEngine({ modelsDir: MODELS })
+  engine = await openTryOnEngine({ modelsDir: MODELS, takeOffOldGarment: true })
 }, ENGINE_TIMEOUT_MS)
 
 afterAll(async () => {

