@@ -2,6 +2,10 @@ import { createHash } from 'node:crypto'
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { TRYON_MODELS } from '@tailor/inference/src/engine/tryon/tryon-engine.ts'
+
+/** Every model a service that runs both job kinds opens: the matting pair and the try-on engine's (one list, from the engine). */
+export const SERVICE_MODELS: string[] = ['rvm', 'rvm-ratio1', ...Object.values(TRYON_MODELS)]
 
 export const MODELS_DIST_DIR = resolve(import.meta.dirname, '../../models/dist')
 const SNAPSHOT_ATTEMPTS = 60

@@ -10,12 +10,12 @@ import { join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodeImage } from '@tailor/inference/src/media/image.ts'
 import { ffmpeg, probe, SHARED_MEDIA_DIR } from '../helpers/media.ts'
-import { snapshotModels } from '../helpers/models.ts'
+import { SERVICE_MODELS, snapshotModels } from '../helpers/models.ts'
 import { freePort } from '../helpers/nats-server.ts'
 import { REPO_ROOT, startService, type ServiceProcess } from '../helpers/processes.ts'
 
 const KEY = 'cli-int-test-key-0123456789'
-const MODELS = ['rvm', 'rvm-ratio1', 'blazepose-full', 'blazepose-heavy', 'selfie', 'tryon-warp']
+const MODELS = SERVICE_MODELS
 const CLI_TIMEOUT_MS = 240_000
 
 let tailor: ServiceProcess

@@ -11,12 +11,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TailorApiClient } from '@tailor/proto/gen/tailor/v1/TailorApi.ts'
 import { decodeDetails, describeError, openGrpcApiClient, rejection, unary, watchAll, type WireJob } from '../helpers/grpc-api.ts'
 import { createMediaFixtures, type MediaFixtures } from '../helpers/media.ts'
-import { snapshotModels } from '../helpers/models.ts'
+import { SERVICE_MODELS, snapshotModels } from '../helpers/models.ts'
 import { freePort } from '../helpers/nats-server.ts'
 import { startService, type ServiceProcess } from '../helpers/processes.ts'
 
 const ENTRY = 'services/embedded/src/main.ts'
-const MODELS = ['rvm', 'rvm-ratio1', 'blazepose-full', 'blazepose-heavy', 'selfie', 'tryon-warp']
+const MODELS = SERVICE_MODELS
 const API_KEY = 'grpc-api-test-key-embedded'
 /** A second key: it must not see the first key's jobs; its request budget is spent in the rate test. */
 const OTHER_KEY = 'grpc-api-test-key-embedded-other'

@@ -11,13 +11,13 @@ import { chromium, type Browser, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildPlayground } from '@tailor/playground/build.ts'
 import { ffmpeg, probe, SHARED_MEDIA_DIR } from '../helpers/media.ts'
-import { snapshotModels } from '../helpers/models.ts'
+import { SERVICE_MODELS, snapshotModels } from '../helpers/models.ts'
 import { freePort } from '../helpers/nats-server.ts'
 import { REPO_ROOT, startService, type ServiceProcess } from '../helpers/processes.ts'
 
 const CHROMIUM = '/usr/bin/chromium'
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking']
-const MODELS = ['rvm', 'rvm-ratio1', 'blazepose-full', 'blazepose-heavy', 'selfie', 'tryon-warp']
+const MODELS = SERVICE_MODELS
 const ENTRY = 'services/embedded/src/main.ts'
 const SCREENSHOTS = resolve(REPO_ROOT, 'test-results/playground')
 /** Generous bounds on a shared 2-core CPU. */

@@ -11,12 +11,12 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodeImage, encodeJpeg, encodePng } from '@tailor/inference/src/media/image.ts'
 import { createMediaFixtures, ffmpeg, type MediaFixtures } from '../helpers/media.ts'
-import { snapshotModels } from '../helpers/models.ts'
+import { SERVICE_MODELS, snapshotModels } from '../helpers/models.ts'
 import { freePort } from '../helpers/nats-server.ts'
 import { startService, type ServiceProcess } from '../helpers/processes.ts'
 
 const ENTRY = 'services/embedded/src/main.ts'
-const MODELS = ['rvm', 'rvm-ratio1', 'blazepose-full', 'blazepose-heavy', 'selfie', 'tryon-warp']
+const MODELS = SERVICE_MODELS
 const JOB_TIMEOUT_MS = 120_000
 const POLL_MS = 250
 

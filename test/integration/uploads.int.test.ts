@@ -13,13 +13,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { UPLOAD_TTL_MS } from '@tailor/proto'
 import { decodeImage } from '@tailor/inference/src/media/image.ts'
 import { ffmpeg, probe, SHARED_MEDIA_DIR } from '../helpers/media.ts'
-import { snapshotModels } from '../helpers/models.ts'
+import { SERVICE_MODELS, snapshotModels } from '../helpers/models.ts'
 import { freePort, startNatsServer, type NatsServer } from '../helpers/nats-server.ts'
 import { startService, type ServiceProcess } from '../helpers/processes.ts'
 
 const KEY_A = 'uploads-int-key-a-0123456789'
 const KEY_B = 'uploads-int-key-b-0123456789'
-const MODELS = ['rvm', 'rvm-ratio1', 'blazepose-full', 'blazepose-heavy', 'selfie', 'tryon-warp']
+const MODELS = SERVICE_MODELS
 const JOB_TIMEOUT_MS = 180_000
 
 interface Mode {
