@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -7,11 +8,14 @@ import { createApp } from '../app.ts'
 import { loadConfig } from '../config.ts'
 import { createLogger } from '../logger.ts'
 import { createJobEventHandler } from './job-events.ts'
+import { envKeyId } from '../access/api-key.ts'
 import { openFileJobStore } from './job-store-files.ts'
 import type { JobRecord, JobState, JobStore } from './job-store.ts'
 import { isExpiredId, isResultExpired, type RetentionPolicy } from './retention.ts'
 
 const KEY = 'retention-test-key-0123'
+/** The env key's id: records are owned by it (a record without an owner is found for no key). */
+const KEY_ID = envKeyId(createHash('sha256').update(KEY).digest('hex'))
 const SECRET = 'r'.repeat(32)
 const H = 3600_000
 const policy: RetentionPolicy = { resultUrlTtlS: 3600, resultRetentionS: 7200, resultExpiryMarginS: 300, jobRetentionS: 86_400 }
@@ -19,7 +23,7 @@ const policy: RetentionPolicy = { resultUrlTtlS: 3600, resultRetentionS: 7200, r
 const completed = (completedAt: string, extra: Partial<JobState> = {}): JobRecord => ({
   id: newJobId(Date.parse(completedAt) - 60_000), kind: 'remove-background', status: 'completed', progress: 1, params: { video_url: 'https://example.com/v.mp4', background_color: '#000000', output_format: 'mp4_h264' },
   result: { key: 'remove-background/x.mp4', contentType: 'video/mp4', bytes: 10 }, error: null, attempts: 1,
-  createdAt: completedAt, updatedAt: completedAt, completedAt, ...extra,
+  createdAt: completedAt, updatedAt: completedAt, completedAt, ownerKeyId: KEY_ID, ...extra,
 })
 
 describe('retention rules', () => {
