@@ -202,12 +202,7 @@ function kmeans(samples: Vec3[], k: number): Vec3[] {
   for (let it = 0; it < 8; it++) {
     const sum = centres.map(() => [0, 0, 0, 0])
     for (const s of samples) {
-      let bi = 0
-      let bd = Infinity
-      for (let c = 0; c < centres.length; c++) {
-        const dd = d2(s, centres[c]!)
-        if (dd < bd) (bd = dd), (bi = c)
-      }
+      const bi = nearest(s, centres)
       const acc = sum[bi]!
       acc[0]! += s[0]
       acc[1]! += s[1]
@@ -222,13 +217,7 @@ function kmeans(samples: Vec3[], k: number): Vec3[] {
   // A prototype that only a handful of seeds chose is noise (a stray pixel of another class).
   const counts = centres.map(() => 0)
   for (const s of samples) {
-    let bi = 0
-    let bd = Infinity
-    for (let c = 0; c < centres.length; c++) {
-      const dd = d2(s, centres[c]!)
-      if (dd < bd) (bd = dd), (bi = c)
-    }
-    counts[bi]!++
+    counts[nearest(s, centres)]!++
   }
   return centres.filter((_, c) => counts[c]! >= Math.max(3, 0.04 * samples.length))
 }
@@ -719,4 +708,15 @@ export function upsample(src: Plane, width: number, height: number): Plane {
     }
   }
   return { width, height, data: out }
+}
+
+/** Index of the centre nearest to `s` (squared distance; the first on a tie). */
+function nearest(s: Vec3, centres: readonly Vec3[]): number {
+  let bi = 0
+  let bd = Infinity
+  for (let c = 0; c < centres.length; c++) {
+    const dd = d2(s, centres[c]!)
+    if (dd < bd) (bd = dd), (bi = c)
+  }
+  return bi
 }
