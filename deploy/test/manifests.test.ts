@@ -16,7 +16,7 @@ import { durableFor, JOB_KINDS, STREAM, type JobKind } from '../../proto/src/job
 const K8S_DIR = resolve(import.meta.dirname, '../k8s')
 const OVERLAYS = readdirSync(join(K8S_DIR, 'overlays')).sort()
 const PRIVATE_RANGES = ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16']
-/** Secrets the production overlay expects the operator to create (README: Deployment). */
+/** Secrets the production overlay expects the operator to create (docs/deployment.md). */
 const OPERATOR_SECRETS = new Set(['tailor-gateway-secrets', 'tailor-job-events', 'tailor-nats-auth'])
 /** Stand-ins of the right shape for Secret values the operator creates (production renders none). */
 const STAND_INS: Record<string, string> = { RESULT_URL_SECRET: 'x'.repeat(32), API_KEY_SHA256: 'a'.repeat(64), JOB_EVENTS_TOKEN: 't'.repeat(32), NATS_PASSWORD: 'p'.repeat(24) }

@@ -58,7 +58,7 @@ export const MAX_WEBHOOK_URL_LENGTH = 2048
 
 /**
  * Optional `webhook_url` of both bodies (an additive extension): http or https only. Called when
- * the job completes or fails, signed per Standard Webhooks (README "Webhooks").
+ * the job completes or fails, signed per Standard Webhooks (docs/api.md "Webhooks").
  */
 const webhookUrl = z
   .string({ error: (i) => `webhook_url must be a string holding an http or https URL; got ${show(i.input)}.` })

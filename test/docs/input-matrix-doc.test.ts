@@ -23,7 +23,8 @@ describe('docs/input-matrix.md', () => {
     expect(src).toMatch(runner)
   })
 
-  it('is linked from the README', async () => {
+  it('is linked from the README and from docs/errors-and-limits.md', async () => {
     expect(await readFile(`${REPO}README.md`, 'utf8')).toContain('(docs/input-matrix.md)')
+    expect(await readFile(`${REPO}docs/errors-and-limits.md`, 'utf8')).toContain('(input-matrix.md)')
   })
 })

@@ -88,7 +88,7 @@ export function renderInputMatrix(): string {
     '<!-- Generated from the case lists by `pnpm docs:input-matrix`; test/docs/input-matrix-doc.test.ts fails when this file differs. -->',
     '',
     `${total} cases, each its own automated test (part of \`pnpm test\`), named in the last column. Every case ends in a`,
-    'documented outcome (README, "Error codes"), with no temporary file and no ffmpeg process left behind.',
+    'documented outcome (docs/errors-and-limits.md, "Error codes"), with no temporary file and no ffmpeg process left behind.',
     '',
     '**Safety rule.** The test machine may send traffic only to loopback addresses, so a live test only ever connects to a',
     'server the test itself started on 127.0.0.1 or ::1 (`{loopback}` below). Private, link-local, metadata and unique-local',

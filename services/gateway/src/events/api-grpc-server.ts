@@ -1,5 +1,5 @@
 /**
- * The internal gRPC API (proto/tailor/v1/tailor_api.proto, README "gRPC API"): the HTTP API's
+ * The internal gRPC API (proto/tailor/v1/tailor_api.proto, docs/grpc.md): the HTTP API's
  * operations for services inside the cluster, over the same use cases (jobs/), the same request
  * schemas (@tailor/proto api.ts), the same access control (metadata `x-api-key`) and the same
  * error codes, mapped to gRPC statuses in api-grpc-errors.ts. WatchJob streams a job's changes

@@ -2,7 +2,7 @@ import { jobIdTimeMs } from '@tailor/proto'
 import type { JobRecord } from './job-store.ts'
 
 /**
- * Retention of results and job records (README "Retention"). Pure: the stores delete (bucket TTLs
+ * Retention of results and job records (docs/operations.md "Retention"). Pure: the stores delete (bucket TTLs
  * distributed, a periodic sweep embedded); this decides what a poll may still answer.
  *
  * Timeline of a completed job, with the defaults:

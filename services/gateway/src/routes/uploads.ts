@@ -1,5 +1,5 @@
 /**
- * POST /v1/uploads: how local files reach the service (README "Uploads"). The raw body is the
+ * POST /v1/uploads: how local files reach the service (docs/api.md "Uploads"). The raw body is the
  * media itself, its Content-Type one of UPLOAD_CONTENT_TYPES; it is streamed into the UploadStore
  * (never buffered whole) with the size limit of its media kind, and answered with
  * 201 {upload_id, url: "tailor://uploads/<id>", expires_at}. The url is accepted wherever an input

@@ -79,7 +79,7 @@ export interface TryOnResult {
   timings: Record<string, number>
 }
 
-/** Codes this use case throws for inputs it cannot use (each documented in the API README). */
+/** Codes this use case throws for inputs it cannot use (each documented in docs/errors-and-limits.md). */
 export const TRY_ON_INPUT_ERRORS: readonly ErrorCode[] = [
   'malformed_image', 'unsupported_image_format', 'resolution_too_high', 'resolution_too_low',
   'file_size_too_large', 'no_person_detected', 'no_garment_detected', 'unsupported_pose',

@@ -310,7 +310,7 @@ export interface FormatSpec {
 }
 
 /**
- * Output formats. Encoder settings (per-format args) are in `videoEncoderArgs`; the README table
+ * Output formats. Encoder settings (per-format args) are in `videoEncoderArgs`; the table in docs/media.md
  * is generated from the same choices.
  */
 export const FORMAT_SPECS = {
@@ -343,7 +343,7 @@ const toYuv = (pixFmt: string): string =>
 
 /**
  * Video encoder arguments per format, chosen for this 2-core CPU reference machine where the
- * encoder shares the cores with the network (see the README table for measured speeds).
+ * encoder shares the cores with the network (see the table in docs/media.md for measured speeds).
  */
 export function videoEncoderArgs(
   format: OutputFormat,
