@@ -27,6 +27,8 @@ export const HTTP_STATUS = {
   idempotency_key_reused: 422,
   idempotency_key_in_use: 409,
   rate_limit_exceeded: 429,
+  /** gRPC only: the key already holds GRPC_MAX_WATCHES_PER_KEY WatchJob streams on this gateway (RESOURCE_EXHAUSTED). */
+  watch_limit_exceeded: 429,
   /** The key's outstanding uploads (bytes or count, UPLOAD_QUOTA_BYTES / UPLOAD_QUOTA_COUNT) are used up until some expire. */
   upload_quota_exceeded: 429,
   /** A storage bucket (or the embedded data dir's share) is at its byte cap: nothing more fits until retention frees some. */

@@ -32,6 +32,12 @@ const Env = z
     JOB_EVENTS_TLS_CA: z.string().min(1).optional(),
     /** The internal gRPC API (proto/tailor/v1/tailor_api.proto), both modes; 0 = any free port. */
     API_GRPC_PORT: z.coerce.number().int().min(0).max(65535).default(50052),
+    /**
+     * gRPC WatchJob streams one API key may hold open on one gateway at once; one more answers
+     * RESOURCE_EXHAUSTED watch_limit_exceeded. Opening a stream also takes one request from the
+     * key's rate budget (as a submission does).
+     */
+    GRPC_MAX_WATCHES_PER_KEY: z.coerce.number().int().positive().max(10_000).default(16),
     /** Distributed mode when set; the embedded composition injects in-process ports instead. */
     NATS_URL: z.string().min(1).optional(),
     /** NATS user and password (deploy/k8s: Secret tailor-nats-auth); both or neither. */
@@ -104,6 +110,16 @@ const Env = z
       .default([5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
     /** One webhook attempt: connect, send and the answer's status. */
     WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
+    /**
+     * A destination (scheme, host and port of webhook_url) whose last WEBHOOK_FAILING_AFTER
+     * attempts all failed (timeout, network error, non-2xx) gets WEBHOOK_FAILING_TIMEOUT_MS per
+     * attempt instead, until one succeeds (per gateway, in memory).
+     */
+    WEBHOOK_FAILING_AFTER: z.coerce.number().int().positive().default(3),
+    WEBHOOK_FAILING_TIMEOUT_MS: z.coerce.number().int().positive().default(3_000),
+    /** Webhook attempts in flight at once per gateway, and of those at most this many for one API key's jobs. */
+    WEBHOOK_CONCURRENCY: z.coerce.number().int().positive().max(1000).default(8),
+    WEBHOOK_MAX_IN_FLIGHT_PER_KEY: z.coerce.number().int().positive().max(1000).default(2),
     /**
      * Browser origins allowed to call the API (CORS), comma separated (`https://shop.example.com`;
      * `*` for any). Unset: no CORS headers (the default; the playground is same-origin).
@@ -199,6 +215,13 @@ export interface Config {
   readonly webhookSecrets: readonly Buffer[]
   readonly webhookRetryDelaysMs: readonly number[]
   readonly webhookTimeoutMs: number
+  /** Consecutive failures after which a destination gets the shorter timeout, and that timeout. */
+  readonly webhookFailingAfter: number
+  readonly webhookFailingTimeoutMs: number
+  readonly webhookConcurrency: number
+  readonly webhookMaxInFlightPerKey: number
+  /** WatchJob streams per API key per gateway. */
+  readonly grpcMaxWatchesPerKey: number
   readonly allowLoopback: boolean
   /** CORS_ORIGINS: origins allowed to call the API from a browser; empty: CORS off. */
   readonly corsOrigins: readonly string[]
@@ -252,6 +275,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookSecrets: Object.freeze(e.WEBHOOK_SECRET.map((s) => parseWebhookSecret(s)).filter((b): b is Buffer => b !== null)),
     webhookRetryDelaysMs: Object.freeze([...e.WEBHOOK_RETRY_DELAYS_MS]),
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
+    webhookFailingAfter: e.WEBHOOK_FAILING_AFTER,
+    webhookFailingTimeoutMs: Math.min(e.WEBHOOK_FAILING_TIMEOUT_MS, e.WEBHOOK_TIMEOUT_MS),
+    webhookConcurrency: e.WEBHOOK_CONCURRENCY,
+    webhookMaxInFlightPerKey: Math.min(e.WEBHOOK_MAX_IN_FLIGHT_PER_KEY, e.WEBHOOK_CONCURRENCY),
+    grpcMaxWatchesPerKey: e.GRPC_MAX_WATCHES_PER_KEY,
     allowLoopback: e.TAILOR_FETCH_ALLOW_LOOPBACK,
     corsOrigins: Object.freeze([...e.CORS_ORIGINS]),
   })

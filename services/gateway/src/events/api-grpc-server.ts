@@ -114,9 +114,12 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
   /** What a key may see: its own jobs (another key's are not found, as over HTTP). */
   const scopeOf = (p: Principal) => ({ ownerKeyId: p.keyId })
 
+  /** Open WatchJob streams per key id (GRPC_MAX_WATCHES_PER_KEY on this gateway). */
+  const watchesPerKey = new Map<string, number>()
+
   /**
-   * Authenticates the call's `x-api-key`; a submission (`charge`) also takes one request from the
-   * key's rate budget (as over HTTP: reading and watching jobs are free).
+   * Authenticates the call's `x-api-key`; a submission or a WatchJob (`charge`) also takes one
+   * request from the key's rate budget (reading a job once, GetJob, is free, as over HTTP).
    */
   const authenticate = async (md: grpc.Metadata, charge: boolean): Promise<Principal> => {
     const key = md.get(GRPC_API_KEY_METADATA)[0]
@@ -243,9 +246,17 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
       }
       watches.add(shutdown)
       call.on('cancelled', () => ac.abort())
+      let heldBy: string | null = null
       void (async () => {
         try {
-          const p = await authenticate(call.metadata, false)
+          // Charged like a submission: a stream holds a KV watch on the gateway for as long as the job runs.
+          const p = await authenticate(call.metadata, true)
+          const open = watchesPerKey.get(p.keyId) ?? 0
+          if (open >= deps.config.grpcMaxWatchesPerKey) {
+            throw new AppError('watch_limit_exceeded', `This API key already holds ${open} WatchJob streams on this gateway (at most ${deps.config.grpcMaxWatchesPerKey}); end one, or poll GetJob.`)
+          }
+          watchesPerKey.set(p.keyId, open + 1)
+          heldBy = p.keyId
           for await (const u of watchJob(deps, requireJobId(call.request.jobId), scopeOf(p), deps.baseUrl(), ac.signal)) {
             if (ac.signal.aborted) return
             call.write(toWireJob(u.kind, u.document))
@@ -256,6 +267,11 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
         } finally {
           ac.abort() // the job ended or the call did: either way the watcher stops
           watches.delete(shutdown)
+          if (heldBy !== null) {
+            const left = (watchesPerKey.get(heldBy) ?? 1) - 1
+            if (left > 0) watchesPerKey.set(heldBy, left)
+            else watchesPerKey.delete(heldBy)
+          }
         }
       })()
     },
