@@ -71,7 +71,7 @@ describe('TailorClient', () => {
     const waiting = client.waitForJob('remove-background', job_id, { pollIntervalMs: POLL_MS, onProgress: (d) => seen.push(d) })
     await events({ type: 'running', jobId: job_id, attempt: 1 })
     await new Promise((r) => setTimeout(r, POLL_MS * 3))
-    await events({ type: 'progress', jobId: job_id, framesDone: 5, framesTotal: 10 })
+    await events({ type: 'progress', jobId: job_id, framesDone: 5, framesTotal: 10, attempt: 1 })
     await new Promise((r) => setTimeout(r, POLL_MS * 3))
     await events({ type: 'completed', jobId: job_id, resultKey: `remove-background/${job_id}.webm`, contentType: 'video/webm', bytes: RESULT.length, frames: 10 })
     const done = await waiting

@@ -175,8 +175,10 @@ export type ErrorBody = z.infer<typeof ErrorBody>
 export const JobStatusDocument = z.object({
   job_id: z.string(),
   status: z.enum(JOB_STATUSES),
-  /** 0–1. */
+  /** 0–1, of the current attempt: a retried job starts again from 0. */
   progress: z.number(),
+  /** Which delivery of the job runs (or ran last): 0 while no worker has taken it, 1 the first, 2 after one retry… */
+  attempt: z.number().int().min(0),
   result_url: z.string().nullable(),
   error: z.object({ message: z.string(), error_code: ErrorCodeSchema }).nullable(),
   created_at: z.string(),

@@ -7,7 +7,7 @@ import type { OutputFormat } from './jobs.ts'
  */
 export type JobEvent =
   | { type: 'running'; jobId: string; attempt: number }
-  | { type: 'progress'; jobId: string; framesDone: number; framesTotal: number }
+  | { type: 'progress'; jobId: string; framesDone: number; framesTotal: number; /** 0: not said. */ attempt: number }
   | { type: 'completed'; jobId: string; resultKey: string; contentType: string; bytes: number; frames: number }
   | { type: 'failed'; jobId: string; code: ErrorCode; message: string }
 

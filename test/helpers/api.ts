@@ -4,6 +4,7 @@ export interface JobStatusDoc {
   job_id: string
   status: 'pending' | 'running' | 'completed' | 'failed'
   progress: number
+  attempt: number
   result_url: string | null
   error: { message: string; error_code: string } | null
   created_at: string

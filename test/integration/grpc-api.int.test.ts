@@ -82,7 +82,7 @@ describe('gRPC API (embedded mode)', () => {
     expect(r.headers.get('content-type')).toBe('image/jpeg')
     expect((await r.arrayBuffer()).byteLength).toBeGreaterThan(10_000)
     const job = await getJob(res.jobId)
-    expect(job).toMatchObject({ jobId: res.jobId, kind: 'JOB_KIND_TRY_ON', status: 'JOB_STATUS_COMPLETED', progress: 1, error: null })
+    expect(job).toMatchObject({ jobId: res.jobId, kind: 'JOB_KIND_TRY_ON', status: 'JOB_STATUS_COMPLETED', progress: 1, attempt: 1, error: null })
   })
 
   it('TryOn with wait_for_result false answers the job id at once, the job still to run', async () => {
@@ -114,7 +114,7 @@ describe('gRPC API (embedded mode)', () => {
     for (let i = 1; i < progress.length; i++) expect(progress[i]).toBeGreaterThanOrEqual(progress[i - 1]!)
     expect(progress.filter((p) => p > 0 && p < 1).length).toBeGreaterThanOrEqual(2) // progress steps streamed
     const last = jobs.at(-1)!
-    expect(last).toMatchObject({ jobId, kind: 'JOB_KIND_REMOVE_BACKGROUND', progress: 1, error: null })
+    expect(last).toMatchObject({ jobId, kind: 'JOB_KIND_REMOVE_BACKGROUND', progress: 1, attempt: 1, error: null })
     expect(last.resultUrl).toMatch(/\/results\/remove-background\/.+\.mp4\?expires=/)
     const r = await fetch(last.resultUrl!)
     expect(r.status).toBe(200)

@@ -44,12 +44,12 @@ describe('job events over gRPC (proto/inference/v1/job_events.proto)', () => {
     sink = await openJobEventStream({ address: `127.0.0.1:${port}`, workerId: 'w1', logger: inferenceLogger('silent'), token: TOKEN })
     const events: JobEvent[] = [
       { type: 'running', jobId: JOB, attempt: 2 },
-      { type: 'progress', jobId: JOB, framesDone: 12, framesTotal: 300 },
+      { type: 'progress', jobId: JOB, framesDone: 12, framesTotal: 300, attempt: 1 },
       { type: 'completed', jobId: JOB, resultKey: `remove-background/${JOB}.webm`, contentType: 'video/webm', bytes: 3_620_629, frames: 297 },
       { type: 'failed', jobId: JOB, code: 'malformed_video', message: 'not a video' },
     ]
     for (const e of events) expect(await sink.send(e, T)).toEqual({ cancelled: false })
-    expect(await sink.send({ type: 'progress', jobId: JOB, framesDone: 13, framesTotal: 300 }, T)).toEqual({ cancelled: true })
+    expect(await sink.send({ type: 'progress', jobId: JOB, framesDone: 13, framesTotal: 300, attempt: 1 }, T)).toEqual({ cancelled: true })
     expect(got.slice(0, 4)).toEqual(events)
   })
 
@@ -72,7 +72,7 @@ describe('job events over gRPC (proto/inference/v1/job_events.proto)', () => {
     const completed: JobEvent = { type: 'completed', jobId: JOB, resultKey: `remove-background/${JOB}.mp4`, contentType: 'video/mp4', bytes: 9, frames: 1 }
     const t0 = Date.now()
     const [progress, done] = await Promise.all([
-      sink.send({ type: 'progress', jobId: JOB, framesDone: 1, framesTotal: 2 }, T),
+      sink.send({ type: 'progress', jobId: JOB, framesDone: 1, framesTotal: 2, attempt: 1 }, T),
       sink.send(completed, T),
     ])
     expect(progress).toEqual({ cancelled: false }) // dropped on the broken stream (progress is only a hint)

@@ -84,7 +84,7 @@ describe('POST /v1/video/remove-background', () => {
       { id: job_id, kind: 'remove-background', createdAt: expect.any(String), params: { video_url: 'https://example.com/v.mp4', background_color: '#000000', output_format: 'mp4_h264' } },
     ])
     const s = await get(`/v1/video/remove-background/job/${job_id}`)
-    expect(await s.json()).toEqual({ job_id, status: 'pending', progress: 0, result_url: null, error: null, created_at: expect.any(String), updated_at: expect.any(String) })
+    expect(await s.json()).toEqual({ job_id, status: 'pending', progress: 0, attempt: 0, result_url: null, error: null, created_at: expect.any(String), updated_at: expect.any(String) })
   })
 
   it.each([
@@ -150,11 +150,28 @@ describe('POST /v1/video/remove-background', () => {
 describe('job status, events and cancel', () => {
   const start = async (): Promise<string> => ((await (await post({ video_url: 'http://e.com/v', output_format: 'webm_vp9' })).json()) as { job_id: string }).job_id
 
+  it('shows a retry: attempt goes up and progress restarts from 0; an earlier attempt\'s progress is dropped', async () => {
+    const id = await start()
+    const handle = createJobEventHandler(jobs, logger)
+    const doc = async (): Promise<Record<string, unknown>> => (await (await get(`/v1/video/remove-background/job/${id}`)).json()) as Record<string, unknown>
+    expect(await doc()).toMatchObject({ status: 'pending', attempt: 0, progress: 0 })
+    await handle({ type: 'running', jobId: id, attempt: 1 })
+    await handle({ type: 'progress', jobId: id, framesDone: 60, framesTotal: 100, attempt: 1 })
+    expect(await doc()).toMatchObject({ status: 'running', attempt: 1, progress: 0.6 })
+    await handle({ type: 'running', jobId: id, attempt: 2 }) // redelivered: the first worker died
+    expect(await doc()).toMatchObject({ status: 'running', attempt: 2, progress: 0 })
+    await handle({ type: 'progress', jobId: id, framesDone: 70, framesTotal: 100, attempt: 1 }) // the first worker, not dead after all
+    expect(await doc()).toMatchObject({ attempt: 2, progress: 0 })
+    await handle({ type: 'progress', jobId: id, framesDone: 10, framesTotal: 100, attempt: 2 })
+    await handle({ type: 'running', jobId: id, attempt: 1 }) // late: changes nothing
+    expect(await doc()).toMatchObject({ status: 'running', attempt: 2, progress: 0.1 })
+  })
+
   it('follows running → progress → completed with a signed result_url', async () => {
     const id = await start()
     const handle = createJobEventHandler(jobs, logger)
     expect(await handle({ type: 'running', jobId: id, attempt: 1 })).toEqual({ cancelled: false })
-    await handle({ type: 'progress', jobId: id, framesDone: 25, framesTotal: 100 })
+    await handle({ type: 'progress', jobId: id, framesDone: 25, framesTotal: 100, attempt: 1 })
     let s = (await (await get(`/v1/video/remove-background/job/${id}`)).json()) as Record<string, unknown>
     expect(s).toMatchObject({ status: 'running', progress: 0.25, result_url: null, error: null })
     await handle({ type: 'completed', jobId: id, resultKey: `remove-background/${id}.webm`, contentType: 'video/webm', bytes: 20, frames: 100 })
@@ -224,7 +241,7 @@ describe('job status, events and cancel', () => {
     expect(cancelled).toEqual([id])
     const s = await (await get(`/v1/video/remove-background/job/${id}`)).json()
     expect(s).toMatchObject({ status: 'failed', result_url: null, error: { error_code: 'job_cancelled', message: expect.any(String) } })
-    expect(await handle({ type: 'progress', jobId: id, framesDone: 1, framesTotal: 2 })).toEqual({ cancelled: true })
+    expect(await handle({ type: 'progress', jobId: id, framesDone: 1, framesTotal: 2, attempt: 1 })).toEqual({ cancelled: true })
     expect(await handle({ type: 'completed', jobId: id, resultKey: `remove-background/${id}.webm`, contentType: 'video/webm', bytes: 1, frames: 1 })).toEqual({ cancelled: true })
     expect(await (await get(`/v1/video/remove-background/job/${id}`)).json()).toMatchObject({ status: 'failed' })
     expect((await app.request(`/v1/video/remove-background/job/${id}/cancel`, { method: 'POST', headers: { 'x-api-key': KEY } })).status).toBe(409)

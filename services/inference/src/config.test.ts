@@ -6,7 +6,7 @@ const TOKEN = 't'.repeat(32)
 describe('loadConfig (inference)', () => {
   it('applies defaults', () => {
     const c = loadConfig({})
-    expect(c).toMatchObject({ ORT_EP: 'cpu', ACK_WAIT_MS: 60_000, MAX_DELIVER: 3, FETCH_MAX_BYTES: 100 * 1024 * 1024, TAILOR_FETCH_ALLOW_LOOPBACK: false, VIDEO_MAX_DURATION_S: 60 })
+    expect(c).toMatchObject({ ORT_EP: 'cpu', ACK_WAIT_MS: 10_000, MAX_DELIVER: 3, FETCH_MAX_BYTES: 100 * 1024 * 1024, TAILOR_FETCH_ALLOW_LOOPBACK: false, VIDEO_MAX_DURATION_S: 60 })
     expect(c.MODELS_DIR).toMatch(/models\/dist$/)
     expect(Object.isFrozen(c)).toBe(true)
   })

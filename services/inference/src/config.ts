@@ -66,7 +66,12 @@ const Env = z
     TRYON_ENGINE_THREAD: z.enum(['worker', 'main']).default('worker'),
     /** Scratch space for downloads and encodes, owned by this process (emptied at start); each job gets its own subdirectory, removed after. */
     TAILOR_WORK_DIR: z.string().min(1).default(join(tmpdir(), 'tailor-work')),
-    ACK_WAIT_MS: z.coerce.number().int().min(1000).default(60_000),
+    /**
+     * How long JetStream waits for word from the worker running a job before it hands the job to
+     * another worker: a dead worker's job is redelivered within this time. A live worker tells it
+     * "still working" every third of it (consume-jobs.ts), so a long job never runs out of it.
+     */
+    ACK_WAIT_MS: z.coerce.number().int().min(1000).default(10_000),
     MAX_DELIVER: z.coerce.number().int().min(1).default(3),
     /** Jobs of each kind run at once (each kind of JOB_KINDS pulls from its own lane: a try-on never waits behind a video). */
     CONCURRENCY: z.coerce.number().int().min(1).max(16).default(1),

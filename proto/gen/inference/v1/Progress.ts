@@ -4,9 +4,11 @@
 export interface Progress {
   'framesDone'?: (number);
   'framesTotal'?: (number);
+  'attempt'?: (number);
 }
 
 export interface Progress__Output {
   'framesDone': (number);
   'framesTotal': (number);
+  'attempt': (number);
 }

@@ -13,6 +13,7 @@ export interface Job {
   'error'?: (_tailor_v1_JobError | null);
   'createdAt'?: (string);
   'updatedAt'?: (string);
+  'attempt'?: (number);
   '_resultUrl'?: "resultUrl";
 }
 
@@ -25,5 +26,6 @@ export interface Job__Output {
   'error': (_tailor_v1_JobError__Output | null);
   'createdAt': (string);
   'updatedAt': (string);
+  'attempt': (number);
   '_resultUrl'?: "resultUrl";
 }

@@ -75,6 +75,7 @@ export function toWireJob(kind: JobKind | null, d: JobStatusDocument): Job {
     kind: kind === null ? 'JOB_KIND_UNSPECIFIED' : WIRE_KIND[kind],
     status: WIRE_STATUS[d.status],
     progress: d.progress,
+    attempt: d.attempt,
     ...(d.result_url === null ? {} : { resultUrl: d.result_url }),
     error: d.error === null ? null : { errorCode: d.error.error_code, message: d.error.message },
     createdAt: d.created_at,

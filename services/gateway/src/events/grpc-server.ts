@@ -24,7 +24,7 @@ function fromWire(w: WireJobEvent): JobEvent | null {
     case 'running':
       return { type: 'running', jobId: w.jobId, attempt: w.running?.attempt ?? 1 }
     case 'progress':
-      return { type: 'progress', jobId: w.jobId, framesDone: w.progress?.framesDone ?? 0, framesTotal: w.progress?.framesTotal ?? 0 }
+      return { type: 'progress', jobId: w.jobId, framesDone: w.progress?.framesDone ?? 0, framesTotal: w.progress?.framesTotal ?? 0, attempt: w.progress?.attempt ?? 0 }
     case 'completed': {
       const c = w.completed
       if (c === undefined || c === null) return null

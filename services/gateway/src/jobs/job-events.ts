@@ -43,8 +43,12 @@ export function createJobEventHandler(
       if (r.status === 'completed') return null // duplicate after a redelivery: keep the first result
       switch (e.type) {
         case 'running':
-          return stamp(r, { status: 'running', attempts: Math.max(r.attempts, e.attempt) })
+          // A new attempt (a redelivery: its worker died, or a retryable error) starts again from 0,
+          // visibly: the status document's `attempt` goes up and its progress restarts.
+          if (e.attempt > r.attempts) return stamp(r, { status: 'running', attempts: e.attempt, progress: 0 })
+          return r.status === 'running' ? null : stamp(r, { status: 'running' })
         case 'progress': {
+          if (e.attempt > 0 && e.attempt < r.attempts) return null // an earlier attempt's worker, presumed dead, still reporting
           const p = e.framesTotal > 0 ? Math.min(1, e.framesDone / e.framesTotal) : 0
           return stamp(r, { status: 'running', progress: Math.round(p * 1000) / 1000 })
         }

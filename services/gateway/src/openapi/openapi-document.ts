@@ -573,7 +573,8 @@ const FIELD_DOCS: Record<string, Record<string, string>> = {
   JobStatus: {
     job_id: JOB_ID,
     status: '`pending` → `running` → `completed` or `failed`.',
-    progress: 'Fraction done, 0..1 (frames processed, for video).',
+    progress: 'Fraction done, 0..1 (frames processed, for video), of the current attempt: when a job is retried (its worker died or a retryable error) `attempt` goes up and progress starts again from 0.',
+    attempt: 'Which delivery of the job is running or ran last: 0 while it waits for its first worker, 1 the first, 2 after one retry… A job is tried at most `MAX_DELIVER` times (default 3); a worker that dies is noticed within `ACK_WAIT_MS` (default 10 s).',
     result_url: 'Only when completed: a signed URL of the result, freshly issued by each poll and valid 1 hour.',
     error: 'Only when failed: `{message, error_code}` (e.g. `malformed_video`, `no_person_detected`, `job_cancelled`, `job_expired`).',
     created_at: 'ISO 8601 time the job was accepted.',

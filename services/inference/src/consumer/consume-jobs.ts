@@ -117,7 +117,7 @@ export function consumeJobs(o: ConsumeOptions): Consumer {
         const now = performance.now()
         if (now - lastProgress < (o.progressIntervalMs ?? 500) && framesDone < framesTotal) return
         lastProgress = now
-        o.events.send({ type: 'progress', jobId: job.id, framesDone, framesTotal }, EVENT_TIMEOUT_MS).then(
+        o.events.send({ type: 'progress', jobId: job.id, framesDone, framesTotal, attempt: d.deliveryCount }, EVENT_TIMEOUT_MS).then(
           (a) => {
             if (a.cancelled) ac.abort(new Error('cancelled'))
           },

@@ -21,7 +21,7 @@ function toWire(e: JobEvent, seq: number, workerId: string): WireEvent {
     case 'running':
       return { ...head, running: { attempt: e.attempt } }
     case 'progress':
-      return { ...head, progress: { framesDone: e.framesDone, framesTotal: e.framesTotal } }
+      return { ...head, progress: { framesDone: e.framesDone, framesTotal: e.framesTotal, attempt: e.attempt } }
     case 'completed':
       return { ...head, completed: { resultKey: e.resultKey, contentType: e.contentType, bytes: e.bytes, frames: e.frames } }
     case 'failed':
