@@ -5,6 +5,7 @@
 import { readFile, writeFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { HTTP_STATUS, type ErrorCode } from '@tailor/proto'
+import { refusedDestination } from '@tailor/proto/net'
 import { matrixTitle } from '@tailor/proto/net/testing'
 import { BODY_CASES, BODY_MATRIX_FILE, BODY_MATRIX_LAYER } from '@tailor/gateway/src/input-matrix.cases.ts'
 import { JOB_CASES, JOB_MATRIX_FILE, JOB_MATRIX_LAYER } from '@tailor/inference/src/jobs/input-matrix.cases.ts'
@@ -43,7 +44,11 @@ export const LAYERS: readonly MatrixLayer[] = [
       `(${Object.entries(STUB_DNS).map(([h, a]) => `\`${h}\` → ${a.join(', ')}`).join('; ')}). ` +
       'Asserted every time: the code and message, no partial file left, and from the connection tripwire either no connection ' +
       'attempt at all (literal addresses, schemes, credentials and DNS answers are refused before connecting) or, for redirects ' +
-      'and bodies, connections to the loopback test server only; literal addresses never even reach the resolver.',
+      'and bodies, connections to the loopback test server only; literal addresses never even reach the resolver. ' +
+      `Every refused destination answers exactly one sentence, "${refusedDestination()}", whether the host was a refused ` +
+      'literal, a name resolving to a refused address, or a name that does not resolve: the message never tells a tenant which ' +
+      'internal names exist or what they resolve to. IPv4 carried in IPv6 (IPv4-mapped, IPv4-compatible `::/96`, NAT64 ' +
+      '`64:ff9b::/96` and local-use `64:ff9b:1::/48` at every RFC 6052 position, 6to4 `2002::/16`) is classified by that IPv4.',
   },
   {
     title: 'Whole jobs: what the user sees',

@@ -8,6 +8,7 @@
  * refused before a connection is attempted (`connects: 'none'`), or after the loopback hop only.
  */
 import type { ErrorCode } from '../errors.ts'
+import { refusedDestination } from './address-policy.ts'
 
 export interface NetCase {
   id: string
@@ -31,35 +32,40 @@ export const STUB_DNS: Readonly<Record<string, readonly string[]>> = {
   'rebind.test': ['127.0.0.1', '10.0.0.1'],
   'localhost.test': ['127.0.0.1'],
   'zero.test': ['0.0.0.0'],
+  'sixtofour.test': ['2002:7f00:1::'],
 }
 
 export const NET_MATRIX_FILE = 'proto/src/net/input-matrix.test.ts'
 export const NET_MATRIX_LAYER = '@tailor/proto/net safeFetchToFile (address check, resolver stub)'
 
-const PRIVATE = 'private address'
+/**
+ * Every refused destination answers this one sentence, whatever refused it (issue 11 §6): the
+ * message never tells a tenant what an internal name resolves to, or whether it resolves at all.
+ */
+const REFUSED = refusedDestination()
 export const NET_CASES = [
-  { id: 'N01', case: 'RFC 1918 10.0.0.0/8', input: 'http://10.0.0.1/v.mp4', expected: 'input_fetch_failed', message: PRIVATE, connects: 'none' },
-  { id: 'N02', case: 'RFC 1918 172.16.0.0/12', input: 'http://172.16.0.5/v.mp4', expected: 'input_fetch_failed', message: PRIVATE, connects: 'none' },
-  { id: 'N03', case: 'RFC 1918 192.168.0.0/16', input: 'http://192.168.1.1/v.mp4', expected: 'input_fetch_failed', message: PRIVATE, connects: 'none' },
-  { id: 'N04', case: 'carrier-grade NAT 100.64.0.0/10', input: 'http://100.64.0.1/v.mp4', expected: 'input_fetch_failed', message: PRIVATE, connects: 'none' },
-  { id: 'N05', case: 'cloud metadata 169.254.169.254', input: 'http://169.254.169.254/latest/meta-data/', expected: 'input_fetch_failed', message: 'link-local address', connects: 'none' },
-  { id: 'N06', case: 'metadata address in hex', input: 'http://0xa9fea9fe/latest/meta-data/', expected: 'input_fetch_failed', message: 'link-local address', connects: 'none' },
-  { id: 'N07', case: 'metadata address as IPv4-mapped IPv6', input: 'http://[::ffff:169.254.169.254]/latest/meta-data/', expected: 'input_fetch_failed', message: 'link-local address', connects: 'none' },
-  { id: 'N08', case: 'IPv4 link-local', input: 'http://169.254.1.1/v.mp4', expected: 'input_fetch_failed', message: 'link-local address', connects: 'none' },
-  { id: 'N09', case: 'IPv6 link-local', input: 'http://[fe80::1]/v.mp4', expected: 'input_fetch_failed', message: 'link-local address', connects: 'none' },
-  { id: 'N10', case: 'IPv6 unique-local (the AWS IPv6 metadata address)', input: 'http://[fd00:ec2::254]/latest/meta-data/', expected: 'input_fetch_failed', message: PRIVATE, connects: 'none' },
-  { id: 'N11', case: 'IPv6 unique-local fc00::/7', input: 'http://[fc00::1]/v.mp4', expected: 'input_fetch_failed', message: PRIVATE, connects: 'none' },
-  { id: 'N12', case: '0.0.0.0 (reaches local services on Linux), even with loopback allowed', input: 'http://0.0.0.0:{port}/video.mp4', expected: 'input_fetch_failed', message: 'reserved address', connects: 'none' },
-  { id: 'N13', case: 'DNS name resolving to a private address', input: 'http://private.test/v.mp4', expected: 'input_fetch_failed', message: `resolves to a ${PRIVATE}`, connects: 'none' },
-  { id: 'N14', case: 'DNS name resolving to the metadata address', input: 'http://metadata.test/latest/meta-data/', expected: 'input_fetch_failed', message: 'resolves to a link-local address', connects: 'none' },
-  { id: 'N15', case: 'DNS name resolving to an IPv6 unique-local address', input: 'http://ula.test/v.mp4', expected: 'input_fetch_failed', message: `resolves to a ${PRIVATE}`, connects: 'none' },
-  { id: 'N16', case: 'DNS name with an allowed and a private answer (rebinding)', input: 'http://rebind.test:{port}/video.mp4', expected: 'input_fetch_failed', message: `resolves to a ${PRIVATE}`, connects: 'none' },
-  { id: 'N17', case: 'DNS name resolving to loopback when loopback is not allowed', input: 'http://localhost.test:{port}/video.mp4', expected: 'input_fetch_failed', message: 'resolves to a loopback address', connects: 'none', options: { allowLoopback: false } },
-  { id: 'N18', case: 'DNS name resolving to 0.0.0.0', input: 'http://zero.test:{port}/video.mp4', expected: 'input_fetch_failed', message: 'resolves to a reserved address', connects: 'none' },
-  { id: 'N19', case: 'unresolvable DNS name', input: 'http://nowhere.test/v.mp4', expected: 'input_fetch_failed', message: 'ENOTFOUND', connects: 'none' },
-  { id: 'N20', case: 'redirect to a private address', input: '{loopback}/redirect?to=http://192.168.0.1/x', expected: 'input_fetch_failed', message: PRIVATE, connects: 'loopback' },
-  { id: 'N21', case: 'redirect to a DNS name resolving to the metadata address', input: '{loopback}/redirect?to=http://metadata.test/latest/meta-data/', expected: 'input_fetch_failed', message: 'resolves to a link-local address', connects: 'loopback' },
-  { id: 'N22', case: 'redirect to the metadata address in decimal', input: '{loopback}/redirect?to=http://2852039166/latest/meta-data/', expected: 'input_fetch_failed', message: 'link-local address', connects: 'loopback' },
+  { id: 'N01', case: 'RFC 1918 10.0.0.0/8', input: 'http://10.0.0.1/v.mp4', expected: 'input_fetch_failed', message: REFUSED, connects: 'none' },
+  { id: 'N02', case: 'RFC 1918 172.16.0.0/12', input: 'http://172.16.0.5/v.mp4', expected: 'input_fetch_failed', message: REFUSED, connects: 'none' },
+  { id: 'N03', case: 'RFC 1918 192.168.0.0/16', input: 'http://192.168.1.1/v.mp4', expected: 'input_fetch_failed', message: REFUSED, connects: 'none' },
+  { id: 'N04', case: 'carrier-grade NAT 100.64.0.0/10', input: 'http://100.64.0.1/v.mp4', expected: 'input_fetch_failed', message: REFUSED, connects: 'none' },
+  { id: 'N05', case: 'cloud metadata 169.254.169.254', input: 'http://169.254.169.254/latest/meta-data/', expected: 'input_fetch_failed', message: REFUSED, connects: 'none' },
+  { id: 'N06', case: 'metadata address in hex', input: 'http://0xa9fea9fe/latest/meta-data/', expected: 'input_fetch_failed', message: REFUSED, connects: 'none' },
+  { id: 'N07', case: 'metadata address as IPv4-mapped IPv6', input: 'http://[::ffff:169.254.169.254]/latest/meta-data/', expected: 'input_fetch_failed', message: REFUSED, connects: 'none' },
+  { id: 'N08', case: 'IPv4 link-local', input: 'http://169.254.1.1/v.mp4', expected: 'input_fetch_failed', message: REFUSED, connects: 'none' },
+  { id: 'N09', case: 'IPv6 link-local', input: 'http://[fe80::1]/v.mp4', expected: 'input_fetch_failed', message: REFUSED, connects: 'none' },
+  { id: 'N10', case: 'IPv6 unique-local (the AWS IPv6 metadata address)', input: 'http://[fd00:ec2::254]/latest/meta-data/', expected: 'input_fetch_failed', message: REFUSED, connects: 'none' },
+  { id: 'N11', case: 'IPv6 unique-local fc00::/7', input: 'http://[fc00::1]/v.mp4', expected: 'input_fetch_failed', message: REFUSED, connects: 'none' },
+  { id: 'N12', case: '0.0.0.0 (reaches local services on Linux), even with loopback allowed', input: 'http://0.0.0.0:{port}/video.mp4', expected: 'input_fetch_failed', message: REFUSED, connects: 'none' },
+  { id: 'N13', case: 'DNS name resolving to a private address', input: 'http://private.test/v.mp4', expected: 'input_fetch_failed', message: REFUSED, connects: 'none' },
+  { id: 'N14', case: 'DNS name resolving to the metadata address', input: 'http://metadata.test/latest/meta-data/', expected: 'input_fetch_failed', message: REFUSED, connects: 'none' },
+  { id: 'N15', case: 'DNS name resolving to an IPv6 unique-local address', input: 'http://ula.test/v.mp4', expected: 'input_fetch_failed', message: REFUSED, connects: 'none' },
+  { id: 'N16', case: 'DNS name with an allowed and a private answer (rebinding)', input: 'http://rebind.test:{port}/video.mp4', expected: 'input_fetch_failed', message: REFUSED, connects: 'none' },
+  { id: 'N17', case: 'DNS name resolving to loopback when loopback is not allowed', input: 'http://localhost.test:{port}/video.mp4', expected: 'input_fetch_failed', message: REFUSED, connects: 'none', options: { allowLoopback: false } },
+  { id: 'N18', case: 'DNS name resolving to 0.0.0.0', input: 'http://zero.test:{port}/video.mp4', expected: 'input_fetch_failed', message: REFUSED, connects: 'none' },
+  { id: 'N19', case: 'unresolvable DNS name (the same sentence as a refused one)', input: 'http://nowhere.test/v.mp4', expected: 'input_fetch_failed', message: REFUSED, connects: 'none' },
+  { id: 'N20', case: 'redirect to a private address', input: '{loopback}/redirect?to=http://192.168.0.1/x', expected: 'input_fetch_failed', message: REFUSED, connects: 'loopback' },
+  { id: 'N21', case: 'redirect to a DNS name resolving to the metadata address', input: '{loopback}/redirect?to=http://metadata.test/latest/meta-data/', expected: 'input_fetch_failed', message: REFUSED, connects: 'loopback' },
+  { id: 'N22', case: 'redirect to the metadata address in decimal', input: '{loopback}/redirect?to=http://2852039166/latest/meta-data/', expected: 'input_fetch_failed', message: REFUSED, connects: 'loopback' },
   { id: 'N23', case: 'redirect to a file: URL', input: '{loopback}/redirect?to=file:///etc/passwd', expected: 'input_fetch_failed', message: 'http or https', connects: 'loopback' },
   { id: 'N24', case: 'endless redirects', input: '{loopback}/loop', expected: 'input_fetch_failed', message: 'redirected more than 3 times', connects: 'loopback' },
   { id: 'N25', case: 'file: scheme', input: 'file:///etc/passwd', expected: 'input_fetch_failed', message: 'http or https, not file', connects: 'none' },
@@ -72,4 +78,13 @@ export const NET_CASES = [
   { id: 'N32', case: 'endless chunked body', input: '{loopback}/endless', expected: 'file_size_too_large', message: 'larger than the 1 MB limit', connects: 'loopback' },
   { id: 'N33', case: 'body that trickles (1 byte every 50 ms)', input: '{loopback}/trickle', expected: 'input_fetch_failed', message: 'took longer than 2 s', connects: 'loopback', options: { timeoutMs: 1500 } },
   { id: 'N34', case: 'server that never sends its headers', input: '{loopback}/silent', expected: 'input_fetch_failed', message: 'took longer than 2 s', connects: 'loopback', options: { timeoutMs: 1500 } },
+  // IPv4 carried inside IPv6 is classified by that IPv4 before connecting (issue 11 §6).
+  { id: 'N35', case: 'loopback as IPv4-compatible IPv6 [::127.0.0.1] (::/96), loopback not allowed', input: 'http://[::127.0.0.1]:{port}/video.mp4', expected: 'input_fetch_failed', message: REFUSED, connects: 'none', options: { allowLoopback: false } },
+  { id: 'N36', case: 'metadata address as IPv4-compatible IPv6 (::/96)', input: 'http://[::169.254.169.254]/latest/meta-data/', expected: 'input_fetch_failed', message: REFUSED, connects: 'none' },
+  { id: 'N37', case: 'metadata address in NAT64 local-use 64:ff9b:1::/48 (/96 position)', input: 'http://[64:ff9b:1::a9fe:a9fe]/latest/meta-data/', expected: 'input_fetch_failed', message: REFUSED, connects: 'none' },
+  { id: 'N38', case: 'metadata address in NAT64 local-use 64:ff9b:1::/48 (/56 position, RFC 6052)', input: 'http://[64:ff9b:1:a9:fe:a9fe::]/latest/meta-data/', expected: 'input_fetch_failed', message: REFUSED, connects: 'none' },
+  { id: 'N39', case: 'private address in NAT64 well-known 64:ff9b::/96', input: 'http://[64:ff9b::10.0.0.1]/v.mp4', expected: 'input_fetch_failed', message: REFUSED, connects: 'none' },
+  { id: 'N40', case: 'metadata address in 6to4 2002::/16', input: 'http://[2002:a9fe:a9fe::1]/latest/meta-data/', expected: 'input_fetch_failed', message: REFUSED, connects: 'none' },
+  { id: 'N41', case: 'RFC 1918 address in 6to4 2002::/16', input: 'http://[2002:c0a8:101::]/v.mp4', expected: 'input_fetch_failed', message: REFUSED, connects: 'none' },
+  { id: 'N42', case: 'DNS name resolving to 127.0.0.1 inside 6to4 (2002:7f00:1::), loopback not allowed', input: 'http://sixtofour.test:{port}/video.mp4', expected: 'input_fetch_failed', message: REFUSED, connects: 'none', options: { allowLoopback: false } },
 ] as const satisfies readonly NetCase[]

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { NET_CASES, STUB_DNS } from './input-matrix.cases.ts'
+import { refusedDestination } from './address-policy.ts'
 import { safeFetchToFile, type Resolver, type SafeFetchOptions } from './safe-fetch.ts'
 import { matrixTitle, watchConnections, type ConnectionLog } from './testing.ts'
 
@@ -119,6 +120,8 @@ describe('input matrix: outbound fetch guard', () => {
     const err = await safeFetchToFile(url, join(dir, `in-${n++}`), opts(options)).catch((e: unknown) => e)
 
     expect(err).toMatchObject({ code: c.expected, message: expect.stringContaining(c.message) })
+    // A refusal is that one sentence and nothing more: no class, address or resolver error.
+    if (c.message === refusedDestination()) expect((err as Error).message).toBe(c.message)
     expect(await readdir(dir), 'no partial download is left').toEqual([])
     expect(log.blocked, 'the tripwire never had to stop a non-loopback connection').toEqual([])
     if (c.connects === 'none') {

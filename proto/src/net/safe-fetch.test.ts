@@ -95,7 +95,7 @@ describe('safeFetchToFile', () => {
 
   // Private, link-local, metadata, DNS, redirect, scheme, size and timeout refusals: input-matrix.test.ts.
   it.each([
-    ['loopback when not allowed', () => `${base}/video.mp4`, { allowLoopback: false }, /loopback address/],
+    ['loopback when not allowed', () => `${base}/video.mp4`, { allowLoopback: false }, /does not point at a publicly reachable host/],
     ['an HTTP error', () => `${base}/missing`, {}, /HTTP 404/],
     ['a stalled download', () => `${base}/stall`, { timeoutMs: 300 }, /longer than/],
   ])('refuses %s with input_fetch_failed and leaves nothing behind', async (_n, url, o, msg) => {

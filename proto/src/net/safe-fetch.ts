@@ -6,7 +6,7 @@ import { lookup as dnsLookup } from 'node:dns/promises'
 import type { LookupFunction, Socket } from 'node:net'
 import { isIP } from 'node:net'
 import { AppError } from '../errors.ts'
-import { classifyAddress, isAllowedAddress } from './address-policy.ts'
+import { classifyAddress, isAllowedAddress, refusedDestination } from './address-policy.ts'
 
 export interface ResolvedAddress {
   address: string
@@ -33,6 +33,9 @@ export interface FetchedFile {
 const systemResolver: Resolver = async (host) => dnsLookup(host, { all: true, verbatim: true })
 
 const fail = (message: string, cause?: unknown): AppError => new AppError('input_fetch_failed', message, { cause })
+/** A refused destination: one sentence (address-policy.ts); what was refused goes to the cause. */
+const refused = (detail: string, cause?: unknown): AppError =>
+  fail(refusedDestination(), Object.assign(new Error(detail), cause === undefined ? {} : { cause }))
 const tooLarge = (max: number): AppError =>
   new AppError('file_size_too_large', `The file is larger than the ${Math.round(max / (1024 * 1024))} MB limit.`)
 
@@ -51,7 +54,7 @@ export function checkUrl(raw: string, allowLoopback: boolean): URL {
   if (u.username !== '' || u.password !== '') throw fail('The URL must not carry credentials.')
   const host = u.hostname.replace(/^\[|\]$/g, '')
   if (isIP(host) !== 0 && !isAllowedAddress(host, { allowLoopback })) {
-    throw fail(`The URL points at a ${classifyAddress(host)} address, which is not allowed; use a publicly accessible URL.`)
+    throw refused(`${host} is a ${classifyAddress(host)} address`)
   }
   return u
 }
@@ -66,9 +69,9 @@ function guardedLookup(resolver: Resolver, allowLoopback: boolean): LookupFuncti
       (all) => {
         const bad = all.find((a) => !isAllowedAddress(a.address, { allowLoopback }))
         if (all.length === 0) {
-          callback(Object.assign(new Error(`${hostname} did not resolve`), { code: 'ENOTFOUND' }), '', 0)
+          callback(refused(`${hostname} did not resolve`), '', 0)
         } else if (bad !== undefined) {
-          callback(fail(`The URL's host resolves to a ${classifyAddress(bad.address)} address, which is not allowed; use a publicly accessible URL.`), '', 0)
+          callback(refused(`${hostname} resolves to ${bad.address}, a ${classifyAddress(bad.address)} address`), '', 0)
         } else if (options.all === true) {
           ;(callback as unknown as (e: null, a: ResolvedAddress[]) => void)(null, all)
         } else {
@@ -76,7 +79,8 @@ function guardedLookup(resolver: Resolver, allowLoopback: boolean): LookupFuncti
           callback(null, first.address, first.family)
         }
       },
-      (err: unknown) => callback(err as NodeJS.ErrnoException, '', 0),
+      // A name that does not resolve reads like a refused one: no probing for internal names.
+      (err: unknown) => callback(refused(`${hostname} did not resolve`, err), '', 0),
     )
   }
 }
@@ -146,7 +150,7 @@ function request(url: URL, resolver: Resolver, o: SafeFetchOptions, signal: Abor
         const remote = socket.remoteAddress
         // The address actually connected to: the final word, whatever the resolver said.
         if (remote === undefined || !isAllowedAddress(remote, { allowLoopback: o.allowLoopback })) {
-          req.destroy(fail(`The URL connected to a ${remote === undefined ? 'unknown' : classifyAddress(remote)} address, which is not allowed.`))
+          req.destroy(refused(`connected to ${remote ?? 'an unknown address'}${remote === undefined ? '' : `, a ${classifyAddress(remote)} address`}`))
         }
       }
       if (socket.connecting) socket.once('connect', check)

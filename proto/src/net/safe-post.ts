@@ -4,7 +4,7 @@ import { lookup as dnsLookup } from 'node:dns/promises'
 import type { LookupFunction, Socket } from 'node:net'
 import { isIP } from 'node:net'
 import { AppError } from '../errors.ts'
-import { classifyAddress, isAllowedAddress } from './address-policy.ts'
+import { classifyAddress, isAllowedAddress, refusedDestination } from './address-policy.ts'
 import type { Resolver, ResolvedAddress } from './safe-fetch.ts'
 
 /**
@@ -32,10 +32,13 @@ const systemResolver: Resolver = async (host) => dnsLookup(host, { all: true, ve
 
 /** A destination the rules refuse: never retried. */
 export class DestinationRefusedError extends AppError {
-  constructor(message: string) {
-    super('invalid_parameter', message)
+  constructor(message: string, cause?: unknown) {
+    super('invalid_parameter', message, { cause })
   }
 }
+
+/** A refused address: one sentence for all (address-policy.ts); what was refused goes to the cause. */
+const refused = (label: string, detail: string): DestinationRefusedError => new DestinationRefusedError(refusedDestination(label), new Error(detail))
 
 /**
  * Checks a URL before any connection: http/https, no credentials, an IP-literal host must be
@@ -52,7 +55,7 @@ export function checkDestination(raw: string, allowLoopback: boolean, label = 'u
   if (u.username !== '' || u.password !== '') throw new DestinationRefusedError(`${label} must not carry credentials.`)
   const host = u.hostname.replace(/^\[|\]$/g, '')
   if (isIP(host) !== 0 && !isAllowedAddress(host, { allowLoopback })) {
-    throw new DestinationRefusedError(`${label} points at a ${classifyAddress(host)} address, which is not allowed; use a publicly reachable URL.`)
+    throw refused(label, `${host} is a ${classifyAddress(host)} address`)
   }
   return u
 }
@@ -65,7 +68,7 @@ function guardedLookup(resolver: Resolver, allowLoopback: boolean, label: string
         if (all.length === 0) {
           callback(Object.assign(new Error(`${hostname} did not resolve`), { code: 'ENOTFOUND' }), '', 0)
         } else if (bad !== undefined) {
-          callback(new DestinationRefusedError(`${label} resolves to a ${classifyAddress(bad.address)} address, which is not allowed.`), '', 0)
+          callback(refused(label, `${hostname} resolves to ${bad.address}, a ${classifyAddress(bad.address)} address`), '', 0)
         } else if (options.all === true) {
           ;(callback as unknown as (e: null, a: ResolvedAddress[]) => void)(null, all)
         } else {
@@ -105,7 +108,7 @@ export async function safePost(rawUrl: string, body: string, o: SafePostOptions,
           const remote = socket.remoteAddress
           // The address actually connected to: the final word, whatever the resolver said.
           if (remote === undefined || !isAllowedAddress(remote, { allowLoopback: o.allowLoopback })) {
-            req.destroy(new DestinationRefusedError(`${label} connected to a ${remote === undefined ? 'unknown' : classifyAddress(remote)} address, which is not allowed.`))
+            req.destroy(refused(label, `connected to ${remote ?? 'an unknown address'}${remote === undefined ? '' : `, a ${classifyAddress(remote)} address`}`))
           }
         }
         if (socket.connecting) socket.once('connect', check)

@@ -11,7 +11,7 @@
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import type { Socket } from 'node:net'
-import { classifyAddress } from './address-policy.ts'
+import { BlockList, isIPv4 } from 'node:net'
 
 export interface ConnectionLog {
   /** Every address a client socket tried to connect to, in order. */
@@ -25,11 +25,23 @@ export interface ConnectionLog {
 
 const CHANNEL = 'net.client.socket'
 
+/**
+ * Addresses this host itself answers on: 127/8, ::1 and 127/8 mapped into IPv6. Not the policy's
+ * wider 'loopback' class (which also counts 127/8 inside NAT64 or 6to4 addresses, going elsewhere).
+ */
+const HOST_LOOPBACK = new BlockList()
+HOST_LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4')
+HOST_LOOPBACK.addAddress('::1', 'ipv6')
+const isHostLoopback = (address: string): boolean => {
+  const a = address.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '')
+  return HOST_LOOPBACK.check(a, isIPv4(a) ? 'ipv4' : 'ipv6')
+}
+
 export function watchConnections(): ConnectionLog {
   const attempts: string[] = []
   const blocked: string[] = []
   const trip = (socket: Socket, address: string): boolean => {
-    if (classifyAddress(address) === 'loopback') return false
+    if (isHostLoopback(address)) return false
     blocked.push(address)
     socket.destroy()
     return true
