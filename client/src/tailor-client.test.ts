@@ -17,6 +17,8 @@ import { openFileJobStore } from '@tailor/gateway/src/jobs/job-store-files.ts'
 import type { JobStore } from '@tailor/gateway/src/jobs/job-store.ts'
 import { createLogger } from '@tailor/gateway/src/logger.ts'
 import { openFileUploadStore } from '@tailor/gateway/src/uploads/upload-store-files.ts'
+import type { IdempotencyStore } from '@tailor/gateway/src/idempotency/idempotency-store.ts'
+import { openFileIdempotencyStore } from '@tailor/gateway/src/idempotency/idempotency-store-files.ts'
 import type { UploadStore } from '@tailor/gateway/src/uploads/upload-store.ts'
 import { TailorClient, TailorError, parseRetryAfter, type JobStatusDocument } from './index.ts'
 
@@ -29,6 +31,7 @@ const logger = createLogger('silent')
 let dir: string
 let jobs: JobStore
 let uploads: UploadStore
+let idempotency: IdempotencyStore
 let published: JobEnvelope[]
 let cancelled: string[]
 let app: ReturnType<typeof createApp>
@@ -41,9 +44,11 @@ beforeEach(async () => {
   uploads = await openFileUploadStore(join(dir, 'uploads'))
   published = []
   cancelled = []
+  idempotency = await openFileIdempotencyStore(join(dir, 'idempotency'), { ttlMs: 60_000 })
   app = createApp({
     config: loadConfig({ API_KEYS: KEY, RESULT_URL_SECRET: 's'.repeat(32), PUBLIC_BASE_URL: BASE, TRYON_WAIT_TIMEOUT_MS: '0' }),
     logger, jobs, uploads,
+    idempotency,
     publisher: { publish: async (j) => void published.push(j) },
     cancel: { cancel: (id) => void cancelled.push(id) },
     results: {
@@ -57,6 +62,7 @@ beforeEach(async () => {
 })
 afterEach(async () => {
   await uploads.close()
+  await idempotency.close()
   await jobs.close()
   await rm(dir, { recursive: true, force: true })
 })
@@ -118,6 +124,30 @@ describe('TailorClient', () => {
     const { job_id } = await client.removeVideoBackground({ video_url: up.url })
     expect(published.find((j) => j.id === job_id)?.params).toMatchObject({ video_url: up.url })
     await expect(client.upload(new Uint8Array(10), 'text/plain')).rejects.toMatchObject({ status: 400, errorCode: 'unsupported_content_type' })
+  })
+
+  it('idempotencyKey: the same submission sent twice with one key is one job; another body with it is 422', async () => {
+    const body = { video_url: 'https://example.com/v.mp4' }
+    const a = await client.removeVideoBackground(body, { idempotencyKey: 'order-42' })
+    const b = await client.removeVideoBackground(body, { idempotencyKey: 'order-42' })
+    expect(b.job_id).toBe(a.job_id)
+    expect(published).toHaveLength(1)
+    await expect(client.removeVideoBackground({ video_url: 'https://example.com/w.mp4' }, { idempotencyKey: 'order-42' }))
+      .rejects.toMatchObject({ status: 422, errorCode: 'idempotency_key_reused' })
+    const t = await client.tryOn({ person_image_url: 'https://e.com/p.jpg', garment_image_url: 'https://e.com/g.jpg', wait_for_result: 'false' }, { idempotencyKey: 'order-43' })
+    expect((await client.tryOn({ person_image_url: 'https://e.com/p.jpg', garment_image_url: 'https://e.com/g.jpg', wait_for_result: 'false' }, { idempotencyKey: 'order-43' })).job_id).toBe(t.job_id)
+    await expect(client.removeVideoBackground(body, { idempotencyKey: 'bad key' })).rejects.toMatchObject({ status: 400, errorCode: 'invalid_parameter' })
+  })
+
+  it('waitForJob timeoutMs: a job still pending ends the wait with request_timeout (status 0, its job id); the job goes on', async () => {
+    const { job_id } = await client.removeVideoBackground({ video_url: 'https://example.com/v.mp4' })
+    const polled: string[] = []
+    const err = await client.waitForJob('remove-background', job_id, { pollIntervalMs: POLL_MS, timeoutMs: POLL_MS * 3, onProgress: (d) => polled.push(d.status) }).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(TailorError)
+    expect(err).toMatchObject({ errorCode: 'request_timeout', status: 0, jobId: job_id, message: expect.stringContaining(job_id) })
+    expect(polled.length).toBeGreaterThanOrEqual(1)
+    expect(polled.every((s) => s === 'pending')).toBe(true)
+    expect(await client.getJob('remove-background', job_id)).toMatchObject({ status: 'pending' })
   })
 
   it('tryOn with wait_for_result "false" answers {job_id}', async () => {

@@ -31,7 +31,19 @@ export interface TailorClientOptions {
 }
 
 export interface RequestOptions {
+  /** Aborts the request (and any Retry-After wait): TailorError `aborted`. */
   signal?: AbortSignal
+}
+
+export interface SubmitOptions extends RequestOptions {
+  /**
+   * Sent as the `Idempotency-Key` header (1–255 visible ASCII characters, e.g.
+   * `crypto.randomUUID()`): sending the same submission again with the same key answers the job
+   * the first one created instead of a second job, for 24 h (the service's IDEMPOTENCY_TTL_S).
+   * The same key with another body is 422 `idempotency_key_reused`; while the first request is
+   * still creating its job, 409 `idempotency_key_in_use`.
+   */
+  idempotencyKey?: string
 }
 
 export interface WaitOptions extends RequestOptions {
@@ -99,13 +111,13 @@ export class TailorClient {
   }
 
   /** POST /v1/try-on. With wait_for_result (the default) a finished job answers its result_url; else poll `job_id`. */
-  async tryOn(req: TryOnRequest, o: RequestOptions = {}): Promise<TryOnResponse> {
-    return this.#json<TryOnResponse>('POST', JOB_PATHS['try-on'], { json: req, signal: o.signal })
+  async tryOn(req: TryOnRequest, o: SubmitOptions = {}): Promise<TryOnResponse> {
+    return this.#json<TryOnResponse>('POST', JOB_PATHS['try-on'], { json: req, signal: o.signal, idempotencyKey: o.idempotencyKey })
   }
 
   /** POST /v1/video/remove-background → `{job_id}`; follow it with {@link waitForJob}. */
-  async removeVideoBackground(req: RemoveBackgroundRequest, o: RequestOptions = {}): Promise<JobAccepted> {
-    return this.#json<JobAccepted>('POST', JOB_PATHS['remove-background'], { json: req, signal: o.signal })
+  async removeVideoBackground(req: RemoveBackgroundRequest, o: SubmitOptions = {}): Promise<JobAccepted> {
+    return this.#json<JobAccepted>('POST', JOB_PATHS['remove-background'], { json: req, signal: o.signal, idempotencyKey: o.idempotencyKey })
   }
 
   /** GET /v1/<kind>/job/{id}: the status document (a failed job is a 200 with `error`, not a throw). */
@@ -176,9 +188,10 @@ export class TailorClient {
   async #json<T>(
     method: 'GET' | 'POST',
     path: string,
-    b: { json?: unknown; raw?: UploadData; contentType?: string; signal?: AbortSignal | undefined },
+    b: { json?: unknown; raw?: UploadData; contentType?: string; signal?: AbortSignal | undefined; idempotencyKey?: string | undefined },
   ): Promise<T> {
     const headers: Record<string, string> = { 'x-api-key': this.#apiKey, accept: 'application/json' }
+    if (b.idempotencyKey !== undefined) headers['idempotency-key'] = b.idempotencyKey
     let body: BodyInit | undefined
     if (b.json !== undefined) {
       headers['content-type'] = 'application/json'
