@@ -22,7 +22,7 @@ import { openFileIdempotencyStore } from '@tailor/gateway/src/idempotency/idempo
 import type { UploadStore } from '@tailor/gateway/src/uploads/upload-store.ts'
 import { TailorClient, TailorError, parseRetryAfter, type JobStatusDocument } from './index.ts'
 
-const KEY = 'client-test-key-0123456789'
+const KEY = 'client-test-key-0123456789-abcde'
 const BASE = 'http://tailor.test'
 const RESULT = new TextEncoder().encode('result bytes: not a real video, the fake result port serves them')
 const POLL_MS = 20

@@ -27,6 +27,8 @@ export const HTTP_STATUS = {
   idempotency_key_reused: 422,
   idempotency_key_in_use: 409,
   rate_limit_exceeded: 429,
+  /** Too many unknown or revoked keys from one client address (AUTH_FAILURE_LIMIT per AUTH_FAILURE_WINDOW_S): refused before the key is checked until `Retry-After`. */
+  too_many_auth_failures: 429,
   /** gRPC only: the key already holds GRPC_MAX_WATCHES_PER_KEY WatchJob streams on this gateway (RESOURCE_EXHAUSTED). */
   watch_limit_exceeded: 429,
   /** The key's outstanding uploads (bytes or count, UPLOAD_QUOTA_BYTES / UPLOAD_QUOTA_COUNT) are used up until some expire. */

@@ -17,7 +17,7 @@ import { keysCommand } from '../../cli/src/commands/keys.ts'
 import { freePort, startNatsServer, type NatsServer } from '../helpers/nats-server.ts'
 import { REPO_ROOT, TEST_JOB_EVENTS_TOKEN } from '../helpers/processes.ts'
 
-const ENV_KEY = 'access-int-env-key-0123456789'
+const ENV_KEY = 'access-int-env-key-0123456789-ab'
 const SECRET = 'access-int-secret-0123456789abcdef0123'
 /** The figure: a revoke reaches every replica within a second (measured from the CLI's exit). */
 const REVOKE_BOUND_MS = 1_000

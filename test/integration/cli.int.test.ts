@@ -14,7 +14,7 @@ import { SERVICE_MODELS, snapshotModels } from '../helpers/models.ts'
 import { freePort } from '../helpers/nats-server.ts'
 import { REPO_ROOT, startService, type ServiceProcess } from '../helpers/processes.ts'
 
-const KEY = 'cli-int-test-key-0123456789'
+const KEY = 'cli-int-test-key-0123456789-abcd'
 const MODELS = SERVICE_MODELS
 const CLI_TIMEOUT_MS = 240_000
 

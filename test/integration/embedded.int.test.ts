@@ -120,7 +120,7 @@ describe('embedded: gateway + one inference worker in one process, no NATS', () 
 
   it('accepts TAILOR_API_KEY beside the data dir\'s keys', async () => {
     await tailor.stop()
-    await startTailor({ TAILOR_API_KEY: 'scripted-key-123456' })
+    await startTailor({ TAILOR_API_KEY: 'scripted-key-0123456789abcdefghij' })
     expect(tailor.output()).toContain('Accepting the API key from TAILOR_API_KEY')
     const bad = { video_url: 'http://127.0.0.1/x.mp4', output_format: 'nope' }
     expect((await apiClient(`http://127.0.0.1:${port}`, 'scripted-key-123456').submit(bad)).status).toBe(400)

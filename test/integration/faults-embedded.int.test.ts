@@ -14,7 +14,7 @@ import { freePort } from '../helpers/nats-server.ts'
 import { startService, type ServiceProcess } from '../helpers/processes.ts'
 
 const ENTRY = 'services/embedded/src/main.ts'
-const API_KEY = 'embedded-faults-test-key'
+const API_KEY = 'embedded-faults-test-key-abcdefg'
 const JOB_TIMEOUT_MS = 120_000
 const MAX_DELIVER = 1
 const STALE_ID = '0190c0de-dead-7000-8000-000000000000'

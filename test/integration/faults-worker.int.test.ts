@@ -15,7 +15,7 @@ import { snapshotModels } from '../helpers/models.ts'
 import { freePort, startNatsServer, type NatsServer } from '../helpers/nats-server.ts'
 import { childProcesses, startService, type ServiceProcess } from '../helpers/processes.ts'
 
-const API_KEY = 'integration-test-key-faults'
+const API_KEY = 'integration-test-key-faults-abcd'
 const JOB_TIMEOUT_MS = 120_000
 /** Short limits via config so each fault resolves in seconds. */
 const ACK_WAIT_MS = 1_000

@@ -17,7 +17,7 @@ import { startService, type ServiceProcess } from '../helpers/processes.ts'
  * (services/inference/src/jobs/remove-background.test.ts).
  */
 const JOB_TIMEOUT_MS = 600_000
-const API_KEY = 'full-media-test-key'
+const API_KEY = 'full-media-test-key-abcdefghijkl'
 
 let media: MediaFixtures
 let models: { dir: string; remove(): Promise<void> }

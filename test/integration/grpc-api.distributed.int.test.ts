@@ -18,7 +18,7 @@ import { snapshotModels } from '../helpers/models.ts'
 import { freePort, startNatsServer, type NatsServer } from '../helpers/nats-server.ts'
 import { startService, type ServiceProcess } from '../helpers/processes.ts'
 
-const API_KEY = 'grpc-api-test-key-distributed'
+const API_KEY = 'grpc-api-test-key-distributed-ab'
 const SECRET = 'grpc-distributed-test-secret-0123456789abcdef'
 /** How long the gateway may take to drop a watcher after its client cancelled the call. */
 const WATCHER_GONE_MS = 5_000

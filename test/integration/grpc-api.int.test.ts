@@ -17,7 +17,7 @@ import { startService, type ServiceProcess } from '../helpers/processes.ts'
 
 const ENTRY = 'services/embedded/src/main.ts'
 const MODELS = SERVICE_MODELS
-const API_KEY = 'grpc-api-test-key-embedded'
+const API_KEY = 'grpc-api-test-key-embedded-abcde'
 /** A second key: it must not see the first key's jobs; its request budget is spent in the rate test. */
 const OTHER_KEY = 'grpc-api-test-key-embedded-other'
 /** Each key's request budget (submissions per second): above what the tests send, below the burst. */

@@ -18,7 +18,7 @@ const JOB_TIMEOUT_MS = 180_000
 /** How long a probe may take to notice NATS going away or coming back (reconnect wait is 2 s). */
 const PROBE_CHANGE_TIMEOUT_MS = 20_000
 const NATS_DOWN_MS = 5_000
-const API_KEY = 'observability-test-key'
+const API_KEY = 'observability-test-key-abcdefghi'
 const SECRET = 'observability-test-result-url-secret-0123456789'
 
 type Labels = Record<string, string>

@@ -17,8 +17,8 @@ import { SERVICE_MODELS, snapshotModels } from '../helpers/models.ts'
 import { freePort, startNatsServer, type NatsServer } from '../helpers/nats-server.ts'
 import { startService, type ServiceProcess } from '../helpers/processes.ts'
 
-const KEY_A = 'uploads-int-key-a-0123456789'
-const KEY_B = 'uploads-int-key-b-0123456789'
+const KEY_A = 'uploads-int-key-a-0123456789-abc'
+const KEY_B = 'uploads-int-key-b-0123456789-abc'
 const MODELS = SERVICE_MODELS
 const JOB_TIMEOUT_MS = 180_000
 

@@ -19,7 +19,7 @@ import { openGrpcApiClient } from '../helpers/grpc-api.ts'
 import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts'
 import { TEST_JOB_EVENTS_TOKEN } from '../helpers/processes.ts'
 
-const API_KEY = 'grpc-webhook-test-key'
+const API_KEY = 'grpc-webhook-test-key-abcdefghij'
 const DELIVERY_TIMEOUT_MS = 20_000
 
 interface Answer {

@@ -30,7 +30,7 @@ import { freePort, startNatsServer, type NatsServer } from '../helpers/nats-serv
 import { startService, TEST_JOB_EVENTS_TOKEN, type ServiceProcess } from '../helpers/processes.ts'
 
 const JOB_TIMEOUT_MS = 120_000
-const EMBEDDED_KEY = 'webhook-test-key-0123456789'
+const EMBEDDED_KEY = 'webhook-test-key-0123456789-abcd'
 /** These tests send bursts: per-key limits well above them. */
 const NO_LIMITS = { DEFAULT_RATE_LIMIT_PER_S: '1000', DEFAULT_MAX_CONCURRENT_JOBS: '100' }
 /** Generous bound for a webhook to arrive once its job is final (or its retry is due). */
@@ -257,7 +257,7 @@ describe('embedded: webhooks and Idempotency-Key with a real worker', () => {
 })
 
 describe('distributed: WEBHOOKS stream and KV idempotency with a real nats-server', () => {
-  const apiKey = 'test-key-distributed'
+  const apiKey = 'test-key-distributed-0123456789ab'
   const secret = generateWebhookSecret()
   let nats: NatsServer
   let nc: NatsConnection

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path'
 import { z } from 'zod'
+import { MIN_API_KEY_LENGTH } from '@tailor/gateway/src/config.ts'
 
 const Env = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
@@ -8,7 +9,7 @@ const Env = z.object({
   /** Job records, results, generated secrets and scratch space. */
   TAILOR_DATA_DIR: z.string().min(1).default('./tailor-data'),
   /** A key to accept (scripted use); without it a key is created on first start. */
-  TAILOR_API_KEY: z.string().min(8, 'must be at least 8 characters').optional(),
+  TAILOR_API_KEY: z.string().min(MIN_API_KEY_LENGTH, `must be at least ${MIN_API_KEY_LENGTH} characters (e.g. \`openssl rand -hex 24\`)`).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 })
 

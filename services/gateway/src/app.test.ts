@@ -13,8 +13,8 @@ import { createLogger } from './logger.ts'
 import type { ResultReader } from './results/result-reader.ts'
 import { signResult } from './signing.ts'
 
-const KEY = 'test-key-0123456789'
-const config = loadConfig({ API_KEYS: `other-key,${KEY}`, RESULT_URL_SECRET: 'x'.repeat(32), PUBLIC_BASE_URL: 'http://tailor.test' })
+const KEY = 'test-key-0123456789-abcdefghijkl'
+const config = loadConfig({ API_KEYS: `other-key-0123456789abcdefghijklm,${KEY}`, RESULT_URL_SECRET: 'x'.repeat(32), PUBLIC_BASE_URL: 'http://tailor.test' })
 const logger = createLogger('silent')
 const RESULT = Buffer.from('0123456789abcdefghij')
 
@@ -63,7 +63,7 @@ describe('auth', () => {
     }
   })
   it('accepts the header in any case, for every configured key', async () => {
-    for (const h of [{ 'X-API-KEY': KEY }, { 'x-api-key': KEY }, { 'X-Api-Key': 'other-key' }] as Record<string, string>[]) {
+    for (const h of [{ 'X-API-KEY': KEY }, { 'x-api-key': KEY }, { 'X-Api-Key': 'other-key-0123456789abcdefghijklm' }] as Record<string, string>[]) {
       expect((await get('/v1/video/remove-background/job/00000000-0000-4000-8000-000000000000', h)).status).toBe(404)
     }
   })

@@ -4,6 +4,7 @@ import { requestId, type RequestIdVariables } from 'hono/request-id'
 import { matchedRoutes } from 'hono/route'
 import { AppError } from '@tailor/proto'
 import type { AccessControl } from './access/access-control.ts'
+import { AuthFailureThrottle } from './access/auth-failure-throttle.ts'
 import { createKeyAccessControl } from './access/access-control-keys.ts'
 import type { JobSlots } from './access/job-slots.ts'
 import { createMemoryRateBudget } from './access/rate-budget.ts'
@@ -11,6 +12,7 @@ import { RateLimiter } from './access/rate-limiter.ts'
 import type { Config } from './config.ts'
 import { MethodNotAllowedError, toErrorResponse } from './errors.ts'
 import { allowedMethods } from './http/allowed-methods.ts'
+import { clientAddress } from './http/client-address.ts'
 import { drainInBackground } from './http/drain-body.ts'
 import { normalizedPath } from './http/normalize-path.ts'
 import type { IdempotencyStore } from './idempotency/idempotency-store.ts'
@@ -36,6 +38,8 @@ export interface GatewayDeps {
   logger: Logger
   /** API keys and rate limits (access/); absent: the environment's keys with in-memory limits. */
   access?: AccessControl
+  /** Failed authentications per client address (shared with the gRPC API); absent: one of its own from config. */
+  authThrottle?: AuthFailureThrottle
   /** Per-key concurrent-job slots; absent: no cap. */
   slots?: JobSlots
   jobs: JobStore
@@ -77,7 +81,11 @@ export function createApp(d: Omit<GatewayDeps, 'jsonBody'>) {
       limits: { rateLimitPerS: deps.config.rateLimitPerS, maxConcurrentJobs: deps.config.maxConcurrentJobs },
       limiter: new RateLimiter(createMemoryRateBudget()),
     })
-  const auth = apiKeyAuth(access)
+  const throttle = {
+    throttle: deps.authThrottle ?? new AuthFailureThrottle({ maxFailures: deps.config.authFailureLimit, windowMs: deps.config.authFailureWindowMs }),
+    address: (c: Context) => clientAddress(c, deps.config.trustProxyHops),
+  }
+  const auth = apiKeyAuth(access, { throttle })
   // Doubled and trailing slashes are ignored (http/normalize-path.ts); a known path asked with
   // another method answers 405 + Allow (http/allowed-methods.ts).
   let allowed: ((path: string) => string[]) | undefined
@@ -125,7 +133,7 @@ export function createApp(d: Omit<GatewayDeps, 'jsonBody'>) {
       return c.body(body, 200, { 'content-type': deps.metrics.registry.contentType })
     })
     .use('/v1/*', auth)
-    .use('/playground/samples/*', apiKeyAuth(access, { rate: false })) // the operator's sample media: key holders only
+    .use('/playground/samples/*', apiKeyAuth(access, { rate: false, throttle })) // the operator's sample media: key holders only
     .use('/v1/*', skipWhere(carriesMedia, bodyLimitByHeaders(deps.config.maxBodyBytes)))
     .route(UPLOADS_PATH, uploadRoutes(deps))
     .get('/v1/credits', (c) => {

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from './config.ts'
 
-const BASE = { RESULT_URL_SECRET: 's'.repeat(32), API_KEYS: 'k' }
+const BASE = { RESULT_URL_SECRET: 's'.repeat(32), API_KEYS: 'k'.repeat(32) }
 const WHSEC = `whsec_${Buffer.alloc(32, 7).toString('base64')}`
 
 describe('loadConfig: webhooks and idempotency', () => {

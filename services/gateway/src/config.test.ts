@@ -5,10 +5,11 @@ const SECRET = 's'.repeat(32)
 
 describe('loadConfig', () => {
   it('applies defaults and keeps only key hashes', () => {
-    const c = loadConfig({ API_KEYS: ' a , b,,', TAILOR_API_KEY: 'c', RESULT_URL_SECRET: SECRET })
+    const [a, b, k] = ['a', 'b', 'c'].map((x) => x.repeat(32)) as [string, string, string]
+    const c = loadConfig({ API_KEYS: ` ${a} , ${b},,`, TAILOR_API_KEY: k, RESULT_URL_SECRET: SECRET })
     expect(c).toMatchObject({ port: 8080, grpcPort: 50051, resultUrlTtlS: 3600, natsUrl: undefined, logLevel: 'info' })
-    expect(c.apiKeyHashes.map((h) => h.toString('hex')).sort()).toEqual([sha256Hex('a'), sha256Hex('b'), sha256Hex('c')].sort())
-    expect(JSON.stringify(c)).not.toMatch(/"a"|"b"|"c"/)
+    expect(c.apiKeyHashes.map((h) => h.toString('hex')).sort()).toEqual([sha256Hex(a), sha256Hex(b), sha256Hex(k)].sort())
+    expect(JSON.stringify(c)).not.toMatch(/aaaa|bbbb|cccc/)
     expect(Object.isFrozen(c)).toBe(true)
   })
   it('accepts pre-hashed keys', () => {
@@ -23,6 +24,22 @@ describe('loadConfig', () => {
       msg = (err as Error).message
     }
     for (const v of ['PORT', 'API_KEY_SHA256', 'RESULT_URL_SECRET', 'PUBLIC_BASE_URL']) expect(msg).toContain(v)
+  })
+  it('refuses keys shorter than 32 characters in API_KEYS and TAILOR_API_KEY, naming the variable (never the key)', () => {
+    const long = 'k'.repeat(32)
+    const msg = (env: Record<string, string>): string => {
+      try {
+        loadConfig({ RESULT_URL_SECRET: SECRET, ...env })
+        return ''
+      } catch (err) {
+        return (err as Error).message
+      }
+    }
+    const m1 = msg({ API_KEYS: `${long},short-key-123` })
+    expect(m1).toMatch(/at least 32 characters[\s\S]*at API_KEYS/)
+    expect(m1).not.toContain('short-key-123')
+    expect(msg({ TAILOR_API_KEY: 'k'.repeat(31) })).toMatch(/at least 32 characters[\s\S]*at TAILOR_API_KEY/)
+    expect(msg({ API_KEYS: long, TAILOR_API_KEY: long })).toBe('')
   })
   it('accepts no key by environment (keys made by `tailor keys` live in the key store)', () => {
     expect(loadConfig({ RESULT_URL_SECRET: SECRET }).apiKeyHashes).toEqual([])

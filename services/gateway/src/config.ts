@@ -8,6 +8,13 @@ import { parseWebhookSecret } from './webhooks/standard-webhooks.ts'
 /** Where `pnpm build:playground` writes (playground/dist in the repository). */
 const DEFAULT_PLAYGROUND_DIR = resolve(import.meta.dirname, '../../../playground/dist')
 
+/**
+ * A key set by environment is guessable only if short: at least 32 characters (a generated key,
+ * `tk_` + 43, has 256 random bits). The message names the variable, never the key.
+ */
+export const MIN_API_KEY_LENGTH = 32
+const API_KEY_TOO_SHORT = `every key must be at least ${MIN_API_KEY_LENGTH} characters (e.g. \`openssl rand -hex 24\`, or a key made by \`pnpm tailor keys create\`)`
+
 const csv = z
   .string()
   .optional()
@@ -50,12 +57,23 @@ const Env = z
     NATS_TLS_KEY_FILE: z.string().min(1).optional(),
     /** JetStream replicas of Tailor's streams and buckets (3 on a 3-server NATS cluster; raised at start, never lowered). */
     NATS_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
-    /** Plain keys to accept (comma separated, for rotation). Hashed at load; never kept. */
-    API_KEYS: csv,
-    /** One plain key to accept (scripted use). */
-    TAILOR_API_KEY: z.string().min(1).optional(),
+    /** Plain keys to accept (comma separated, for rotation), each at least 32 characters. Hashed at load; never kept. */
+    API_KEYS: csv.pipe(z.array(z.string()).refine((keys) => keys.every((k) => k.length >= MIN_API_KEY_LENGTH), API_KEY_TOO_SHORT)),
+    /** One plain key to accept (scripted use), at least 32 characters. */
+    TAILOR_API_KEY: z.string().min(MIN_API_KEY_LENGTH, API_KEY_TOO_SHORT).optional(),
     /** sha256 hex digests of keys to accept (comma separated): keys never touch the config. */
     API_KEY_SHA256: csv.pipe(z.array(z.string().regex(/^[0-9a-f]{64}$/i, 'must be sha256 hex digests'))),
+    /**
+     * Failed authentications (unknown or revoked keys) one client address may make per
+     * AUTH_FAILURE_WINDOW_S on one gateway; past it, 429 too_many_auth_failures, keys not checked.
+     */
+    AUTH_FAILURE_LIMIT: z.coerce.number().int().positive().default(10),
+    AUTH_FAILURE_WINDOW_S: z.coerce.number().int().positive().default(60),
+    /**
+     * Proxies in front of the gateway that append the client's address to X-Forwarded-For (the
+     * Ingress: 1). 0: the client address is the socket's peer; N: the Nth address from the right.
+     */
+    TRUST_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
     /** Requests per second per API key (submissions and uploads; polls are free), for keys without their own limit. */
     DEFAULT_RATE_LIMIT_PER_S: z.coerce.number().int().positive().default(5),
     /** Jobs per API key pending or running at once, for keys without their own cap; 0 = no cap (at most MAX_JOB_CAP otherwise). */
@@ -186,6 +204,11 @@ export interface Config {
   readonly natsReplicas: number
   /** sha256 digests of the API keys configured by environment; the plain keys are dropped at load. Keys made by `tailor keys` live in the key store. */
   readonly apiKeyHashes: readonly Buffer[]
+  /** Failed authentications per client address: AUTH_FAILURE_LIMIT per AUTH_FAILURE_WINDOW_S (ms here). */
+  readonly authFailureLimit: number
+  readonly authFailureWindowMs: number
+  /** X-Forwarded-For entries appended by trusted proxies (TRUST_PROXY_HOPS). */
+  readonly trustProxyHops: number
   /** Defaults for keys without their own limits: requests per second, concurrent jobs (0 = no cap). */
   readonly rateLimitPerS: number
   readonly maxConcurrentJobs: number
@@ -252,6 +275,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     natsClient: Object.freeze(natsClientOptions(e)),
     natsReplicas: e.NATS_REPLICAS,
     apiKeyHashes: Object.freeze([...hashes].map((h) => Buffer.from(h, 'hex'))),
+    authFailureLimit: e.AUTH_FAILURE_LIMIT,
+    authFailureWindowMs: e.AUTH_FAILURE_WINDOW_S * 1000,
+    trustProxyHops: e.TRUST_PROXY_HOPS,
     rateLimitPerS: e.DEFAULT_RATE_LIMIT_PER_S,
     maxConcurrentJobs: e.DEFAULT_MAX_CONCURRENT_JOBS,
     resultUrlSecret: e.RESULT_URL_SECRET,

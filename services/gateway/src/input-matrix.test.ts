@@ -19,7 +19,7 @@ import { BODY_CASES } from './input-matrix.cases.ts'
 import { openFileJobStore } from './jobs/job-store-files.ts'
 import { createLogger } from './logger.ts'
 
-const KEY = 'matrix-key-0123456789'
+const KEY = 'matrix-key-0123456789-abcdefghij'
 const BIG_BODY_BYTES = 10 * 1024 * 1024
 /** Bytes the server may have read off the socket when the app answers a 10 MB body (limit 64 KiB). */
 const MAX_READ_BEFORE_ANSWER = 1024 * 1024

@@ -11,6 +11,7 @@ import { openKvKeyStore } from './access/key-store-kv.ts'
 import type { KeyStore } from './access/key-store.ts'
 import { createMemoryRateBudget } from './access/rate-budget.ts'
 import { openKvRateBudget } from './access/rate-budget-kv.ts'
+import { AuthFailureThrottle } from './access/auth-failure-throttle.ts'
 import { RateLimiter } from './access/rate-limiter.ts'
 import { holdsSlot, releaseSlotsOnFinal } from './access/release-slots-on-final.ts'
 import { chargeCreditsOnFinal } from './access/charge-credits-on-final.ts'
@@ -190,11 +191,14 @@ export async function start(
         () => (clearTimeout(t), resolve(false)),
       )
     })
+  // Failed authentications per client address: one allowance for HTTP and the gRPC API.
+  const authThrottle = new AuthFailureThrottle({ maxFailures: config.authFailureLimit, windowMs: config.authFailureWindowMs })
   const app = createApp({
     config,
     logger,
     ...ports,
     access,
+    authThrottle,
     slots,
     metrics,
     metricsOnPublicPort: config.metricsPort === undefined,
@@ -245,7 +249,7 @@ export async function start(
   const url = `http://${shownHost}:${port}`
   // The internal gRPC API: same use cases and access control (access/) as HTTP.
   const apiGrpc = await startApiGrpcServer(
-    { config, logger, access, ...ports, slots, watcher, baseUrl: () => config.publicBaseUrl ?? url },
+    { config, logger, access, ...ports, slots, watcher, authThrottle, baseUrl: () => config.publicBaseUrl ?? url },
     { host: config.host, port: config.apiGrpcPort },
   ).catch(async (err: unknown) => {
     await new Promise<void>((resolve) => server.close(() => resolve()))

@@ -21,7 +21,7 @@ import { createMemoryRateBudget } from './rate-budget.ts'
 import { RateLimiter } from './rate-limiter.ts'
 import { holdsSlot, releaseSlotsOnFinal } from './release-slots-on-final.ts'
 
-const ENV_KEY = 'env-key-0123456789'
+const ENV_KEY = 'env-key-0123456789-abcdefghijklm'
 const config = loadConfig({ API_KEYS: ENV_KEY, RESULT_URL_SECRET: 'x'.repeat(32), PUBLIC_BASE_URL: 'http://tailor.test' })
 const logger = createLogger('silent')
 const results: ResultReader = { size: async () => null, open: async () => { throw new Error('no results here') } }

@@ -30,6 +30,7 @@ export const GRPC_STATUS = {
   // Its first request is still in flight: a concurrency conflict, retry later.
   idempotency_key_in_use: status.ABORTED,
   rate_limit_exceeded: status.RESOURCE_EXHAUSTED,
+  too_many_auth_failures: status.RESOURCE_EXHAUSTED,
   watch_limit_exceeded: status.RESOURCE_EXHAUSTED,
   method_not_allowed: status.UNIMPLEMENTED,
   insufficient_api_credits: status.RESOURCE_EXHAUSTED,

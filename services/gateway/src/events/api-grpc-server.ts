@@ -23,6 +23,7 @@ import type { JobKind__Output as WireJobKind } from '@tailor/proto/gen/tailor/v1
 import type { JobStatus__Output as WireJobStatus } from '@tailor/proto/gen/tailor/v1/JobStatus.ts'
 import type { TailorApiHandlers } from '@tailor/proto/gen/tailor/v1/TailorApi.ts'
 import type { AccessControl, Principal } from '../access/access-control.ts'
+import { AuthFailureThrottle, authenticateFrom } from '../access/auth-failure-throttle.ts'
 import { RateLimitError } from '../access/rate-limit-error.ts'
 import type { Config } from '../config.ts'
 import { IDEMPOTENCY_METADATA, REPLAYED_METADATA, parseIdempotencyKey, requestFingerprint } from '../idempotency/idempotency-key.ts'
@@ -56,6 +57,14 @@ export interface ApiGrpcDeps extends SubmitJobDeps {
   idempotency?: IdempotencyStore
   /** Origin of result URLs: PUBLIC_BASE_URL, else the gateway's own HTTP address. */
   baseUrl: () => string
+  /** Failed authentications per client address (shared with HTTP); absent: one of its own from config. */
+  authThrottle?: AuthFailureThrottle
+}
+
+/** The address of a gRPC peer (`ipv4:1.2.3.4:5678`, `ipv6:[::1]:5678`); undefined if not an IP. */
+export function grpcPeerAddress(peer: string): string | undefined {
+  const m = /^ipv4:([\d.]+):\d+$/.exec(peer) ?? /^ipv6:\[([0-9a-fA-F:.]+)\]:\d+$/.exec(peer)
+  return m?.[1]
 }
 
 export interface ApiGrpcServer {
@@ -112,6 +121,7 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
   const log = deps.logger.child({ edge: 'grpc-api' })
   /** Open WatchJob streams, ended with UNAVAILABLE at shutdown. */
   const watches = new Set<() => void>()
+  const throttle = deps.authThrottle ?? new AuthFailureThrottle({ maxFailures: deps.config.authFailureLimit, windowMs: deps.config.authFailureWindowMs })
   /** What a key may see: its own jobs (another key's are not found, as over HTTP). */
   const scopeOf = (p: Principal) => ({ ownerKeyId: p.keyId })
 
@@ -122,12 +132,13 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
    * Authenticates the call's `x-api-key`; a submission or a WatchJob (`charge`) also takes one
    * request from the key's rate budget (reading a job once, GetJob, is free, as over HTTP).
    */
-  const authenticate = async (md: grpc.Metadata, charge: boolean): Promise<Principal> => {
-    const key = md.get(GRPC_API_KEY_METADATA)[0]
+  const authenticate = async (call: { metadata: grpc.Metadata; getPeer(): string }, charge: boolean): Promise<Principal> => {
+    const key = call.metadata.get(GRPC_API_KEY_METADATA)[0]
+    const peer = grpcPeerAddress(call.getPeer())
     if (typeof key !== 'string' || key.length === 0) {
       throw new AppError('invalid_auth_token', `Missing API key: send it in the ${GRPC_API_KEY_METADATA} metadata.`)
     }
-    const principal = await deps.access.authenticate(key)
+    const principal = await authenticateFrom(deps.access, throttle, peer, key)
     if (principal === null) throw new AppError('invalid_auth_token', `Invalid API key in the ${GRPC_API_KEY_METADATA} metadata.`)
     if (!charge) return principal
     const rate = await deps.access.takeRequest(principal)
@@ -176,7 +187,7 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
       call.on('cancelled', () => ac.abort())
       void (async () => {
         try {
-          const p = await authenticate(call.metadata, charge)
+          const p = await authenticate(call, charge)
           callback(null, await run(call.request, p, ac.signal, call))
         } catch (err) {
           callback(fail(method, err))
@@ -251,7 +262,7 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
       void (async () => {
         try {
           // Charged like a submission: a stream holds a KV watch on the gateway for as long as the job runs.
-          const p = await authenticate(call.metadata, true)
+          const p = await authenticate(call, true)
           const open = watchesPerKey.get(p.keyId) ?? 0
           if (open >= deps.config.grpcMaxWatchesPerKey) {
             throw new AppError('watch_limit_exceeded', `This API key already holds ${open} WatchJob streams on this gateway (at most ${deps.config.grpcMaxWatchesPerKey}); end one, or poll GetJob.`)

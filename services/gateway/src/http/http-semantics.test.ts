@@ -13,7 +13,7 @@ import { createLogger } from '../logger.ts'
 import { openFileUploadStore } from '../uploads/upload-store-files.ts'
 import { allowedMethods } from './allowed-methods.ts'
 
-const KEY = 'http-semantics-key-0123456789'
+const KEY = 'http-semantics-key-0123456789-ab'
 const ORIGIN = 'https://shop.example.com'
 
 /** The gateway app over a real socket: paths, methods, CORS and answers to bodies past the limit. */

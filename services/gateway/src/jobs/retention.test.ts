@@ -13,7 +13,7 @@ import { openFileJobStore } from './job-store-files.ts'
 import type { JobRecord, JobState, JobStore } from './job-store.ts'
 import { isExpiredId, isResultExpired, type RetentionPolicy } from './retention.ts'
 
-const KEY = 'retention-test-key-0123'
+const KEY = 'retention-test-key-0123-abcdefgh'
 /** The env key's id: records are owned by it (a record without an owner is found for no key). */
 const KEY_ID = envKeyId(createHash('sha256').update(KEY).digest('hex'))
 const SECRET = 'r'.repeat(32)

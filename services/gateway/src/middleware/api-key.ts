@@ -1,6 +1,7 @@
-import type { MiddlewareHandler } from 'hono'
+import type { Context, MiddlewareHandler } from 'hono'
 import { AppError } from '@tailor/proto'
 import type { AccessControl, Principal } from '../access/access-control.ts'
+import { authenticateFrom, type AuthFailureThrottle } from '../access/auth-failure-throttle.ts'
 import { RateLimitError, rateLimitHeaders } from '../access/rate-limit-error.ts'
 
 export type PrincipalVariables = { principal: Principal }
@@ -16,15 +17,20 @@ export const countsAgainstRate = (method: string, path: string): boolean => meth
  * X-API-KEY check (header names are case-insensitive in HTTP) through the AccessControl port, then
  * the key's request budget. Sets `principal` on the context; answers 401 invalid_auth_token for a
  * missing, unknown or revoked key and 429 rate_limit_exceeded (Retry-After) over the budget.
- * `rate: false` authenticates only (e.g. the playground's sample files).
+ * `rate: false` authenticates only (e.g. the playground's sample files). With `throttle`, failed
+ * authentications are counted per client address (`address`) and an address past its allowance
+ * answers 429 too_many_auth_failures before its key is checked.
  */
-export function apiKeyAuth(access: AccessControl, o: { rate?: boolean } = {}): MiddlewareHandler<{ Variables: PrincipalVariables }> {
+export function apiKeyAuth(
+  access: AccessControl,
+  o: { rate?: boolean; throttle?: { throttle: AuthFailureThrottle; address: (c: Context) => string | undefined } } = {},
+): MiddlewareHandler<{ Variables: PrincipalVariables }> {
   return async (c, next) => {
     const key = c.req.header('x-api-key')
     if (key === undefined || key.length === 0) {
       throw new AppError('invalid_auth_token', 'Missing API key: send it in the X-API-KEY header.')
     }
-    const principal = await access.authenticate(key)
+    const principal = o.throttle === undefined ? await access.authenticate(key) : await authenticateFrom(access, o.throttle.throttle, o.throttle.address(c), key)
     if (principal === null) throw new AppError('invalid_auth_token', 'Invalid API key in the X-API-KEY header.')
     c.set('principal', principal)
     if (o.rate !== false) {

@@ -27,6 +27,7 @@ export const ERROR_CODE_DOCS: Partial<Record<ErrorCode, string>> = {
   insufficient_api_credits: 'The API key\'s credit budget is spent (`GET /v1/credits` answers 0): no job is accepted until its operator grants more.',
   method_not_allowed: 'The path exists but not with this method; the `Allow` header lists the methods it has.',
   rate_limit_exceeded: 'Too many requests for this API key; wait `Retry-After` seconds.',
+  too_many_auth_failures: 'Too many unknown or revoked API keys were sent from this client address (`AUTH_FAILURE_LIMIT` per `AUTH_FAILURE_WINDOW_S`); no key from it is checked before `Retry-After` seconds.',
   watch_limit_exceeded: 'gRPC only (RESOURCE_EXHAUSTED): this API key already holds the most WatchJob streams one gateway allows (`GRPC_MAX_WATCHES_PER_KEY`); end one, or poll GetJob.',
   upload_quota_exceeded: "This API key's unexpired uploads already hold its byte or count quota; retry once some expire (an hour after each was made).",
   storage_full: 'The service has no room for more uploads or results right now (a storage cap is reached); retry later.',

@@ -15,7 +15,7 @@ import type { ResultReader } from '../results/result-reader.ts'
 import { ERROR_CODE_DOCS } from './error-codes.ts'
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi-document.ts'
 
-const KEY = 'test-key-0123456789'
+const KEY = 'test-key-0123456789-abcdefghijkl'
 // A high request budget: this file sends a few POSTs in a row and is not about rate limits.
 const config = loadConfig({ API_KEYS: KEY, RESULT_URL_SECRET: 'x'.repeat(32), PUBLIC_BASE_URL: 'http://tailor.test', DEFAULT_RATE_LIMIT_PER_S: '1000' })
 const results: ResultReader = { size: async () => null, open: async () => Readable.from([]) }

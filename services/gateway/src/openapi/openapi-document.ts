@@ -92,7 +92,7 @@ const ERROR_EXAMPLES: Partial<Record<ErrorCode, string>> = {
 }
 
 /** Codes any authenticated /v1 call may answer. */
-const AUTH_ERRORS: ErrorCode[] = ['invalid_auth_token', 'rate_limit_exceeded', 'unexpected_error', 'service_unavailable']
+const AUTH_ERRORS: ErrorCode[] = ['invalid_auth_token', 'too_many_auth_failures', 'rate_limit_exceeded', 'unexpected_error', 'service_unavailable']
 const BODY_ERRORS: ErrorCode[] = ['invalid_request_body', 'missing_parameter', 'invalid_parameter', 'unsupported_content_type']
 /** Codes a finished try-on job can carry (a synchronous try-on answers them as its own error). */
 const TRY_ON_JOB_ERRORS: ErrorCode[] = [

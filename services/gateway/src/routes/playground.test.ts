@@ -9,7 +9,7 @@ import { openFileJobStore } from '../jobs/job-store-files.ts'
 import type { JobStore } from '../jobs/job-store.ts'
 import { createLogger } from '../logger.ts'
 
-const KEY = 'test-key-0123456789'
+const KEY = 'test-key-0123456789-abcdefghijkl'
 const JPEG = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3])
 
 let dir: string

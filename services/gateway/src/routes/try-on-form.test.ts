@@ -12,7 +12,7 @@ import { createLogger } from '../logger.ts'
 import { openFileUploadStore } from '../uploads/upload-store-files.ts'
 import type { UploadStore } from '../uploads/upload-store.ts'
 
-const KEY = 'form-test-key-0123456789'
+const KEY = 'form-test-key-0123456789-abcdefg'
 const IMAGE_MAX = 400_000
 const config = loadConfig({
   API_KEYS: KEY, RESULT_URL_SECRET: 'x'.repeat(32), UPLOAD_MAX_IMAGE_BYTES: String(IMAGE_MAX), DEFAULT_RATE_LIMIT_PER_S: '1000',

@@ -12,7 +12,7 @@ import { createLogger } from '../logger.ts'
 import type { ResultReader } from '../results/result-reader.ts'
 import { GARMENT_MODE_DEPRECATION } from './try-on.ts'
 
-const KEY = 'test-key-0123456789'
+const KEY = 'test-key-0123456789-abcdefghijkl'
 const WAIT_MS = 400
 const config = loadConfig({ API_KEYS: KEY, RESULT_URL_SECRET: 'x'.repeat(32), PUBLIC_BASE_URL: 'http://tailor.test', TRYON_WAIT_TIMEOUT_MS: String(WAIT_MS) })
 const logger = createLogger('silent')

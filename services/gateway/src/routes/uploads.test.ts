@@ -12,8 +12,8 @@ import { checkUploadRefs } from '../uploads/check-upload-refs.ts'
 import { openFileUploadStore } from '../uploads/upload-store-files.ts'
 import type { UploadStore } from '../uploads/upload-store.ts'
 
-const KEY = 'upload-test-key-0123456789'
-const OTHER = 'upload-other-key-0123456789'
+const KEY = 'upload-test-key-0123456789-abcde'
+const OTHER = 'upload-other-key-0123456789-abcd'
 const IMAGE_MAX = 200_000
 const VIDEO_MAX = 300_000
 const config = loadConfig({
