@@ -1,5 +1,5 @@
 /**
- * Static checks of the service images (no Docker engine here, so nothing is built): multi-stage,
+ * Static checks of the service images (built and run by test/integration/images.full.test.ts): multi-stage,
  * an unprivileged user, health checks, ports and paths that agree with the Kubernetes manifests,
  * and, for inference, the CUDA pieces onnxruntime-node needs.
  */
@@ -97,7 +97,9 @@ describe.each([
     expect(user).toMatch(/^\d+(:\d+)?$/) // numeric, so runAsNonRoot can verify it
     expect(Number(user.split(':')[0])).toBeGreaterThan(0)
     const entry = ops(runtime, 'ENTRYPOINT').at(-1)!
-    expect(JSON.parse(entry)).toEqual(['node', '--import', 'tsx', 'src/main.ts'])
+    // Compiled JavaScript (scripts/images/compile.ts), not TypeScript through tsx at every start.
+    expect(JSON.parse(entry)).toEqual(['node', 'src/main.js'])
+    expect(ops(build, 'RUN').join('\n')).toContain(`cd services/${service} && node --import tsx ../../scripts/images/compile.ts /out`)
     const hc = ops(runtime, 'HEALTHCHECK').at(-1)!
     expect(hc).toContain('/healthz')
     expect(hc).toMatch(/CMD \[/)
@@ -108,6 +110,33 @@ describe.each([
     const [major, minor] = (args.NODE_VERSION ?? '').split('.').map(Number)
     const [needMajor, needMinor] = pkg.engines.node.replace('>=', '').split('.').map(Number)
     expect(major! > needMajor! || (major === needMajor && minor! >= needMinor!), args.NODE_VERSION).toBe(true)
+  })
+
+  it('takes its base images as build arguments (defaults: the public images); the runtime gets the node binary alone', () => {
+    const node = stages.find((s) => s.name === 'node')!
+    expect(node.from).toBe('${NODE_IMAGE}')
+    expect(expand(args.NODE_IMAGE!, args)).toBe(`node:${args.NODE_VERSION}-bookworm-slim`)
+    expect(build.from).toBe('node')
+    expect(runtime.from).toBe('${RUNTIME_IMAGE}')
+    expect(args.RUNTIME_IMAGE).toMatch(service === 'gateway' ? /^debian:bookworm-slim$/ : /^nvidia\/cuda:/)
+    // No npm in the runtime: only /usr/local/bin/node comes from the Node.js image.
+    expect(ops(runtime, 'COPY').filter((c) => c.includes('--from=node'))).toEqual(['--from=node /usr/local/bin/node /usr/local/bin/node'])
+  })
+
+  it('trusts an extra CA for HTTPS during the build only, as a build secret (never an ARG, ENV or layer)', () => {
+    const runs = ops(build, 'RUN')
+    const online = runs.filter((r) => /npm install|pnpm install|pnpm --filter \S+ deploy|script\/install\.js/.test(r))
+    expect(online.length).toBeGreaterThanOrEqual(3)
+    for (const r of online) {
+      expect(r, r).toContain('--mount=type=secret,id=build_ca')
+      expect(r, r).toContain('NODE_EXTRA_CA_CERTS=/run/secrets/build_ca')
+    }
+    for (const st of stages) for (const op of ['ARG', 'ENV', 'COPY']) for (const i of ops(st, op)) expect(i, `${op} ${i}`).not.toMatch(/\bca\b|certificates?\.crt|CA_CERTS/i)
+  })
+
+  it('carries the licence texts in /app/licenses', () => {
+    expect(ops(build, 'RUN').join('\n')).toContain('cp LICENSE /out/licenses/LICENSE')
+    expect(ops(runtime, 'COPY')).toContain('--from=build /out /app')
   })
 
   it('exposes the ports the Kubernetes manifests probe and serve', () => {
@@ -124,6 +153,7 @@ describe('inference image', () => {
 
   it('runs on a CUDA runtime whose major version onnxruntime-node ships a provider for', () => {
     const base = expand(runtime.from, args)
+    expect(ops(build, 'ARG')).toContain('ORT_CUDA=cuda12') // the default image is the GPU one
     const m = /^nvidia\/cuda:(\d+)\.[\d.]+-cudnn-runtime-/.exec(base)
     expect(m, base).not.toBeNull()
     // The provider flavours onnxruntime-node's install script knows for linux/x64 (e.g. cuda12).
@@ -136,9 +166,10 @@ describe('inference image', () => {
   })
 
   it('builds the models in the image and points MODELS_DIR at them; ffmpeg and Node in the runtime; ORT_EP=cuda', () => {
-    expect(buildRuns).toContain('pnpm models')
+    expect(buildRuns).toContain('node --import tsx ../../models/src/cli/build.ts') // pnpm models
     const env = envOf(runtime)
-    expect(env.ORT_EP).toBe('cuda')
+    expect(env.ORT_EP).toBe('${ORT_EP}')
+    expect(ops(runtime, 'ARG')).toContain('ORT_EP=cuda')
     expect(ops(runtime, 'COPY')).toContain(`--from=build /src/models/dist ${env.MODELS_DIR}`)
     const runtimeRuns = ops(runtime, 'RUN').join('\n')
     expect(runtimeRuns).toMatch(/apt-get install[^\n]*\bffmpeg\b/)
@@ -148,6 +179,18 @@ describe('inference image', () => {
     expect(cm).toContain(`HEALTH_PORT=${env.HEALTH_PORT}`)
     expect(cm).toContain(`TAILOR_WORK_DIR=${env.TAILOR_WORK_DIR}`)
     expect(cm).toContain(`MODELS_DIR=${env.MODELS_DIR}`)
+  })
+
+  it('keeps onnxruntime binaries for linux/x64 only and drops the TensorRT provider unless asked for', () => {
+    expect(buildRuns).toContain(`! -path '*/linux/x64'`)
+    expect(buildRuns).toContain('rm -rf "$ORT/bin/napi-v6/darwin" "$ORT/bin/napi-v6/win32"')
+    expect(ops(build, 'ARG')).toContain('ORT_TENSORRT=0')
+    expect(buildRuns).toContain('if [ "$ORT_TENSORRT" != "1" ]; then rm -f bin/napi-v6/linux/x64/libonnxruntime_providers_tensorrt.so; fi')
+  })
+
+  it('carries the models\' licences: their origins, the GPL-3.0 of rvm.onnx, the MIT licence of their npm package', () => {
+    for (const f of ['/out/licenses/MODELS.md', '/out/licenses/GPL-3.0.txt', '/out/licenses/human-models-MIT.txt']) expect(buildRuns).toContain(f)
+    expect(read('models/licenses/GPL-3.0.txt')).toContain('GNU GENERAL PUBLIC LICENSE')
   })
 })
 

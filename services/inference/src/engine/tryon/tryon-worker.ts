@@ -29,8 +29,12 @@ export interface TryOnWorkerEngine extends TryOnEngine {
   readonly threadId: number
 }
 
-/** Registers tsx in the worker (Node 20 workers do not inherit `--import tsx`), then loads tryon-worker-main.ts. */
-const ENTRY = new URL('./tryon-worker-boot.mjs', import.meta.url)
+/**
+ * From TypeScript sources: a boot file that registers tsx in the worker (Node 20 workers do not
+ * inherit `--import tsx`), then loads tryon-worker-main.ts. Compiled (the images,
+ * scripts/images/compile.ts): the bundled tryon-worker-main.js beside main.js.
+ */
+const ENTRY = import.meta.url.endsWith('.ts') ? new URL('./tryon-worker-boot.mjs', import.meta.url) : new URL('./tryon-worker-main.js', import.meta.url)
 const CLOSE_TIMEOUT_MS = 10_000
 
 interface Started {
