@@ -2,11 +2,12 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { formatFor, removeBgCommand } from './commands/remove-bg.ts'
-import { tryOnCommand } from './commands/try-on.ts'
+import { KEYS_HELP } from './commands/keys.ts'
+import { formatFor, REMOVE_BG_HELP, removeBgCommand } from './commands/remove-bg.ts'
+import { TRY_ON_HELP, tryOnCommand } from './commands/try-on.ts'
 import { mediaTypeOf, sniffMediaType } from './media-type.ts'
 import { createProgressBar } from './progress-bar.ts'
-import type { CliIO } from './service.ts'
+import { didYouMean, serviceUrl, type CliIO } from './service.ts'
 
 const capture = (isTTY: boolean) => {
   let text = ''
@@ -90,5 +91,72 @@ describe('command lines (refused before any request)', () => {
     const d = io()
     expect(await tryOnCommand(['/nonexistent/p.jpg', 'https://e.com/g.jpg', '-o', 'o.jpg'], d.io)).toBe(2)
     expect(d.err()).toContain('PERSON: /nonexistent/p.jpg is not a file')
+  })
+})
+
+describe('usage mistakes, said before any upload', () => {
+  const io = (env: Record<string, string> = {}) => {
+    const out = capture(false)
+    const err = capture(false)
+    return { io: { stdout: out.sink, stderr: err.sink, env: { TAILOR_API_KEY: 'k', TAILOR_URL: 'http://127.0.0.1:9', ...env } } satisfies CliIO, err: err.text }
+  }
+  it('remove-bg: --background transparent with an .mp4 OUT, and --format webm_vp9 with an .mp4 OUT, exit 2 naming the fix (the input is never read)', async () => {
+    const a = io()
+    expect(await removeBgCommand(['/nonexistent/v.mp4', '--background', 'transparent', '-o', 'x.mp4'], a.io)).toBe(2)
+    expect(a.err()).toContain("--background transparent needs --format webm_vp9, mov_proresks, gif (formats that carry alpha); got mp4_h264 (from OUT's extension): name OUT .webm, .mov or .gif, or pass --format")
+    const b = io()
+    expect(await removeBgCommand(['/nonexistent/v.mp4', '--format', 'webm_vp9', '-o', 'out/x.mp4'], b.io)).toBe(2)
+    expect(b.err()).toContain('--format webm_vp9 writes .webm files, but OUT is out/x.mp4: name it out/x.webm')
+    const c = io()
+    expect(await removeBgCommand(['/nonexistent/v.mp4', '--background', 'red', '-o', 'x.webm'], c.io)).toBe(2)
+    expect(c.err()).toContain('--background must be "transparent" or a hex colour #RGB or #RRGGBB; got "red"')
+    for (const e of [a, b, c]) expect(e.err()).not.toContain('is not a file') // refused before the input was looked at
+    const d = io()
+    expect(await removeBgCommand(['/nonexistent/v.mp4', '--format', 'mp4_h265', '-o', 'x.m4v'], d.io)).toBe(2)
+    expect(d.err()).toContain('VIDEO: /nonexistent/v.mp4 is not a file') // a matching extension passes the checks
+  })
+  it('try-on: a JPEG result is not written under another image or video extension', async () => {
+    const a = io()
+    expect(await tryOnCommand(['/nonexistent/p.jpg', 'g.jpg', '-o', 'dressed.png'], a.io)).toBe(2)
+    expect(a.err()).toContain('the result is a JPEG, but OUT is dressed.png: name it dressed.jpg')
+  })
+  it('an unknown option names the closest one; an unknown command too', async () => {
+    const a = io()
+    expect(await removeBgCommand(['v.mp4', '-o', 'x.webm', '--fromat', 'webm_vp9'], a.io)).toBe(2)
+    expect(a.err()).toBe("tailor remove-bg: unknown option --fromat (did you mean --format?)\nRun 'tailor remove-bg --help' for usage.\n")
+    const b = io()
+    expect(await tryOnCommand(['p.jpg', 'g.jpg', '-o', 'x.jpg', '--remove-bg'], b.io)).toBe(2)
+    expect(b.err()).toContain('unknown option --remove-bg (did you mean --remove-background?)')
+    const c = io()
+    expect(await tryOnCommand(['p.jpg', 'g.jpg', '-o'], c.io)).toBe(2)
+    expect(c.err()).toContain('-o, --output needs a value')
+    expect(didYouMean('remov-bg', ['try-on', 'remove-bg', 'keys'])).toBe('remove-bg')
+    expect(didYouMean('--ke', ['--key', '--url'])).toBe('--key')
+    expect(didYouMean('--zzzzzz', ['--format', '--output'])).toBeNull()
+  })
+  it('--help texts: every option\'s description starts in one column, no line past 100 characters', () => {
+    for (const [name, text] of Object.entries({ REMOVE_BG_HELP, TRY_ON_HELP })) {
+      const opts = text.slice(text.indexOf('Options:\n') + 9, text.indexOf('\n\n', text.indexOf('Options:\n')))
+      const lines = opts.split('\n')
+      const cols = new Set(lines.map((l) => l.search(/\S/) === 2 ? /^ {2}\S.*?\s{2,}(?=\S)/.exec(l)![0].length : l.search(/\S/)))
+      expect(cols.size, `${name}:\n${opts}`).toBe(1)
+      expect(lines.length).toBeGreaterThan(5)
+    }
+    for (const text of [REMOVE_BG_HELP, TRY_ON_HELP, KEYS_HELP]) for (const l of text.split('\n')) expect(l.length, l).toBeLessThanOrEqual(100)
+  })
+  it('the service address: --url, else TAILOR_URL, else the URL the embedded service wrote in its data dir, else localhost:8080', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tailor-cli-url-'))
+    try {
+      const env = (e: Record<string, string>): CliIO => ({ stdout: capture(false).sink, stderr: capture(false).sink, env: { TAILOR_DATA_DIR: dir, ...e } })
+      expect(serviceUrl({}, env({}))).toEqual({ url: 'http://localhost:8080', from: 'the default' })
+      await writeFile(join(dir, 'service-url'), 'http://localhost:9123\n')
+      expect(serviceUrl({}, env({}))).toEqual({ url: 'http://localhost:9123', from: join(dir, 'service-url') })
+      expect(serviceUrl({}, env({ TAILOR_URL: 'http://h:1' }))).toEqual({ url: 'http://h:1', from: 'TAILOR_URL' })
+      expect(serviceUrl({ url: 'http://u:2' }, env({ TAILOR_URL: 'http://h:1' }))).toEqual({ url: 'http://u:2', from: '--url' })
+      await writeFile(join(dir, 'service-url'), 'garbage')
+      expect(serviceUrl({}, env({})).url).toBe('http://localhost:8080')
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
   })
 })

@@ -5,7 +5,7 @@
 import { keysCommand } from './commands/keys.ts'
 import { removeBgCommand } from './commands/remove-bg.ts'
 import { tryOnCommand } from './commands/try-on.ts'
-import type { CliIO } from './service.ts'
+import { DEFAULT_DATA_DIR, DEFAULT_URL, didYouMean, SERVICE_URL_FILE, type CliIO } from './service.ts'
 
 export type Command = (argv: string[], io: CliIO) => Promise<number>
 
@@ -21,8 +21,9 @@ Commands:
 ${Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(12)} ${c.summary}`).join('\n')}
 
 Run 'tailor <command> --help' for a command's options. Inputs may be local files (uploaded to the
-service, kept 1 hour) or http(s) URLs. Service address and key: --url / TAILOR_URL (default
-http://localhost:8080), --api-key / TAILOR_API_KEY.
+service, kept 1 hour) or http(s) URLs. Service address: --url or TAILOR_URL (the service's start
+banner prints the export line); without them, the URL a running embedded service wrote in
+${DEFAULT_DATA_DIR}/${SERVICE_URL_FILE}, else ${DEFAULT_URL}. Key: --api-key or TAILOR_API_KEY.
 `
 
 async function main(argv: string[], io: CliIO): Promise<number> {
@@ -33,7 +34,8 @@ async function main(argv: string[], io: CliIO): Promise<number> {
   }
   const cmd = COMMANDS[name]
   if (cmd === undefined) {
-    io.stderr.write(`tailor: unknown command ${JSON.stringify(name)}\n\n${HELP()}`)
+    const near = didYouMean(name, Object.keys(COMMANDS))
+    io.stderr.write(`tailor: unknown command ${JSON.stringify(name)}${near !== null ? ` (did you mean ${near}?)` : ''}\n\n${HELP()}`)
     return 2
   }
   return cmd.run(rest, io)

@@ -138,4 +138,40 @@ describe('tailor CLI against the embedded service', () => {
     expect(u.code).toBe(2)
     expect(u.stderr).toMatch(/-o OUT is required[\s\S]*--help/)
   }, CLI_TIMEOUT_MS)
+  it('options are checked before the upload: --background transparent -o x.mp4 and --format webm_vp9 -o x.mp4 exit 2, nothing uploaded', async () => {
+    const uploads = async (): Promise<number> => (await readdir(join(dataDir, 'uploads')).catch(() => [])).length
+    const before = await uploads()
+    const a = await runCli(['remove-bg', join(work, 'clip.mp4'), '--background', 'transparent', '-o', join(work, 'x.mp4')])
+    expect(a.code).toBe(2)
+    expect(a.stderr).toContain('--background transparent needs --format')
+    const b = await runCli(['remove-bg', join(work, 'clip.mp4'), '--format', 'webm_vp9', '-o', join(work, 'x.mp4')])
+    expect(b.code).toBe(2)
+    expect(b.stderr).toContain(`name it ${join(work, 'x.webm')}`)
+    for (const r of [a, b]) expect(r.stderr).not.toContain('uploaded')
+    expect(await uploads()).toBe(before)
+    expect(await readdir(work)).not.toContain('x.mp4')
+  }, CLI_TIMEOUT_MS)
+
+  it('without TAILOR_URL it finds the service on its non-default port (the URL it wrote in its data dir)', async () => {
+    expect((await readFile(join(dataDir, 'service-url'), 'utf8')).trim()).toBe(url)
+    // A wrong key: the service answered (401), so the CLI reached it, not localhost:8080.
+    const r = await runCli(['try-on', 'https://example.com/p.jpg', 'https://example.com/g.jpg', '-o', join(work, 'n.jpg')], { TAILOR_URL: '', TAILOR_DATA_DIR: dataDir, TAILOR_API_KEY: 'tk_wrong' })
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain('error_code: invalid_auth_token, HTTP 401')
+  }, CLI_TIMEOUT_MS)
+
+  it('`pnpm tailor …` runs the bin: the CLI\'s exit code and messages, no pnpm script header or ELIFECYCLE', async () => {
+    const r = await new Promise<CliRun>((res, rej) => {
+      const p = spawn('pnpm', ['tailor', 'remove-bg', '--fromat', 'webm_vp9'], { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' }, stdio: ['ignore', 'pipe', 'pipe'] })
+      let stdout = ''
+      let stderr = ''
+      p.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
+      p.stderr.on('data', (d: Buffer) => (stderr += d.toString()))
+      p.once('error', rej)
+      p.once('exit', (code) => res({ code, stdout, stderr }))
+    })
+    expect(r.code).toBe(2)
+    expect(r.stdout).toBe('')
+    expect(r.stderr).toBe("tailor remove-bg: unknown option --fromat (did you mean --format?)\nRun 'tailor remove-bg --help' for usage.\n")
+  }, CLI_TIMEOUT_MS)
 })

@@ -65,7 +65,7 @@ describe('tailor keys (data dir)', () => {
     [['list', '--name', 'x'], '--name is only for keys create'],
     [['rotate'], 'unknown keys subcommand "rotate"'],
     [['list', '--nats-url', 'nats://x', '--data-dir', '/tmp'], 'not both'],
-    [['list', '--bogus'], "Unknown option '--bogus'"],
+    [['list', '--bogus'], 'unknown option --bogus'],
   ])('usage error %j → exit 2: %s', async (argv, msg) => {
     const r = await run(...argv)
     expect(r.code).toBe(2)

@@ -5,13 +5,12 @@
  * keys' sha256 hashes are stored; `create` shows the key once. Gateways pick changes up within a
  * second (a revoked key is refused by every replica).
  */
-import { parseArgs } from 'node:util'
 import { creditsRemaining, generateApiKey, KEY_NAME_MAX, MAX_JOB_CAP, type ApiKeyRecord } from '@tailor/gateway/src/access/api-key.ts'
 import { openKeyStoreAt } from '@tailor/gateway/src/access/open-key-store.ts'
-import { EXIT, UsageError, userPath, type CliIO } from '../service.ts'
+import { DEFAULT_DATA_DIR, EXIT, parseCliArgs, UsageError, userPath, type CliIO } from '../service.ts'
 import { natsClientOptions } from '@tailor/proto/net'
 
-export const DEFAULT_DATA_DIR = './tailor-data'
+export { DEFAULT_DATA_DIR }
 
 export const KEYS_HELP = `Usage: tailor keys <create|list|revoke> [options]
 
@@ -80,11 +79,7 @@ export async function keysCommand(argv: string[], io: CliIO): Promise<number> {
   let values: { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string }
   let positionals: string[]
   try {
-    try {
-      ;({ values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS }))
-    } catch (err) {
-      throw new UsageError((err as Error).message)
-    }
+    ;({ values, positionals } = parseCliArgs(argv, OPTIONS))
     const [sub, ...rest] = positionals
     if (values.help === true || sub === 'help') {
       io.stdout.write(KEYS_HELP)

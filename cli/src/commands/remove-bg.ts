@@ -1,28 +1,36 @@
 /** `tailor remove-bg VIDEO -o out.webm`: one video background removal with a progress bar. */
 import { extname } from 'node:path'
 import { TailorError, type OutputFormat } from '@tailor/client'
+import { removeBackgroundBodyError, RemoveBackgroundBody } from '@tailor/proto'
 import { createProgressBar } from '../progress-bar.ts'
 import {
-  createClient, EXIT, interruptSignal, reportError, resolveInput, saveResult, parseServiceArgs, SERVICE_HELP, UsageError, userPath, type CliIO,
+  createClient, EXIT, interruptSignal, optionLines, reportError, resolveInput, saveResult, parseServiceArgs, SERVICE_HELP_ROWS, UsageError, userPath, type CliIO,
 } from '../service.ts'
 
 const FORMATS: readonly OutputFormat[] = ['mp4_h264', 'mp4_h265', 'webm_vp9', 'mov_h265', 'mov_proresks', 'mkv_h264', 'mkv_h265', 'mkv_vp9', 'gif']
 
+/** The container each format writes, as the output file's extension. */
+export const FORMAT_EXTENSIONS: Record<OutputFormat, readonly string[]> = {
+  mp4_h264: ['.mp4', '.m4v'], mp4_h265: ['.mp4', '.m4v'], webm_vp9: ['.webm'], mov_h265: ['.mov'], mov_proresks: ['.mov'],
+  mkv_h264: ['.mkv'], mkv_h265: ['.mkv'], mkv_vp9: ['.mkv'], gif: ['.gif'],
+}
+const CONTAINER_EXTENSIONS = new Set(Object.values(FORMAT_EXTENSIONS).flat())
+
 export const REMOVE_BG_HELP = `Usage: tailor remove-bg VIDEO -o OUT [options]
 
 Removes the background of VIDEO (a local file, uploaded first and kept 1 hour, or an http(s) URL)
-and saves the result. Progress is shown on stderr.
+and saves the result. Progress is shown on stderr. The options are checked before anything is
+uploaded.
 
 Options:
-  -o, --output FILE        where to write the result (required)
-  --format F               ${FORMATS.join(', ')}
-                           (default: from OUT's extension: .webm webm_vp9, .mov mov_proresks with
-                           a transparent background else mov_h265, .mkv mkv_h264, .gif gif; else mp4_h264)
-  --background B           transparent, #RGB or #RRGGBB (default #000000); transparent needs
-                           webm_vp9, mov_proresks or gif
-  --poll-interval MS       how often to ask for progress (default 1000)
-${SERVICE_HELP}
-  -h, --help               this help
+${optionLines([
+  ['-o, --output FILE', 'where to write the result (required); its extension must match the\nformat (.mp4, .webm, .mov, .mkv, .gif; any other extension is taken as is)'],
+  ['--format F', `${FORMATS.slice(0, 5).join(', ')},\n${FORMATS.slice(5).join(', ')}\n(default: from OUT's extension: .webm webm_vp9, .mov mov_proresks with a\ntransparent background else mov_h265, .mkv mkv_h264, .gif gif, else mp4_h264)`],
+  ['--background B', 'transparent, #RGB or #RRGGBB (default #000000); transparent needs\nwebm_vp9, mov_proresks or gif'],
+  ['--poll-interval MS', 'how often to ask for progress (default 1000)'],
+  ...SERVICE_HELP_ROWS,
+  ['-h, --help', 'this help'],
+])}
 
 Ctrl-C cancels the job. Exit codes: 0 done, 1 the service or the job failed (error_code on
 stderr), 2 bad usage, 130 interrupted.
@@ -44,6 +52,28 @@ export function formatFor(outPath: string, background: string | undefined): Outp
   }
 }
 
+/** --format webm_vp9 -o x.mp4 would write WebM into a .mp4: refused (the user picks the name or the format). */
+export function checkOutputExtension(outPath: string, format: OutputFormat): void {
+  const ext = extname(outPath).toLowerCase()
+  if (!CONTAINER_EXTENSIONS.has(ext) || FORMAT_EXTENSIONS[format].includes(ext)) return
+  const right = FORMAT_EXTENSIONS[format][0]!
+  throw new UsageError(`--format ${format} writes ${right} files, but OUT is ${outPath}: name it ${outPath.slice(0, -ext.length)}${right}, or leave --format out to take the format from OUT's extension`)
+}
+
+/** The service's own rules for the body (proto's schema), checked before any upload; a refusal says it in the CLI's words. */
+export function checkOptions(format: OutputFormat, background: string | undefined, formatFromOut = false): void {
+  const raw = { video_url: 'https://example.com/video.mp4', output_format: format, ...(background !== undefined ? { background_color: background } : {}) }
+  const r = RemoveBackgroundBody.safeParse(raw)
+  if (r.success) return
+  const msg = removeBackgroundBodyError(raw, r.error).message
+  throw new UsageError(
+    msg
+      .replace(/background_color "transparent" requires output_format/, '--background transparent needs --format')
+      .replace(/^background_color/, '--background')
+      .replace(/\.$/, '') + (formatFromOut && background === 'transparent' ? ` (from OUT's extension): name OUT .webm, .mov or .gif, or pass --format` : ''),
+  )
+}
+
 export async function removeBgCommand(argv: string[], io: CliIO): Promise<number> {
   const intr = interruptSignal()
   let jobId: string | null = null
@@ -63,9 +93,11 @@ export async function removeBgCommand(argv: string[], io: CliIO): Promise<number
     if (values.output === undefined) throw new UsageError('-o OUT is required')
     const format = (values.format ?? formatFor(values.output, values.background)) as OutputFormat
     if (!FORMATS.includes(format)) throw new UsageError(`--format must be one of ${FORMATS.join(', ')}; got ${values.format}`)
+    checkOutputExtension(values.output, format)
+    checkOptions(format, values.background, values.format === undefined)
     const pollIntervalMs = values['poll-interval'] === undefined ? 1000 : Number(values['poll-interval'])
     if (!Number.isInteger(pollIntervalMs) || pollIntervalMs < 50) throw new UsageError('--poll-interval must be a whole number of milliseconds, at least 50')
-    client = createClient(values, io.env)
+    client = createClient(values, io)
     const signal = intr.signal
 
     const videoUrl = await resolveInput(client, positionals[0]!, 'VIDEO', io, signal)

@@ -1,7 +1,8 @@
 /** `tailor try-on PERSON GARMENT -o out.jpg`: one try-on, the JPEG saved locally. */
+import { extname } from 'node:path'
 import { createProgressBar } from '../progress-bar.ts'
 import {
-  createClient, EXIT, interruptSignal, reportError, resolveInput, saveResult, parseServiceArgs, SERVICE_HELP, UsageError, userPath, type CliIO,
+  createClient, EXIT, interruptSignal, optionLines, reportError, resolveInput, saveResult, parseServiceArgs, SERVICE_HELP_ROWS, UsageError, userPath, type CliIO,
 } from '../service.ts'
 
 export const TRY_ON_HELP = `Usage: tailor try-on PERSON GARMENT -o OUT.jpg [options]
@@ -10,22 +11,27 @@ Dresses the person in PERSON with the garment in GARMENT and saves the result (J
 photo's size). PERSON and GARMENT are local files (uploaded first, kept 1 hour) or http(s) URLs.
 
 Options:
-  -o, --output FILE        where to write the JPEG (required)
-  --category C             auto (default: detected from the garment), upper, lower or full
-  --photo-type T           garment photo: auto (default: detected), flat-lay (laid flat, ghost
-                           mannequin or cut out) or model (worn by a person)
-  --remove-background      put the dressed person on white
-  --no-preprocess          the garment photo is already cut out (skip its background removal)
-${SERVICE_HELP}
-  -h, --help               this help
+${optionLines([
+  ['-o, --output FILE', 'where to write the JPEG (required; .jpg or .jpeg, or an extension\nthat is not an image or video one)'],
+  ['--category C', 'auto (default: detected from the garment), upper, lower or full'],
+  ['--photo-type T', 'garment photo: auto (default: detected), flat-lay (laid flat, ghost\nmannequin or cut out) or model (worn by a person)'],
+  ['--remove-background', 'put the dressed person on white'],
+  ['--no-preprocess', 'the garment photo is already cut out (skip its background removal)'],
+  ...SERVICE_HELP_ROWS,
+  ['-h, --help', 'this help'],
+])}
 
-Exit codes: 0 done, 1 the service or the job failed (error_code on stderr), 2 bad usage, 130 interrupted.
+Exit codes: 0 done, 1 the service or the job failed (error_code on stderr), 2 bad usage,
+130 interrupted.
 `
 
 const CATEGORIES = ['auto', 'upper', 'lower', 'full'] as const
 type Category = (typeof CATEGORIES)[number]
 const PHOTO_TYPES = ['auto', 'flat-lay', 'model'] as const
 type PhotoType = (typeof PHOTO_TYPES)[number]
+
+/** Image and video extensions other than JPEG's: writing the JPEG result there would mislabel it. */
+const NOT_JPEG = new Set(['.png', '.webp', '.gif', '.tif', '.tiff', '.avif', '.heic', '.bmp', '.mp4', '.m4v', '.mov', '.webm', '.mkv'])
 
 export async function tryOnCommand(argv: string[], io: CliIO): Promise<number> {
   const intr = interruptSignal()
@@ -48,7 +54,9 @@ export async function tryOnCommand(argv: string[], io: CliIO): Promise<number> {
     if (!CATEGORIES.includes(category)) throw new UsageError(`--category must be one of ${CATEGORIES.join(', ')}; got ${values.category}`)
     const photoType = (values['photo-type'] ?? 'auto') as PhotoType
     if (!PHOTO_TYPES.includes(photoType)) throw new UsageError(`--photo-type must be one of ${PHOTO_TYPES.join(', ')}; got ${values['photo-type']}`)
-    const client = createClient(values, io.env)
+    const ext = extname(values.output).toLowerCase()
+    if (NOT_JPEG.has(ext)) throw new UsageError(`the result is a JPEG, but OUT is ${values.output}: name it ${values.output.slice(0, -ext.length)}.jpg`)
+    const client = createClient(values, io)
     const signal = intr.signal
 
     const [personUrl, garmentUrl] = [await resolveInput(client, person, 'PERSON', io, signal), await resolveInput(client, garment, 'GARMENT', io, signal)]

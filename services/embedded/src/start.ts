@@ -1,3 +1,5 @@
+import { rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { pino, type Logger } from 'pino'
 import { jobEnvelope } from '@tailor/proto'
 import { loadConfig as loadGatewayConfig } from '@tailor/gateway/src/config.ts'
@@ -19,6 +21,9 @@ import { openDataDir } from './data-dir.ts'
 import { ensureDefaultKey } from './default-key.ts'
 import { InProcessEvents } from './in-process-events.ts'
 import { InProcessQueue } from './in-process-queue.ts'
+
+/** The data directory's file holding the URL the running service bound (read by the `tailor` CLI). */
+export const SERVICE_URL_FILE = 'service-url'
 
 export interface Embedded {
   url: string
@@ -100,6 +105,10 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
   for (const rec of unfinished) await queue.publish(jobEnvelope(rec.id, rec, rec.createdAt), rec.attempts)
   if (unfinished.length > 0) logger.info({ jobs: unfinished.length }, 'requeued unfinished jobs')
   const inf = inference
+  // Where the CLI finds this service when TAILOR_URL is not set (cli/src/service.ts serviceUrl): the
+  // URL actually bound, so a non-default PORT needs no configuration; removed again on stop.
+  const serviceUrlFile = join(config.dataDir, SERVICE_URL_FILE)
+  await writeFile(serviceUrlFile, `${gateway.url}\n`)
   return {
     url: gateway.url,
     port: gateway.port,
@@ -107,6 +116,7 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
     createdApiKey,
     webhookSecretFile: config.env.WEBHOOK_SECRET === undefined ? data.webhookSecretFile : null,
     async stop() {
+      await rm(serviceUrlFile, { force: true })
       await queue.close()
       await inf.stop()
       await gateway.stop()
