@@ -1,4 +1,5 @@
 import { resolve } from 'node:path'
+import { configError } from '@tailor/proto'
 import { z } from 'zod'
 import { MIN_API_KEY_LENGTH } from '@tailor/gateway/src/config.ts'
 
@@ -26,7 +27,7 @@ export interface Config {
 /** Pure: a test passes a literal object. Throws listing every bad variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const r = Env.safeParse(env)
-  if (!r.success) throw new Error(`invalid environment\n${z.prettifyError(r.error)}`)
+  if (!r.success) throw configError(r.error)
   return Object.freeze({
     port: r.data.PORT,
     host: r.data.HOST,

@@ -1,28 +1,51 @@
+import { resolve } from 'node:path'
+import { pino } from 'pino'
+import { formatBanner, logsSettled, stdoutLogDestination } from '@tailor/gateway/src/banner.ts'
+import { describeStartupError, type StartupContext } from '@tailor/proto'
 import { loadConfig, type Config } from './config.ts'
-import { start } from './start.ts'
+import { start, type Embedded } from './start.ts'
+
+/** A problem the operator fixes is said in one line each; anything else keeps its stack for the bug report. */
+function fail(err: unknown, ctx?: StartupContext): never {
+  console.error(describeStartupError('tailor', err, ctx)?.join('\n') ?? err)
+  process.exit(1)
+}
 
 let config: Config
 try {
   config = loadConfig()
 } catch (err) {
-  console.error((err as Error).message)
-  process.exit(1)
+  fail(err)
 }
-const tailor = await start(config)
-process.stdout.write(
-  `\nTailor is running at ${tailor.url}  (data: ${config.dataDir})\n` +
-    (tailor.createdApiKey !== null
-      ? `Created an API key named "default" (shown only this once; only its hash is stored):\n\n  X-API-KEY: ${tailor.createdApiKey}\n\n` +
-        'Manage keys with `pnpm tailor keys create|list|revoke` (same data dir).\n\n'
-      : config.apiKeyConfigured
-        ? 'Accepting the API key from TAILOR_API_KEY.\n\n'
-        : `Accepting the API keys in ${config.dataDir}/api-keys.json (pnpm tailor keys list|create|revoke).\n\n`) +
-    (tailor.webhookSecretFile !== null
-      ? `Webhooks are signed (Standard Webhooks) with the secret in ${tailor.webhookSecretFile}; give it to your receivers.\n\n`
-      : 'Webhooks are signed with the secret from WEBHOOK_SECRET.\n\n'),
-)
+let tailor: Embedded
+try {
+  tailor = await start(config, { logger: pino({ name: 'tailor', level: config.logLevel }, stdoutLogDestination) })
+} catch (err) {
+  fail(err, { ports: { PORT: config.port, API_GRPC_PORT: Number(config.env.API_GRPC_PORT ?? 50052) } })
+}
 const shutdown = (): void => {
   tailor.stop().then(() => process.exit(0), (err: unknown) => (console.error(err), process.exit(1)))
 }
 process.once('SIGTERM', shutdown)
 process.once('SIGINT', shutdown)
+
+await logsSettled()
+const dataDirFlag = config.dataDir === resolve('./tailor-data') ? '' : ` --data-dir ${config.dataDir}`
+process.stdout.write(
+  formatBanner({
+    mode: 'embedded',
+    http: tailor.bound,
+    apiGrpc: { address: config.host, port: tailor.apiGrpcPort },
+    publicBaseUrl: config.env.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
+    key:
+      tailor.createdApiKey !== null
+        ? { kind: 'created', key: tailor.createdApiKey }
+        : config.apiKeyConfigured
+          ? { kind: 'configured', source: 'TAILOR_API_KEY' }
+          : { kind: 'store', count: tailor.keyCount(), where: `${config.dataDir}/api-keys.json`, createCommand: `pnpm tailor keys create --name NAME${dataDirFlag}` },
+    rows: [
+      ['Data', config.dataDir],
+      ['Webhooks', tailor.webhookSecretFile !== null ? `signed with the secret in ${tailor.webhookSecretFile} (give it to your receivers)` : 'signed with WEBHOOK_SECRET'],
+    ],
+  }),
+)

@@ -28,6 +28,10 @@ export const SERVICE_URL_FILE = 'service-url'
 export interface Embedded {
   url: string
   port: number
+  /** The HTTP server's address as bound (the start-up banner names it). */
+  bound: { address: string; port: number }
+  /** API keys accepted now. */
+  keyCount(): number
   /** Port of the internal gRPC API (tailor.v1.TailorApi; API_GRPC_PORT). */
   apiGrpcPort: number
   /** The API key created on this start (null when one was configured or created earlier). */
@@ -112,6 +116,8 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
   return {
     url: gateway.url,
     port: gateway.port,
+    bound: gateway.bound,
+    keyCount: gateway.keyCount,
     apiGrpcPort: gateway.apiGrpcPort,
     createdApiKey,
     webhookSecretFile: config.env.WEBHOOK_SECRET === undefined ? data.webhookSecretFile : null,

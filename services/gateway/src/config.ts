@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { resolve } from 'node:path'
+import { configError } from '@tailor/proto'
 import { natsClientEnvProblems, natsClientOptions, type NatsClientOptions } from '@tailor/proto/net'
 import { z } from 'zod'
 import { MAX_JOB_CAP } from './access/api-key.ts'
@@ -253,7 +254,7 @@ export interface Config {
 /** Pure: a test passes a literal object. Throws listing every bad variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const r = Env.safeParse(env)
-  if (!r.success) throw new Error(`invalid environment\n${z.prettifyError(r.error)}`)
+  if (!r.success) throw configError(r.error)
   const e = r.data
   const hashes = new Set<string>([
     ...e.API_KEYS.map(sha256Hex),

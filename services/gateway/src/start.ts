@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { safePost } from '@tailor/proto/net'
 import { serve, type ServerType } from '@hono/node-server'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
-import type { JobEvent, JobEventAck } from '@tailor/proto'
+import { withoutCredentials, type JobEvent, type JobEventAck } from '@tailor/proto'
 import { createKeyAccessControl, openKeyAccessControl } from './access/access-control-keys.ts'
 import { createJobSlots, createMemorySlotListStore, type JobSlots } from './access/job-slots.ts'
 import { openKvSlotListStore } from './access/job-slots-kv.ts'
@@ -32,6 +32,7 @@ import { openJetStreamPublisher } from './jobs/publisher-jetstream.ts'
 import type { CancelNotifier, JobPublisher } from './jobs/publisher.ts'
 import { openJetStreamQueueDepth } from './jobs/queue-depth-jetstream.ts'
 import { createLogger, type Logger } from './logger.ts'
+import { bannerUrls } from './banner.ts'
 import { createGatewayMetrics, createMetricsRegistry, type MetricsRegistry } from './metrics.ts'
 import { openObjectStoreResultReader } from './results/result-reader-object-store.ts'
 import type { ResultReader } from './results/result-reader.ts'
@@ -71,6 +72,10 @@ const READY_PROBE_TIMEOUT_MS = 2_000
 export interface Gateway {
   url: string
   port: number
+  /** The HTTP server's address as bound (the start-up banner names it). */
+  bound: { address: string; port: number }
+  /** API keys accepted now (key store and environment). */
+  keyCount(): number
   /** gRPC port for inference job events (distributed mode), else null. */
   grpcPort: number | null
   /** Port of GET /metrics when METRICS_PORT is set (then not on the public port), else null. */
@@ -167,7 +172,7 @@ export async function start(
     keyStore === undefined
       ? createKeyAccessControl({ envHashes: config.apiKeyHashes, limits, limiter })
       : await openKeyAccessControl({ keys: keyStore, envHashes: config.apiKeyHashes, limits, limiter, onWatchError: (err) => logger.error({ err }, 'API key watch failed') })
-  if (access.keyCount() === 0) logger.warn('no API key is accepted yet: create one with `pnpm tailor keys create --name NAME`')
+  if (access.keyCount() === 0) logger.warn(`no API key is accepted yet: create one with \`${keyCreateCommand(config)}\``)
   if (config.webhookSecrets.length > 0) {
     const post = (url: string, body: string, headers: Record<string, string>) =>
       safePost(url, body, { timeoutMs: config.webhookTimeoutMs, allowLoopback: config.allowLoopback, maxResponseBytes: WEBHOOK_MAX_RESPONSE_BYTES, headers, label: 'webhook_url' })
@@ -222,10 +227,16 @@ export async function start(
       ...(grpcSrv ? { workers_connected: grpcSrv.connectedWorkers() } : {}),
     }),
   })
-  const server: ServerType = await new Promise((resolve) => {
-    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host, ...SERVE_OPTIONS }, () => resolve(s))
+  // A port in use (EADDRINUSE) rejects here, for main.ts to say in one line.
+  const server: ServerType = await new Promise((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host, ...SERVE_OPTIONS }, () => {
+      s.off('error', reject)
+      resolve(s)
+    })
+    s.once('error', reject)
   })
-  const port = (server.address() as AddressInfo).port
+  const bound = server.address() as AddressInfo
+  const port = bound.port
   // /metrics on its own port (never routed by the Ingress that publishes PORT).
   const metricsServer =
     config.metricsPort === undefined
@@ -245,8 +256,7 @@ export async function start(
           m.listen(config.metricsPort, config.host, () => resolve(m))
         })
   const metricsPort = metricsServer === null ? null : (metricsServer.address() as AddressInfo).port
-  const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host
-  const url = `http://${shownHost}:${port}`
+  const url = bannerUrls({ address: bound.address, port }).local
   // The internal gRPC API: same use cases and access control (access/) as HTTP.
   const apiGrpc = await startApiGrpcServer(
     { config, logger, access, ...ports, slots, watcher, authThrottle, baseUrl: () => config.publicBaseUrl ?? url },
@@ -259,6 +269,8 @@ export async function start(
   return {
     url,
     port,
+    bound: { address: bound.address, port },
+    keyCount: () => access.keyCount(),
     grpcPort: grpcServer?.port ?? null,
     metricsPort,
     apiGrpcPort: apiGrpc.port,
@@ -289,4 +301,15 @@ export async function start(
       logger.info('gateway stopped')
     },
   }
+}
+
+/**
+ * The command that makes an API key this gateway accepts: in the KV bucket of its NATS server
+ * (distributed; `--nats-url`, without credentials: add NATS_USER / NATS_PASSWORD as the gateway has
+ * them), else the default data dir's file.
+ */
+export function keyCreateCommand(config: Pick<Config, 'natsUrl'>): string {
+  return config.natsUrl === undefined
+    ? 'pnpm tailor keys create --name NAME'
+    : `pnpm tailor keys create --name NAME --nats-url ${withoutCredentials(config.natsUrl)}`
 }

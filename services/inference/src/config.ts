@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { JOB_KINDS, type JobKind } from '@tailor/proto'
+import { configError, JOB_KINDS, type JobKind } from '@tailor/proto'
 import { natsClientEnvProblems } from '@tailor/proto/net'
 import { z } from 'zod'
 
@@ -123,6 +123,6 @@ export type Config = Readonly<z.infer<typeof Env>>
 /** Pure: a test passes a literal object. Throws listing every bad variable. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const r = Env.safeParse(env)
-  if (!r.success) throw new Error(`invalid environment\n${z.prettifyError(r.error)}`)
+  if (!r.success) throw configError(r.error)
   return Object.freeze(r.data)
 }
