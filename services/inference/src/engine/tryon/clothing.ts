@@ -152,7 +152,7 @@ function features(img: Rgb, mask: Plane): Features {
 }
 
 /** The colour features of one RGB pixel (as on the work grid). */
-function labOf(r8: number, g8: number, b8: number): Vec3 {
+export function labOf(r8: number, g8: number, b8: number): Vec3 {
   const r = SRGB_TO_LINEAR[r8]!
   const g = SRGB_TO_LINEAR[g8]!
   const bl = SRGB_TO_LINEAR[b8]!
@@ -171,18 +171,18 @@ function skinHued(a: number, b: number, L: number): boolean {
   return C >= 6 && C <= 60 && hue >= 15 && hue <= 85 && L >= 12 && L <= 95
 }
 
-type Vec3 = [number, number, number]
+export type Vec3 = [number, number, number]
 
 const fvec = (f: Features, j: number): Vec3 => [f.L[j]! * L_WEIGHT, f.ca[j]!, f.cb[j]!]
 const d2 = (p: Vec3, q: Vec3): number => (p[0] - q[0]) ** 2 + (p[1] - q[1]) ** 2 + (p[2] - q[2]) ** 2
-const nearestD2 = (v: Vec3, protos: readonly Vec3[]): number => {
+export const nearestD2 = (v: Vec3, protos: readonly Vec3[]): number => {
   let bd = Infinity
   for (const p of protos) bd = Math.min(bd, d2(v, p))
   return bd
 }
 
 /** Deterministic k-means (k-means++-style farthest-point start from the median seed). */
-function kmeans(samples: Vec3[], k: number): Vec3[] {
+export function kmeans(samples: Vec3[], k: number): Vec3[] {
   if (samples.length === 0) return []
   const centres: Vec3[] = []
   // Start from the per-channel median: stable, and inside the data.

@@ -19,7 +19,7 @@
  * broad brightness (a quarter of the shoulder width), clamped to [0.75, 1.15] and applied at SHADING_STRENGTH: folds and shadows of the clothes the person wears
  * darken the new garment where they darkened the old one.
  *
- * With `takeOff` (opt-in, TAKE_OFF_DEFAULT) the old garment is taken off first (clothing.ts finds it, undress.ts repaints it with skin shaded
+ * With `takeOff` (on by default, TAKE_OFF_DEFAULT; where takeOffZone allows) the old garment is taken off first (clothing.ts finds it, undress.ts repaints it with skin shaded
  * from the photo's light where the body is and with background where it is not), so where the new
  * garment is smaller than the one worn (shorter sleeves, a shorter hem, a slimmer cut, a sleeveless
  * top, a dress over trousers) the body shows, not the old garment. A top replaces the old top, a
@@ -34,10 +34,10 @@
  * bottom (the top hangs over it). Otherwise (a top tucked in, or one ending above the new
  * waistband) the new bottom is drawn in front up to its own waistband.
  */
-import { segmentClothing, type Clothing } from './clothing.ts'
+import { kmeans, L_WEIGHT, labOf, nearestD2, segmentClothing, upsample, type Clothing, type Vec3 } from './clothing.ts'
 import { LM } from './pose.ts'
 import type { PersonAnalysis } from './person.ts'
-import { boxBlur, dilate, mid, resizePlane, threshold, type Plane, type Rgb } from './raster.ts'
+import { boxBlur, clamp, dilate, drawCapsule, fillPolygon, lerp, mid, plane, resizePlane, threshold, type Plane, type Point, type Rgb } from './raster.ts'
 import { takeOff } from './undress.ts'
 import type { WarpedPart } from './warp.ts'
 
@@ -45,11 +45,10 @@ export const SHADING_STRENGTH = 0.35
 export const ENVELOPE_DILATE = 0.06
 export const ENVELOPE_DILATE_SHOULDERS = 0.015
 /**
- * Taking the old garment off is off by default: it lowers the paired SSIM of the evaluation set
- * (where the person already wears the very garment, the warp's imperfect fit now shows skin or
- * background instead of the matching old garment). Turn it on per engine with `takeOffOldGarment`.
+ * Taking the old garment off is on by default, limited to where it is certain (takeOffZone below);
+ * turn it off per engine with `takeOffOldGarment: false`.
  */
-export const TAKE_OFF_DEFAULT = false
+export const TAKE_OFF_DEFAULT = true
 /** The old top counts as untucked when its hem is this much (× shoulder width) below the new waistband. */
 export const UNTUCK_MARGIN = 0.05
 
@@ -69,6 +68,8 @@ export interface Composite {
   tucked?: boolean | null
   /** The old top drawn in front of a new bottom (untucked), or null. */
   inFront?: Plane | null
+  /** Taking off: how much of the body part it replaces the new garment covers, and why it was skipped (null: done). */
+  takeOff?: { cover: number; skipped: string | null }
 }
 
 export function compositeGarment(
@@ -82,9 +83,11 @@ export function compositeGarment(
   const sw = a.shoulderWidth
   const coverage = new Float32Array(N)
   const envelopeFull = new Float32Array(N)
-  // Opt-in (TAKE_OFF_DEFAULT): with it off the compositor draws over the photo as it is.
+  // On by default (TAKE_OFF_DEFAULT): with it off the compositor draws over the photo as it is.
   const clothing = o.takeOff ?? TAKE_OFF_DEFAULT ? segmentClothing(person, a) : null
-  const undressed = clothing ? takeOff(person, a, clothing, { upper: o.category !== 'lower', lower: o.category !== 'upper' }) : null
+  const zone = clothing ? takeOffZone(person, a, parts, clothing, o.category) : null
+  const undressed =
+    clothing && zone && zone.skipped === null ? takeOff(person, a, clothing, { upper: o.category !== 'lower', lower: o.category !== 'upper' }, zone.zone) : null
   // Everything below draws over the photo with the old garment taken off.
   const photo = undressed ? undressed.rgb : person.data
   const rgb = photo.slice()
@@ -224,7 +227,9 @@ export function compositeGarment(
     rgb,
     garment: { width: w, height: h, data: coverage },
     envelope: { width: w, height: h, data: envelopeFull },
-    ...(clothing && undressed ? { clothing, removed: undressed.removed, background: undressed.background } : {}),
+    ...(clothing ? { clothing } : {}),
+    ...(undressed ? { removed: undressed.removed, background: undressed.background } : {}),
+    ...(zone ? { takeOff: { cover: zone.cover, skipped: zone.skipped } } : {}),
     tucked,
     inFront,
   }
@@ -305,4 +310,168 @@ function halfLuma(img: Rgb, x0: number, y0: number, cw: number, ch: number): Pla
     }
   }
   return { width: w, height: h, data: out }
+}
+
+/**
+ * Where the old garment may be taken off (0..1 at the photo's size), and whether to take it off at
+ * all. Only where it would show beside the new garment and only where that is certain:
+ * - trust: the new garment must cover at least TAKE_OFF_MIN_COVER of the body part it replaces (a
+ *   top or dress: the upper 60 % of the torso quad, shoulders → hips; a bottom: the hips down a
+ *   quarter of the way to the knees). Less means the garment was not understood or not fitted (a
+ *   patch at the collar): then the old garment stays, and nothing worse than today is drawn.
+ * - the sleeves: a new top or dress takes the old top off the arms (capsules shoulder → elbow →
+ *   wrist, TAKE_OFF_ARM × the shoulder width thick, farther than TAKE_OFF_TORSO × the shoulder width
+ *   from the torso quad, above the old top's hem and the hip joints): shorter sleeves, a sleeveless top.
+ * - below the hem: a new bottom or dress takes the old bottom off below its own hem (per column,
+ *   below the lowest row the new garment covers there, spread sideways by a tenth of the shoulder
+ *   width; beside the new garment, below its lowest row): a skirt or shorts over trousers.
+ * - never where the old garment looks like the new one (colour within TAKE_OFF_SAME of one of the
+ *   new garment's colour prototypes): there the old cloth reads as the new garment's own fit, and
+ *   painting skin would only show the warp's error (the paired photos, where the person wears the
+ *   very garment). The price: old sleeves of the new top's colour stay.
+ * - never anything of skin's hue (Lab hue 10°–90°, chroma TAKE_OFF_SKIN_CHROMA–60, the gate of every
+ *   skin tone): bare arms the colour classes gave to the top stay as they are; so does a beige,
+ *   brown or orange old garment (not taken off: uncertain).
+ */
+export const TAKE_OFF_MIN_COVER = 0.6
+export const TAKE_OFF_ARM = 0.18
+export const TAKE_OFF_SAME = 24
+export const TAKE_OFF_TORSO = 0.2
+export const TAKE_OFF_SKIN_CHROMA = 5
+
+function takeOffZone(
+  img: Rgb,
+  a: PersonAnalysis,
+  parts: readonly WarpedPart[],
+  c: Clothing,
+  category: 'upper' | 'lower' | 'full',
+): { zone: Plane; cover: number; skipped: string | null } {
+  const W = img.width
+  const H = img.height
+  const w = c.upperWork.width
+  const h = c.upperWork.height
+  const n = w * h
+  const k = w / W
+  // The new garment on the work grid: alpha and premultiplied colour, parts drawn in order.
+  const na = new Float32Array(n)
+  const nc = new Float32Array(n * 3)
+  for (const p of parts) {
+    const pn = p.width * p.height
+    const u0 = Math.max(0, Math.floor(p.x0 * k))
+    const u1 = Math.min(w - 1, Math.ceil((p.x0 + p.width) * k))
+    const v0 = Math.max(0, Math.floor(p.y0 * k))
+    const v1 = Math.min(h - 1, Math.ceil((p.y0 + p.height) * k))
+    for (let v = v0; v <= v1; v++) {
+      const yy = Math.floor((v + 0.5) / k) - p.y0
+      if (yy < 0 || yy >= p.height) continue
+      for (let u = u0; u <= u1; u++) {
+        const xx = Math.floor((u + 0.5) / k) - p.x0
+        if (xx < 0 || xx >= p.width) continue
+        const q = yy * p.width + xx
+        const al = Math.min(1, p.rgba[3 * pn + q]!)
+        if (al <= 0.002) continue
+        const j = v * w + u
+        na[j] = na[j]! * (1 - al) + al
+        for (let ch = 0; ch < 3; ch++) nc[j * 3 + ch] = nc[j * 3 + ch]! * (1 - al) + p.rgba[ch * pn + q]! * 255 * (Math.min(1, p.rgba[3 * pn + q]!) / Math.max(p.rgba[3 * pn + q]!, 1e-6))
+      }
+    }
+  }
+  const P = (i: number): Point => ({ x: a.points[i]!.x * k, y: a.points[i]!.y * k })
+  const sl = P(LM.leftShoulder)
+  const sr = P(LM.rightShoulder)
+  const hl = P(LM.leftHip)
+  const hr = P(LM.rightHip)
+  const sw = a.shoulderWidth * k
+  const mask = resizePlane(a.mask, w, h).data
+  // Trust: coverage of the body part the new garment replaces.
+  const part = plane(w, h)
+  if (category === 'lower') {
+    fillPolygon(part, [hl, hr, lerp(hr, P(LM.rightKnee), 0.25), lerp(hl, P(LM.leftKnee), 0.25)])
+  } else {
+    fillPolygon(part, [sl, sr, lerp(sr, hr, 0.6), lerp(sl, hl, 0.6)])
+  }
+  let inside = 0
+  let covered = 0
+  for (let j = 0; j < n; j++) {
+    if (part.data[j]! < 0.5 || mask[j]! < 0.5) continue
+    inside++
+    if (na[j]! > 0.5) covered++
+  }
+  const cover = inside > 0 ? covered / inside : 0
+  const zone = plane(w, h)
+  if (inside < 8 || cover < TAKE_OFF_MIN_COVER) {
+    return { zone: plane(W, H), cover, skipped: `the new garment covers ${Math.round(100 * cover)} % of the body part it replaces` }
+  }
+  const torso = plane(w, h)
+  fillPolygon(torso, [sl, sr, hr, hl])
+  // The torso's sides (under the arms) stay: there the old and new garments meet at the warp's error.
+  const torsoWide = dilate(torso, Math.max(1, TAKE_OFF_TORSO * sw))
+  if (category !== 'lower') {
+    const arm = plane(w, h)
+    for (const [s, e, wr, ix, pk] of [
+      [LM.leftShoulder, LM.leftElbow, LM.leftWrist, LM.leftIndex, LM.leftPinky],
+      [LM.rightShoulder, LM.rightElbow, LM.rightWrist, LM.rightIndex, LM.rightPinky],
+    ] as const) {
+      drawCapsule(arm, P(s), P(e), TAKE_OFF_ARM * sw)
+      drawCapsule(arm, P(e), P(wr), 0.8 * TAKE_OFF_ARM * sw)
+      drawCapsule(arm, P(wr), mid(P(ix), P(pk)), 0.5 * TAKE_OFF_ARM * sw)
+    }
+    // Never below the old top's own hem nor the hip joints (a bottom of a colour the top also has).
+    const hemV = Math.min(c.topHemY === null ? h : c.topHemY * k, Math.min(hl.y, hr.y))
+    for (let j = 0; j < n; j++) if (torsoWide.data[j]! < 0.5 && Math.floor(j / w) <= hemV) zone.data[j] = Math.max(zone.data[j]!, arm.data[j]!)
+  }
+  if (category !== 'upper') {
+    const hipY = Math.max(hl.y, hr.y)
+    const hem = new Float32Array(w).fill(-1)
+    for (let u = 0; u < w; u++) {
+      for (let v = h - 1; v >= 0; v--) {
+        if (na[v * w + u]! > 0.5) {
+          hem[u] = v
+          break
+        }
+      }
+    }
+    const spread = Math.max(1, Math.round(0.1 * sw))
+    let lowest = -1
+    for (let u = 0; u < w; u++) lowest = Math.max(lowest, hem[u]!)
+    for (let u = 0; u < w; u++) {
+      let hy = -1
+      for (let d = -spread; d <= spread; d++) if (u + d >= 0 && u + d < w) hy = Math.max(hy, hem[u + d]!)
+      const from = Math.max(hipY, (hy >= 0 ? hy : lowest) + 1)
+      if (lowest < 0) continue
+      for (let v = Math.ceil(from); v < h; v++) zone.data[v * w + u] = 1
+    }
+  }
+  // Skin stays skin: a pixel of the skin's hue near the person's skin colour is never repainted
+  // (bare arms the clothing classes took for the top, a beige cuff).
+  const photoAt = (j: number): Vec3 => {
+    const x = Math.min(W - 1, Math.floor(((j % w) + 0.5) / k))
+    const y = Math.min(H - 1, Math.floor((Math.floor(j / w) + 0.5) / k))
+    const o3 = (y * W + x) * 3
+    return labOf(img.data[o3]!, img.data[o3 + 1]!, img.data[o3 + 2]!)
+  }
+  for (let j = 0; j < n; j++) {
+    if (zone.data[j]! <= 0) continue
+    const v = photoAt(j)
+    const L = v[0] / L_WEIGHT
+    const chroma = Math.hypot(v[1], v[2]) * (Math.max(L, 20) / 60)
+    const hue = (Math.atan2(v[2], v[1]) * 180) / Math.PI
+    if (hue >= 10 && hue <= 90 && chroma >= TAKE_OFF_SKIN_CHROMA && chroma <= 60 && L >= 15) zone.data[j] = 0
+  }
+  // The old garment that looks like the new one right beside it stays.
+  // The new garment's colours: prototypes (k-means) of its opaque pixels, so a print counts by its
+  // own colours, not their average.
+  const samples: Vec3[] = []
+  const step = Math.max(1, Math.floor(n / 4000))
+  for (let j = 0; j < n; j += step) {
+    if (na[j]! < 0.9) continue
+    const col = [0, 1, 2].map((ch) => clamp(Math.round(nc[j * 3 + ch]! / na[j]!), 0, 255))
+    samples.push(labOf(col[0]!, col[1]!, col[2]!))
+  }
+  const protos = kmeans(samples, 6)
+  for (let j = 0; j < n; j++) {
+    if (zone.data[j]! <= 0 || protos.length === 0) continue
+    if (nearestD2(photoAt(j), protos) < TAKE_OFF_SAME ** 2) zone.data[j] = 0
+  }
+  return { zone: upsample(boxBlur(zone, 1), W, H), cover, skipped: null }
 }

@@ -52,7 +52,7 @@ export interface Undressed {
   background: Plane
 }
 
-export function takeOff(img: Rgb, a: PersonAnalysis, c: Clothing, which: { upper: boolean; lower: boolean }): Undressed {
+export function takeOff(img: Rgb, a: PersonAnalysis, c: Clothing, which: { upper: boolean; lower: boolean }, zone?: Plane): Undressed {
   const { width: W, height: H } = img
   const N = W * H
   // The old garment's own soft edge (a dark line against the background or the skin) goes with it:
@@ -61,7 +61,7 @@ export function takeOff(img: Rgb, a: PersonAnalysis, c: Clothing, which: { upper
   const grown = upsample(dilate(which.upper && which.lower ? maxPlane(c.upperWork, c.lowerWork) : which.upper ? c.upperWork : c.lowerWork, Math.max(1, WORN_GROW * a.shoulderWidth * (c.upperWork.width / W))), W, H)
   for (let i = 0; i < N; i++) {
     const v = Math.max(which.upper ? c.upper.data[i]! : 0, which.lower ? c.lower.data[i]! : 0, grown.data[i]! * (1 - c.protect.data[i]!))
-    worn.data[i] = v * (1 - c.hairFront.data[i]!) * (1 - c.protect.data[i]!)
+    worn.data[i] = v * (1 - c.hairFront.data[i]!) * (1 - c.protect.data[i]!) * (zone ? zone.data[i]! : 1)
   }
   const rgb = img.data.slice()
   let x0 = W
