@@ -35,6 +35,16 @@ describe('progress bar', () => {
     bar.done()
     expect(c.text()).toBe('remove-bg: running 0%\nremove-bg: running 12%\nremove-bg: running 50%\nremove-bg: completed 100%\n')
   })
+
+  it('a retried job says so: the attempt is named when progress starts again', () => {
+    const c = capture(false)
+    const bar = createProgressBar(c.sink, 'remove-bg')
+    bar.update('running', 0.4, 1)
+    bar.update('running', 0, 2)
+    bar.update('running', 0.05, 2)
+    bar.update('completed', 1, 2)
+    expect(c.text()).toBe('remove-bg: running 40%\nremove-bg: running (attempt 2) 0%\nremove-bg: completed (attempt 2) 100%\n')
+  })
 })
 
 describe('media types of local files', () => {

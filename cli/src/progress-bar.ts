@@ -16,7 +16,9 @@ export function createProgressBar(out: ProgressSink, label: string) {
   let lastStep = -1
   let drawn = false
   return {
-    update(status: string, progress: number): void {
+    /** `attempt` > 1: the job was started again (its worker died, or a retryable error); progress restarts from 0, and the line says why. */
+    update(jobStatus: string, progress: number, attempt = 1): void {
+      const status = attempt > 1 ? `${jobStatus} (attempt ${attempt})` : jobStatus
       const pct = Math.max(0, Math.min(100, Math.floor(progress * 100)))
       if (out.isTTY === true) {
         const filled = Math.round((pct / 100) * BAR_WIDTH)

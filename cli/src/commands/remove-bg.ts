@@ -110,7 +110,7 @@ export async function removeBgCommand(argv: string[], io: CliIO): Promise<number
     const bar = createProgressBar(io.stderr, 'remove-bg')
     let doc
     try {
-      doc = await client.waitForJob('remove-background', jobId, { signal, pollIntervalMs, onProgress: (d) => bar.update(d.status, d.progress) })
+      doc = await client.waitForJob('remove-background', jobId, { signal, pollIntervalMs, onProgress: (d) => bar.update(d.status, d.progress, d.attempt) })
     } finally {
       bar.done()
     }
