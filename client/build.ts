@@ -65,6 +65,10 @@ function expandedTypes(program: ts.Program): string {
     const target = sym.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(sym) : sym
     const decl = target.declarations?.find((d) => ts.isTypeAliasDeclaration(d) || ts.isInterfaceDeclaration(d))
     if (decl === undefined) continue
+    if (ts.isInterfaceDeclaration(decl) && decl.getSourceFile() === file) {
+      lines.push(decl.getFullText().trim()) // declared here, in plain TypeScript: as written
+      continue
+    }
     const doc = ts.displayPartsToString(sym.getDocumentationComment(checker)) || ts.displayPartsToString(target.getDocumentationComment(checker))
     const type = checker.getDeclaredTypeOfSymbol(target)
     // Expanded one level at a time: an object type prints its members' types in full.

@@ -139,6 +139,12 @@ describe('TailorClient', () => {
     await expect(client.removeVideoBackground(body, { idempotencyKey: 'bad key' })).rejects.toMatchObject({ status: 400, errorCode: 'invalid_parameter' })
   })
 
+  it('getCredits: GET /v1/credits ({credits_remaining, unlimited}); a wrong key is invalid_auth_token', async () => {
+    expect(await client.getCredits()).toEqual({ credits_remaining: null, unlimited: true })
+    const bad = new TailorClient({ baseUrl: BASE, apiKey: 'tk_wrong', fetch: (i, init) => Promise.resolve(app.request(i, init)) })
+    await expect(bad.getCredits()).rejects.toMatchObject({ status: 401, errorCode: 'invalid_auth_token', message: 'Invalid API key in the X-API-KEY header.' })
+  })
+
   it('waitForJob timeoutMs: a job still pending ends the wait with request_timeout (status 0, its job id); the job goes on', async () => {
     const { job_id } = await client.removeVideoBackground({ video_url: 'https://example.com/v.mp4' })
     const polled: string[] = []

@@ -5,6 +5,7 @@
 import { HTTP_STATUS } from '@tailor/proto/errors'
 import { parseRetryAfter, TailorError } from './tailor-error.ts'
 import type {
+  Credits,
   ErrorBody,
   JobAccepted,
   JobKind,
@@ -165,6 +166,15 @@ export class TailorClient {
       }
       await sleep(waitMs, o.signal)
     }
+  }
+
+  /**
+   * GET /v1/credits (Pixelcut's): the key's credit balance, `credits_remaining` null and
+   * `unlimited` true for a key without a budget. Also a cheap way to check a key: a wrong one is
+   * TailorError `invalid_auth_token` (401).
+   */
+  async getCredits(o: RequestOptions = {}): Promise<Credits> {
+    return this.#json<Credits>('GET', '/v1/credits', { signal: o.signal })
   }
 
   /**

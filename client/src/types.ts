@@ -18,3 +18,9 @@ export type TryOnResponse = JobAccepted & Partial<Pick<TryOnCompleted, 'result_u
 export type RemoveBackgroundRequest = RemoveBackgroundBodyInput
 /** POST /v1/uploads → 201. */
 export type UploadResponse = UploadAccepted
+/** GET /v1/credits → 200: each completed job costs one credit of a key with a budget (`tailor keys create --credits N`). */
+export interface Credits {
+  /** Credits left; null for a key without a budget (unlimited). */
+  credits_remaining: number | null
+  unlimited: boolean
+}

@@ -30,6 +30,39 @@ const saveKey = (): void => {
 }
 keyInput.addEventListener('input', saveKey)
 remember.addEventListener('change', saveKey)
+const keyStatus = $('key-status')
+
+/**
+ * Checks the key as soon as it is entered (GET /v1/credits: answers any valid key, 401 for a wrong
+ * one), so a wrong key is found before Run. Only the latest check is shown.
+ */
+let keyCheck = 0
+async function checkKey(): Promise<void> {
+  const key = keyInput.value.trim()
+  const mine = ++keyCheck
+  keyInput.removeAttribute('aria-invalid')
+  if (key === '') {
+    keyStatus.textContent = ''
+    keyStatus.className = 'key-status'
+    return
+  }
+  keyStatus.textContent = 'Checking the key…'
+  keyStatus.className = 'key-status'
+  try {
+    const credits = await new TailorClient({ baseUrl: location.origin, apiKey: key }).getCredits()
+    if (mine !== keyCheck) return
+    keyStatus.textContent = `Key accepted${credits.unlimited ? '' : ` · ${credits.credits_remaining} credits left`}.`
+    keyStatus.className = 'key-status ok'
+  } catch (err) {
+    if (mine !== keyCheck) return
+    const wrong = err instanceof TailorError && err.errorCode === 'invalid_auth_token'
+    if (wrong) keyInput.setAttribute('aria-invalid', 'true')
+    keyStatus.textContent = wrong
+      ? `This key is not accepted: ${err.message} Keys look like tk_…; the service's start banner shows the first one.`
+      : `The key could not be checked: ${describeError(err)}`
+    keyStatus.className = 'key-status error'
+  }
+}
 
 function client(): TailorClient {
   const apiKey = keyInput.value.trim()
@@ -148,7 +181,13 @@ class Source {
     }
     if (src === '') this.preview.removeAttribute('src')
     else this.preview.src = src
-    if (this.preview instanceof HTMLVideoElement && src !== '') void this.preview.play().catch(() => undefined)
+    if (this.preview instanceof HTMLVideoElement) {
+      // No empty (black) player before a video is chosen: the frame says so instead.
+      this.preview.hidden = src === ''
+      const empty = document.getElementById(`${this.preview.id}-empty`)
+      if (empty !== null) empty.hidden = src !== ''
+      if (src !== '') void this.preview.play().catch(() => undefined)
+    }
   }
 
   /** The input URL to send: the URL as given, or the upload of the sample or file. */
@@ -209,12 +248,19 @@ async function runTryOn(): Promise<void> {
     tryOnDownload.href = doc.result_url!
     tryOnDownload.download = `tailor-try-on-${job_id}.jpg`
     tryOnDownload.hidden = false
+    reveal(tryOnResult.closest('figure')!)
     say(tryOnStatus, `Done in ${((performance.now() - started) / 1000).toFixed(1)} s (job ${job_id}).`, 'ok')
   } catch (err) {
     say(tryOnStatus, describeError(err), 'error')
   } finally {
     tryOnRun.disabled = false
   }
+}
+
+/** Brings a result into view when it is not (on a phone the gallery is stacked below the button). */
+function reveal(el: Element): void {
+  const r = el.getBoundingClientRect()
+  if (r.top < 0 || r.bottom > window.innerHeight) el.scrollIntoView({ block: r.height > window.innerHeight ? 'start' : 'end', behavior: 'smooth' })
 }
 
 function showImage(img: HTMLImageElement, src: string): Promise<void> {
@@ -238,7 +284,7 @@ const stage = $('video-stage')
 const videoResult = $<HTMLVideoElement>('video-result')
 const gifResult = $<HTMLImageElement>('video-result-gif')
 const videoDownload = $<HTMLAnchorElement>('video-download')
-let running: { client: TailorClient; jobId: string | null; abort: AbortController } | null = null
+let running: { client: TailorClient; jobId: string | null; abort: AbortController; cancelledByUser: boolean } | null = null
 
 const syncBackground = (): void => {
   const alpha = ALPHA_FORMATS.includes(format.value)
@@ -272,7 +318,7 @@ async function runVideo(): Promise<void> {
   const abort = new AbortController()
   try {
     const c = client()
-    running = { client: c, jobId: null, abort }
+    running = { client: c, jobId: null, abort, cancelledByUser: false }
     const status = (t: string): void => say(videoStatus, t)
     const video_url = await video.resolve(c, status)
     const output_format = format.value as OutputFormat
@@ -295,10 +341,14 @@ async function runVideo(): Promise<void> {
     videoDownload.href = doc.result_url!
     videoDownload.download = `tailor-${job_id}.${EXTENSIONS[output_format] ?? 'bin'}`
     videoDownload.hidden = false
+    reveal(stage.closest('figure')!)
     say(videoStatus, `Done in ${((performance.now() - started) / 1000).toFixed(1)} s (job ${job_id}).`, 'ok')
   } catch (err) {
-    setProgress(0, err instanceof TailorError && err.errorCode === 'job_cancelled' ? 'cancelled' : 'failed')
-    say(videoStatus, describeError(err), 'error')
+    const cancelled = err instanceof TailorError && err.errorCode === 'job_cancelled'
+    setProgress(0, cancelled ? 'cancelled' : 'failed')
+    // The user's own Cancel is what they asked for, not an error.
+    if (cancelled && running?.cancelledByUser === true) say(videoStatus, `Cancelled (job ${err.jobId ?? running.jobId}).`)
+    else say(videoStatus, describeError(err), 'error')
   } finally {
     running = null
     videoRun.disabled = false
@@ -323,9 +373,12 @@ async function cancelVideo(): Promise<void> {
   const r = running
   if (r?.jobId == null) return
   videoCancel.disabled = true
+  r.cancelledByUser = true
+  say(videoStatus, `Cancelling job ${r.jobId}…`)
   try {
     await r.client.cancelJob('remove-background', r.jobId)
   } catch (err) {
+    r.cancelledByUser = false // e.g. it finished first (job_finished): say what happened
     say(videoStatus, describeError(err), 'error')
   }
 }
@@ -339,6 +392,10 @@ let keyTimer: ReturnType<typeof setTimeout> | undefined
 keyInput.addEventListener('input', () => {
   for (const el of [tryOnStatus, videoStatus]) if (el.classList.contains('error')) say(el, '')
   clearTimeout(keyTimer)
-  keyTimer = setTimeout(() => void fillSamples(), 250)
+  keyTimer = setTimeout(() => {
+    void fillSamples()
+    void checkKey()
+  }, 250)
 })
 void fillSamples()
+void checkKey()

@@ -80,13 +80,30 @@ describe('playground in Chromium', () => {
   it('loads with no script errors and asks for a key before running', async () => {
     await page.goto(`${baseUrl}/`)
     await expect.poll(() => page.title()).toBe('Tailor playground')
+    expect(await page.getAttribute('#api-key', 'placeholder')).toBe('tk_…') // keys are tk_…
+    // No empty (black) video player before a video is chosen: the frame says so instead.
+    expect(await page.isHidden('#video-preview')).toBe(true)
+    expect(await page.textContent('#video-preview-empty')).toBe('No video chosen')
     await page.click('#tryon-run')
     await expect.poll(() => page.textContent('#tryon-status'), { timeout: UI_TIMEOUT_MS }).toContain('Paste an API key first')
     expect(pageErrors).toEqual([])
   })
 
+  it('finds a wrong key as it is entered, before any Run (GET /v1/credits), and says so beside the field', async () => {
+    const real = (await (await fetch(`${baseUrl}/v1/credits`, { headers: { 'x-api-key': 'tk_wrong' } })).json()) as { error: string }
+    await page.fill('#api-key', 'tk_wrong')
+    await page.waitForFunction(() => document.getElementById('key-status')!.classList.contains('error'), null, { timeout: UI_TIMEOUT_MS })
+    expect(await page.textContent('#key-status')).toBe(`This key is not accepted: ${real.error} Keys look like tk_…; the service's start banner shows the first one.`)
+    expect(await page.getAttribute('#api-key', 'aria-invalid')).toBe('true')
+    expect(await page.textContent('#tryon-status')).not.toMatch(/invalid_auth_token/) // nothing was run
+    await shot('00-wrong-key')
+  })
+
   it('lists the operator samples once the key is given', async () => {
     await page.fill('#api-key', apiKey)
+    await page.waitForFunction(() => document.getElementById('key-status')!.classList.contains('ok'), null, { timeout: UI_TIMEOUT_MS })
+    expect(await page.textContent('#key-status')).toBe('Key accepted.')
+    expect(await page.getAttribute('#api-key', 'aria-invalid')).toBeNull()
     await page.waitForFunction(() => (document.querySelector('#person-sample') as HTMLSelectElement).options.length > 0, null, { timeout: UI_TIMEOUT_MS })
     const options = (sel: string) => page.$$eval(`${sel} option`, (os) => os.map((o) => (o as HTMLOptionElement).value))
     expect((await options('#person-sample'))[0]).toMatch(/^person_/) // persons first for the person, garments for the garment
@@ -121,6 +138,18 @@ describe('playground in Chromium', () => {
     await page.selectOption('#video-sample', SAMPLE_VIDEO)
     await page.selectOption('#video-format', 'webm_vp9')
     expect(await page.isChecked('#video-transparent')).toBe(true)
+    expect(await page.isVisible('#video-preview')).toBe(true)
+    expect(await page.isHidden('#video-preview-empty')).toBe(true)
+    // The colour picker looks disabled while it is (transparent background), and enabled when not.
+    const look = () => page.$eval('#video-color', (el) => ({ disabled: (el as HTMLInputElement).disabled, opacity: Number(getComputedStyle(el).opacity), label: getComputedStyle(el.closest('label')!).color }))
+    const off = await look()
+    expect(off.disabled).toBe(true)
+    expect(off.opacity).toBeLessThan(0.5)
+    await page.uncheck('#video-transparent')
+    const on = await look()
+    expect(on).toMatchObject({ disabled: false, opacity: 1 })
+    expect(on.label).not.toBe(off.label)
+    await page.check('#video-transparent')
     // Record every progress value the bar shows.
     await page.evaluate(() => {
       const bar = document.getElementById('video-progress')!
@@ -167,13 +196,14 @@ describe('playground in Chromium', () => {
     expect(v?.nb_read_frames).toBe(source.nb_read_frames) // every frame kept
   }, TEST_TIMEOUT_MS)
 
-  it('cancels a running job from the page', async () => {
+  it('cancels a running job from the page: the user\'s own Cancel is said plainly, not as a red error', async () => {
     await page.selectOption('#video-sample', LONG_VIDEO)
     await page.click('#video-run')
     await page.waitForFunction(() => /: running/.test(document.getElementById('video-status')!.textContent ?? ''), null, { timeout: JOB_TIMEOUT_MS })
     await page.click('#video-cancel')
-    await page.waitForFunction(() => document.getElementById('video-status')!.classList.contains('error'), null, { timeout: UI_TIMEOUT_MS })
-    expect(await page.textContent('#video-status')).toMatch(/^job_cancelled: /)
+    await page.waitForFunction(() => /^Cancelled \(job /.test(document.getElementById('video-status')!.textContent ?? '') || document.getElementById('video-status')!.classList.contains('error'), null, { timeout: UI_TIMEOUT_MS })
+    expect(await page.textContent('#video-status')).toMatch(/^Cancelled \(job [0-9a-f-]{36}\)\.$/)
+    expect(await page.getAttribute('#video-status', 'class')).toBe('status')
     expect(await page.textContent('#video-progress .label')).toBe('cancelled')
     expect(await page.isDisabled('#video-cancel')).toBe(true)
   })
@@ -201,5 +231,52 @@ describe('playground in Chromium', () => {
     expect(await page.locator('article.op').count()).toBe(operations)
     expect(pageErrors.slice(errorsBefore), pageErrors.join('\n')).toEqual([]) // no CSP violation, nothing failed to load
     await page.screenshot({ path: join(SCREENSHOTS, '06-docs.png') })
+    // The 401 example is the sentence a wrong key really gets.
+    const real = (await (await fetch(`${baseUrl}/v1/credits`, { headers: { 'x-api-key': 'tk_wrong' } })).json()) as { error: string }
+    const examples = await page.$$eval('pre.example', (ps) => ps.map((p) => p.textContent ?? ''))
+    const auth = examples.map((t) => JSON.parse(t) as { error?: string; error_code?: string }).filter((e) => e.error_code === 'invalid_auth_token')
+    expect(auth.length).toBeGreaterThan(0)
+    for (const e of auth) expect(e.error).toBe(real.error)
   })
+})
+
+describe('playground and /docs at 390 px (a phone)', () => {
+  let phone: Page
+  beforeAll(async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 1, isMobile: true, hasTouch: true })
+    phone = await context.newPage()
+    phone.on('pageerror', (e) => pageErrors.push(e.message))
+  })
+  const overflow = () => phone.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }))
+
+  it('/docs fits the width: nothing scrolls sideways', async () => {
+    await phone.goto(`${baseUrl}/docs`)
+    const o = await overflow()
+    expect(o.client).toBe(390)
+    expect(o.scroll).toBeLessThanOrEqual(o.client)
+    await phone.screenshot({ path: join(SCREENSHOTS, '07-docs-390.png') })
+  })
+
+  it('the playground fits the width, and a finished try-on scrolls its result into view', async () => {
+    await phone.goto(`${baseUrl}/`)
+    await phone.fill('#api-key', apiKey)
+    await phone.waitForFunction(() => (document.querySelector('#person-sample') as HTMLSelectElement).options.length > 0, null, { timeout: UI_TIMEOUT_MS })
+    await phone.selectOption('#person-sample', 'person_02.jpg')
+    await phone.selectOption('#garment-sample', 'garment_upper_01.jpg')
+    const o = await overflow()
+    expect(o.scroll).toBeLessThanOrEqual(o.client)
+    await phone.click('#tryon-run')
+    const scrollBefore = await phone.evaluate(() => window.scrollY)
+    await phone.waitForFunction(() => (document.getElementById('tryon-result') as HTMLImageElement).naturalWidth > 0 || document.getElementById('tryon-status')!.classList.contains('error'), null, { timeout: JOB_TIMEOUT_MS })
+    expect(await phone.textContent('#tryon-status')).toMatch(/^Done in/)
+    // Smooth scrolling: wait until the result figure is inside the viewport.
+    await phone.waitForFunction(() => {
+      const r = document.querySelector('#tryon figure.result')!.getBoundingClientRect()
+      return r.top >= -1 && r.bottom <= window.innerHeight + 1
+    }, null, { timeout: UI_TIMEOUT_MS })
+    expect(await phone.evaluate(() => window.scrollY)).toBeGreaterThan(scrollBefore + 300) // it was well below the button
+    await phone.screenshot({ path: join(SCREENSHOTS, '08-try-on-390.png') })
+    // The wrong key's 401s (key check, samples) and the refused URL's preview are the only failures the console may show.
+    expect(pageErrors.filter((e) => !e.startsWith('Failed to load resource'))).toEqual([])
+  }, TEST_TIMEOUT_MS)
 })

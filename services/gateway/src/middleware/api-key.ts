@@ -6,6 +6,10 @@ import { RateLimitError, rateLimitHeaders } from '../access/rate-limit-error.ts'
 
 export type PrincipalVariables = { principal: Principal }
 
+/** The 401 sentences (the OpenAPI document's example quotes the second: docs show what clients get). */
+export const MISSING_API_KEY_MESSAGE = 'Missing API key: send it in the X-API-KEY header.'
+export const INVALID_API_KEY_MESSAGE = 'Invalid API key in the X-API-KEY header.'
+
 /**
  * What takes a token from the key's request budget: requests that create work (POST a job, POST
  * an upload). Status polls and cancels do not, so a client can follow several jobs at once; they
@@ -28,10 +32,10 @@ export function apiKeyAuth(
   return async (c, next) => {
     const key = c.req.header('x-api-key')
     if (key === undefined || key.length === 0) {
-      throw new AppError('invalid_auth_token', 'Missing API key: send it in the X-API-KEY header.')
+      throw new AppError('invalid_auth_token', MISSING_API_KEY_MESSAGE)
     }
     const principal = o.throttle === undefined ? await access.authenticate(key) : await authenticateFrom(access, o.throttle.throttle, o.throttle.address(c), key)
-    if (principal === null) throw new AppError('invalid_auth_token', 'Invalid API key in the X-API-KEY header.')
+    if (principal === null) throw new AppError('invalid_auth_token', INVALID_API_KEY_MESSAGE)
     c.set('principal', principal)
     if (o.rate !== false) {
       const d = countsAgainstRate(c.req.method, c.req.path) ? await access.takeRequest(principal) : access.peekRequest?.(principal)

@@ -21,6 +21,7 @@ import {
   UPLOAD_CONTENT_TYPES,
   type ErrorCode,
 } from '@tailor/proto'
+import { INVALID_API_KEY_MESSAGE } from '../middleware/api-key.ts'
 import { ERROR_CODE_DOCS } from './error-codes.ts'
 import { CreditsSchema, HealthSchema, ReadinessSchema, SampleListSchema, UploadResultSchema } from './response-schemas.ts'
 
@@ -86,7 +87,7 @@ const STATUS_TEXT: Record<number, string> = {
 }
 /** Real sentences of the service, shown as examples for the first code of an error response. */
 const ERROR_EXAMPLES: Partial<Record<ErrorCode, string>> = {
-  invalid_auth_token: 'Missing or unknown API key: send it in the X-API-KEY header.',
+  invalid_auth_token: INVALID_API_KEY_MESSAGE,
   missing_parameter: 'Missing required parameter video_url: give the http or https URL of the video to process.',
   job_finished: 'Job … has already finished (completed); only pending or running jobs can be cancelled.',
 }

@@ -244,5 +244,8 @@ table.fields td{border-bottom:1px solid #eef1f6;padding:6px 8px;vertical-align:t
 .status{font:700 13px ui-monospace,monospace;padding:0 6px;border-radius:4px;background:#eef1f6}.status.s2{background:#e7f5ec;color:#2f6b47}.status.s4{background:#fff6e0;color:#7a4b00}.status.s5{background:#fde8e8;color:#a12626}
 pre.example{background:#1d2330;color:#e6ebf3;padding:10px 12px;border-radius:8px;overflow:auto;font-size:13px}pre.example code{background:none}
 footer{margin:40px 0 10px;color:#8a93a6;font-size:13px}
-@media (max-width:800px){body{display:block}nav{position:static;width:auto;height:auto}main{padding:16px}}
+@media (max-width:800px){body{display:block}nav{position:static;width:auto;height:auto}main{padding:16px}.op,.schema{padding:12px}
+main{overflow-wrap:anywhere}pre.example{white-space:pre-wrap}
+table.fields,table.fields tbody,table.fields tr,table.fields td{display:block;width:auto}table.fields thead{display:none}
+table.fields tr{border-bottom:1px solid #d5dbe5;padding:6px 0}table.fields td{border:0;padding:2px 4px}}
 `
