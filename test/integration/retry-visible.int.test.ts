@@ -18,6 +18,8 @@ import { startService, type ServiceProcess } from '../helpers/processes.ts'
  */
 const API_KEY = 'integration-test-key-retry-visible'
 const JOB_TIMEOUT_MS = 240_000
+/** Two job runs (the killed one to 20 %, then the whole job) on a shared, loaded machine: past vitest's 120 s default. */
+const TEST_TIMEOUT_MS = 600_000
 /** The default ACK_WAIT_MS (services/inference/src/config.ts), which this test does not set. */
 const DEFAULT_ACK_WAIT_MS = 10_000
 /** Allowance past the ack wait for the gateway to record the new attempt (a loaded 2-core machine). */
@@ -115,5 +117,5 @@ describe('retries a client can see (real nats-server, two workers, one SIGKILLed
     const jsm = await jetstreamManager(nc)
     expect((await jsm.consumers.info('JOBS', 'inference-remove-background')).num_ack_pending).toBe(0)
     expect((await jsm.streams.info('JOBS')).state.messages).toBe(0)
-  })
+  }, TEST_TIMEOUT_MS)
 })

@@ -17,6 +17,8 @@ import { REPO_ROOT } from '../helpers/processes.ts'
  * process at once, one line each, nothing started, no stack trace.
  */
 const JOB_TIMEOUT_MS = 240_000
+/** Start-up of three processes plus one job on a shared, loaded machine: past vitest's 120 s default. */
+const TEST_TIMEOUT_MS = 600_000
 
 interface Run {
   proc: ChildProcess
@@ -143,7 +145,7 @@ describe('scripts/run-distributed.sh', () => {
       MODELS_DIR: models.dir, JOB_KINDS: 'remove-background', TAILOR_FETCH_ALLOW_LOOPBACK: 'true', ORT_EP: 'cpu',
     })
     try {
-      await run.waitFor('Ctrl-C stops them all.', 180_000)
+      await run.waitFor('Ctrl-C stops them all.', 300_000)
       const out = run.out()
       const banner = out.slice(out.indexOf('Tailor is running at'))
       const url = /Tailor is running at (http:\/\/127\.0\.0\.1:\d+) {2}\(distributed mode\)/.exec(banner)?.[1]
@@ -186,5 +188,5 @@ describe('scripts/run-distributed.sh', () => {
     expect(run.err()).toContain('run-distributed: stopped (worker-1, worker-2, gateway, nats-server)')
     expect(await processesNaming(root)).toEqual([])
     expect(run.err()).not.toMatch(/^\s+at /m)
-  })
+  }, TEST_TIMEOUT_MS)
 })
