@@ -35,14 +35,44 @@ describe('tailor keys (data dir)', () => {
 
     const l = await run('list')
     expect(l.code).toBe(0)
-    expect(l.stdout).toMatch(/^ID\s+NAME\s+CREATED\s+REVOKED\s+RATE LIMIT\s+MAX JOBS\s+CREDITS LEFT\n/)
-    expect(l.stdout).toMatch(new RegExp(`${id}\\s+ci bot\\s+\\S+Z\\s+-\\s+20/s\\s+no cap\\s+unlimited`))
+    expect(l.stdout).toMatch(/^ID\s+NAME\s+CREATED\s+REVOKED\s+RATE LIMIT\s+MAX JOBS\s+CREDITS LEFT\s+WEBHOOK SIGNING\n/)
+    expect(l.stdout).toMatch(new RegExp(`${id}\\s+ci bot\\s+\\S+Z\\s+-\\s+20/s\\s+no cap\\s+unlimited\\s+own\\n`))
     expect(l.stdout).not.toMatch(/[0-9a-f]{64}/)
 
     expect((await run('revoke', id!)).stdout).toContain(`Revoked API key ${id}`)
     expect((await run('revoke', id!)).stdout).toContain('was already revoked')
     const j = JSON.parse((await run('list', '--json')).stdout) as Record<string, unknown>[]
-    expect(j).toEqual([{ id, name: 'ci bot', createdAt: expect.any(String), revokedAt: expect.any(String), rateLimitPerS: 20, maxConcurrentJobs: 0, credits: null, creditsRemaining: null }])
+    expect(j).toEqual([{ id, name: 'ci bot', createdAt: expect.any(String), revokedAt: expect.any(String), rateLimitPerS: 20, maxConcurrentJobs: 0, credits: null, creditsRemaining: null, webhookSigning: 'own', previousWebhookSecretUntil: null }])
+  })
+
+  it('create shows the key\'s own webhook secret once (stored, never listed); rotate-webhook-secret replaces it, the old one signing on for the overlap', async () => {
+    const c = await run('create', '--name', 'hooks')
+    const secret = /\n {2}(whsec_[A-Za-z0-9+/]+=*)\n/.exec(c.stdout)?.[1]
+    expect(secret).toBeDefined()
+    const id = /Created API key (key_[A-Za-z0-9_-]{16})/.exec(c.stdout)![1]!
+    const stored = () => readFile(join(dir, 'api-keys.json'), 'utf8').then((t) => (JSON.parse(t) as { keys: Record<string, unknown>[] }).keys.find((k) => k.id === id)!)
+    expect((await stored()).webhookSecret).toBe(secret)
+    expect((await run('list')).stdout).not.toContain('whsec_')
+
+    const r = await run('rotate-webhook-secret', id)
+    expect(r.code).toBe(0)
+    const next = /\n {2}(whsec_[A-Za-z0-9+/]+=*)\n/.exec(r.stdout)?.[1]
+    expect(next).toBeDefined()
+    expect(next).not.toBe(secret)
+    expect(r.stdout).toMatch(/Until \S+Z every delivery is signed with the new and the old secret/)
+    const after = await stored()
+    expect(after).toMatchObject({ webhookSecret: next, previousWebhookSecret: secret })
+    const until = Date.parse(String(after.previousWebhookSecretUntil))
+    expect(until - Date.now()).toBeGreaterThan(23 * 3600_000)
+    expect((await run('list')).stdout).toMatch(new RegExp(`${id}.*own \\(\\+old until \\S+Z\\)`))
+
+    const now = await run('rotate-webhook-secret', id, '--overlap-hours', '0', '--json')
+    const j = JSON.parse(now.stdout) as Record<string, unknown>
+    expect(j).toMatchObject({ id, webhookSigning: 'own', previousWebhookSecretUntil: null, webhookSecret: expect.stringMatching(/^whsec_/) })
+    const last = await stored()
+    expect(last.webhookSecret).toBe(j.webhookSecret)
+    expect(last.previousWebhookSecret).toBeUndefined()
+    expect((await run('rotate-webhook-secret', 'key_AAAAAAAAAAAAAAAA')).code).toBe(1)
   })
 
   it('an empty store says how to create a key; an unknown id is exit 1', async () => {
@@ -64,6 +94,9 @@ describe('tailor keys (data dir)', () => {
     [['revoke'], 'takes one key id'],
     [['list', '--name', 'x'], '--name is only for keys create'],
     [['rotate'], 'unknown keys subcommand "rotate"'],
+    [['rotate-webhook-secret'], 'takes one key id'],
+    [['rotate-webhook-secret', 'key_AAAAAAAAAAAAAAAA', '--overlap-hours=1.5'], '--overlap-hours must be a whole number, at least 0'],
+    [['list', '--overlap-hours', '1'], '--overlap-hours is only for keys rotate-webhook-secret'],
     [['list', '--nats-url', 'nats://x', '--data-dir', '/tmp'], 'not both'],
     [['list', '--bogus'], 'unknown option --bogus'],
   ])('usage error %j → exit 2: %s', async (argv, msg) => {

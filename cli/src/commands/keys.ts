@@ -1,21 +1,27 @@
 /**
- * `tailor keys create|list|revoke`: API keys in the key store the gateway reads, the KV bucket
+ * `tailor keys create|list|revoke|rotate-webhook-secret`: API keys in the key store the gateway reads, the KV bucket
  * `api_keys` on NATS (distributed mode: --nats-url / NATS_URL) or the data directory's
  * api-keys.json (embedded mode: --data-dir / TAILOR_DATA_DIR, default ./tailor-data). Only the
- * keys' sha256 hashes are stored; `create` shows the key once. Gateways pick changes up within a
+ * keys' sha256 hashes are stored; `create` shows the key once, with the key's webhook signing secret
+ * (stored: signing needs it; `rotate-webhook-secret` replaces it). Gateways pick changes up within a
  * second (a revoked key is refused by every replica).
  */
-import { creditsRemaining, generateApiKey, KEY_NAME_MAX, MAX_JOB_CAP, type ApiKeyRecord } from '@tailor/gateway/src/access/api-key.ts'
+import { creditsRemaining, generateApiKey, KEY_NAME_MAX, keyWebhookSecrets, MAX_JOB_CAP, rotateWebhookSecret, type ApiKeyRecord } from '@tailor/gateway/src/access/api-key.ts'
 import { openKeyStoreAt } from '@tailor/gateway/src/access/open-key-store.ts'
 import { DEFAULT_DATA_DIR, EXIT, parseCliArgs, UsageError, userPath, type CliIO } from '../service.ts'
 import { natsClientOptions } from '@tailor/proto/net'
 
 export { DEFAULT_DATA_DIR }
 
-export const KEYS_HELP = `Usage: tailor keys <create|list|revoke> [options]
+/** Default overlap of a webhook secret rotation: the old secret keeps signing this long. */
+export const DEFAULT_OVERLAP_HOURS = 24
+
+export const KEYS_HELP = `Usage: tailor keys <create|list|revoke|rotate-webhook-secret> [options]
 
   tailor keys create --name NAME [--rate-limit N] [--max-concurrent-jobs N] [--credits N]
-      Creates a key and prints it once (only its sha256 is stored).
+      Creates a key and prints it once (only its sha256 is stored), with the key's own webhook
+      signing secret (whsec_…, Standard Webhooks): every webhook of its jobs is signed with it,
+      so its receivers verify with it and no other key can sign for it. Also shown only once.
       --rate-limit N            requests per second for this key (default: the gateway's
                                 DEFAULT_RATE_LIMIT_PER_S, 5)
       --max-concurrent-jobs N   jobs pending or running at once, at most ${MAX_JOB_CAP}; 0 = no cap
@@ -27,6 +33,11 @@ export const KEYS_HELP = `Usage: tailor keys <create|list|revoke> [options]
       Id, name, creation time, revocation time and limits of every key (never keys or hashes).
   tailor keys revoke ID
       Revokes a key by its id; every gateway refuses it within a second.
+  tailor keys rotate-webhook-secret ID [--overlap-hours N]
+      Gives the key a new webhook signing secret and prints it once. For N hours (default
+      ${DEFAULT_OVERLAP_HOURS}; 0 = stop at once) deliveries carry signatures by both the new and the
+      old secret, so receivers can switch without losing any. A key made before per-key secrets
+      (its webhooks signed with the server's WEBHOOK_SECRET) gets its first own one.
 
 Where the keys live (one of):
   --nats-url URL     distributed mode: KV bucket api_keys on this NATS server (env NATS_URL)
@@ -43,6 +54,7 @@ const OPTIONS = {
   'rate-limit': { type: 'string' },
   'max-concurrent-jobs': { type: 'string' },
   credits: { type: 'string' },
+  'overlap-hours': { type: 'string' },
   'nats-url': { type: 'string' },
   'data-dir': { type: 'string' },
   json: { type: 'boolean' },
@@ -68,6 +80,9 @@ const publicView = (r: ApiKeyRecord): Record<string, unknown> => ({
   maxConcurrentJobs: r.maxConcurrentJobs ?? null,
   credits: r.credits ?? null,
   creditsRemaining: creditsRemaining(r),
+  // Which secret signs its webhooks (never the secret): its own, or the server's WEBHOOK_SECRET.
+  webhookSigning: r.webhookSecret === undefined ? 'WEBHOOK_SECRET' : 'own',
+  previousWebhookSecretUntil: r.previousWebhookSecretUntil !== undefined && (keyWebhookSecrets(r, Date.now())?.length ?? 0) > 1 ? r.previousWebhookSecretUntil : null,
 })
 
 function table(rows: string[][]): string {
@@ -85,7 +100,7 @@ export async function keysCommand(argv: string[], io: CliIO): Promise<number> {
       io.stdout.write(KEYS_HELP)
       return EXIT.ok
     }
-    if (sub === undefined) throw new UsageError('expected a subcommand: create, list or revoke')
+    if (sub === undefined) throw new UsageError('expected a subcommand: create, list, revoke or rotate-webhook-secret')
     if (values['nats-url'] !== undefined && values['data-dir'] !== undefined) throw new UsageError('give --nats-url or --data-dir, not both')
     const natsUrl = values['nats-url'] ?? (values['data-dir'] === undefined ? io.env.NATS_URL || undefined : undefined)
     const dataDir = userPath(io, values['data-dir'] ?? io.env.TAILOR_DATA_DIR ?? DEFAULT_DATA_DIR)
@@ -93,6 +108,7 @@ export async function keysCommand(argv: string[], io: CliIO): Promise<number> {
       for (const f of ['name', 'rate-limit', 'max-concurrent-jobs', 'credits'] as const) {
         if (values[f] !== undefined && !allowed.includes(f)) throw new UsageError(`--${f} is only for keys create`)
       }
+      if (values['overlap-hours'] !== undefined && !allowed.includes('overlap-hours')) throw new UsageError('--overlap-hours is only for keys rotate-webhook-secret')
     }
     let run: (store: Awaited<ReturnType<typeof openKeyStoreAt>>) => Promise<number>
     switch (sub) {
@@ -106,14 +122,16 @@ export async function keysCommand(argv: string[], io: CliIO): Promise<number> {
         const maxConcurrentJobs = wholeNumber('--max-concurrent-jobs', values['max-concurrent-jobs'], 0, MAX_JOB_CAP)
         const credits = wholeNumber('--credits', values.credits, 0)
         run = async ({ store, where }) => {
-          const { key, record } = generateApiKey({ name, rateLimitPerS, maxConcurrentJobs, credits })
+          const { key, webhookSecret, record } = generateApiKey({ name, rateLimitPerS, maxConcurrentJobs, credits })
           await store.create(record)
-          if (values.json === true) io.stdout.write(`${JSON.stringify({ ...publicView(record), key })}\n`)
+          if (values.json === true) io.stdout.write(`${JSON.stringify({ ...publicView(record), key, webhookSecret })}\n`)
           else {
             io.stdout.write(
               `Created API key ${record.id} (${JSON.stringify(name)}) in ${where}.\n` +
                 `Shown only this once; only its sha256 is stored:\n\n  ${key}\n\n` +
-                'Send it in the X-API-KEY header.\n',
+                'Send it in the X-API-KEY header.\n\n' +
+                `Webhooks of this key's jobs are signed (Standard Webhooks) with its own secret, also shown only this once:\n\n  ${webhookSecret}\n\n` +
+                `Give it to the key's webhook receivers; replace it with: tailor keys rotate-webhook-secret ${record.id}\n`,
             )
           }
           return EXIT.ok
@@ -134,12 +152,13 @@ export async function keysCommand(argv: string[], io: CliIO): Promise<number> {
             return EXIT.ok
           }
           const rows = [
-            ['ID', 'NAME', 'CREATED', 'REVOKED', 'RATE LIMIT', 'MAX JOBS', 'CREDITS LEFT'],
+            ['ID', 'NAME', 'CREATED', 'REVOKED', 'RATE LIMIT', 'MAX JOBS', 'CREDITS LEFT', 'WEBHOOK SIGNING'],
             ...keys.map((k) => [
               k.id, k.name, k.createdAt, k.revokedAt ?? '-',
               k.rateLimitPerS === undefined ? 'default' : `${k.rateLimitPerS}/s`,
               k.maxConcurrentJobs === undefined ? 'default' : k.maxConcurrentJobs === 0 ? 'no cap' : String(k.maxConcurrentJobs),
               k.credits === undefined ? 'unlimited' : `${creditsRemaining(k)} of ${k.credits}`,
+              ((v) => (v.webhookSigning === 'own' ? (v.previousWebhookSecretUntil === null ? 'own' : `own (+old until ${String(v.previousWebhookSecretUntil)})`) : 'WEBHOOK_SECRET'))(publicView(k)),
             ]),
           ]
           io.stdout.write(table(rows))
@@ -169,8 +188,41 @@ export async function keysCommand(argv: string[], io: CliIO): Promise<number> {
         }
         break
       }
+      case 'rotate-webhook-secret': {
+        only(['overlap-hours'])
+        if (rest.length !== 1) throw new UsageError(`keys rotate-webhook-secret takes one key id (see tailor keys list); got ${rest.length} argument(s)`)
+        const id = rest[0]!
+        const overlapHours = wholeNumber('--overlap-hours', values['overlap-hours'], 0, 24 * 30) ?? DEFAULT_OVERLAP_HOURS
+        run = async ({ store, where }) => {
+          let secret = ''
+          let hadOwn = false
+          const rec = await store.update(id, (r) => {
+            hadOwn = r.webhookSecret !== undefined
+            const next = rotateWebhookSecret(r, overlapHours * 3600_000)
+            secret = next.secret
+            return next.record
+          })
+          if (rec === null) {
+            io.stderr.write(`tailor keys: no API key with id ${JSON.stringify(id)} in ${where} (see tailor keys list)\n`)
+            return EXIT.failed
+          }
+          if (values.json === true) io.stdout.write(`${JSON.stringify({ ...publicView(rec), webhookSecret: secret })}\n`)
+          else {
+            io.stdout.write(
+              `New webhook signing secret of API key ${id} (${JSON.stringify(rec.name)}), shown only this once:\n\n  ${secret}\n\n` +
+                (rec.previousWebhookSecretUntil !== undefined
+                  ? `Until ${rec.previousWebhookSecretUntil} every delivery is signed with the new and the old secret; then with the new one only.\n`
+                  : hadOwn
+                    ? 'The old secret no longer signs anything (gateways pick the change up within a second).\n'
+                    : 'Its webhooks were signed with the server\'s WEBHOOK_SECRET until now; from now on with this secret only.\n'),
+            )
+          }
+          return EXIT.ok
+        }
+        break
+      }
       default:
-        throw new UsageError(`unknown keys subcommand ${JSON.stringify(sub)}: expected create, list or revoke`)
+        throw new UsageError(`unknown keys subcommand ${JSON.stringify(sub)}: expected create, list, revoke or rotate-webhook-secret`)
     }
     let opened: Awaited<ReturnType<typeof openKeyStoreAt>>
     try {

@@ -39,13 +39,16 @@ process.stdout.write(
     publicBaseUrl: config.env.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
     key:
       tailor.createdApiKey !== null
-        ? { kind: 'created', key: tailor.createdApiKey }
+        ? { kind: 'created', key: tailor.createdApiKey, ...(tailor.createdWebhookSecret === null ? {} : { webhookSecret: tailor.createdWebhookSecret }) }
         : config.apiKeyConfigured
           ? { kind: 'configured', source: 'TAILOR_API_KEY' }
           : { kind: 'store', count: tailor.keyCount(), where: `${config.dataDir}/api-keys.json`, createCommand: `pnpm tailor keys create --name NAME${dataDirFlag}` },
     rows: [
       ['Data', config.dataDir],
-      ['Webhooks', tailor.webhookSecretFile !== null ? `signed with the secret in ${tailor.webhookSecretFile} (give it to your receivers)` : 'signed with WEBHOOK_SECRET'],
+      [
+        'Webhooks',
+        `signed with each key's own secret (tailor keys); keys without one (TAILOR_API_KEY, older keys) with ${tailor.webhookSecretFile !== null ? `the secret in ${tailor.webhookSecretFile} (give it to their receivers)` : 'WEBHOOK_SECRET'}`,
+      ],
     ],
   }),
 )

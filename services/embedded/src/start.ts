@@ -6,6 +6,7 @@ import { loadConfig as loadGatewayConfig } from '@tailor/gateway/src/config.ts'
 import { openFileIdempotencyStore } from '@tailor/gateway/src/idempotency/idempotency-store-files.ts'
 import { openFileJobStore } from '@tailor/gateway/src/jobs/job-store-files.ts'
 import { openFileKeyStore } from '@tailor/gateway/src/access/key-store-files.ts'
+import { sha256Hex } from '@tailor/gateway/src/access/api-key.ts'
 import { createMetricsRegistry } from '@tailor/gateway/src/metrics.ts'
 import { createFileResultReader } from '@tailor/gateway/src/results/result-reader-files.ts'
 import { startFileResultSweeper } from '@tailor/gateway/src/results/result-sweeper-files.ts'
@@ -36,6 +37,8 @@ export interface Embedded {
   apiGrpcPort: number
   /** The API key created on this start (null when one was configured or created earlier). */
   createdApiKey: string | null
+  /** The webhook signing secret of the key created on this start (shown once with it), else null. */
+  createdWebhookSecret: string | null
   /** The file holding the generated webhook signing secret; null when WEBHOOK_SECRET is configured. */
   webhookSecretFile: string | null
   stop(): Promise<void>
@@ -52,6 +55,8 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
   // API keys: the data dir's key store (`pnpm tailor keys …`); a "default" key is created on first start.
   const keys = openFileKeyStore(config.dataDir)
   const createdApiKey = config.apiKeyConfigured ? null : await ensureDefaultKey(keys, data.legacyApiKeyHash)
+  // Its own webhook signing secret (api-key.ts generateApiKey), shown once beside it.
+  const createdWebhookSecret = createdApiKey === null ? null : ((await keys.list()).find((r) => r.sha256 === sha256Hex(createdApiKey))?.webhookSecret ?? null)
   const env = { ...config.env, NATS_URL: undefined, GATEWAY_GRPC_ADDR: undefined }
   const gatewayConfig = loadGatewayConfig({
     ...env,
@@ -89,7 +94,9 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
       queueDepth: () => Promise.resolve(queue.depth()),
       keys,
       idempotency: await openFileIdempotencyStore(data.idempotencyDir, { ttlMs: gatewayConfig.idempotencyTtlS * 1000 }),
-      webhooks: await openFileWebhookQueue(data.webhooksDir, { logger: logger.child({ service: 'gateway' }) }),
+      webhooks: await openFileWebhookQueue(data.webhooksDir, {
+        logger: logger.child({ service: 'gateway' }), slots: { concurrency: gatewayConfig.webhookConcurrency, perKey: gatewayConfig.webhookMaxInFlightPerKey },
+      }),
     },
   })
   events.connect(gateway.handleJobEvent)
@@ -120,6 +127,7 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
     keyCount: gateway.keyCount,
     apiGrpcPort: gateway.apiGrpcPort,
     createdApiKey,
+    createdWebhookSecret,
     webhookSecretFile: config.env.WEBHOOK_SECRET === undefined ? data.webhookSecretFile : null,
     async stop() {
       await rm(serviceUrlFile, { force: true })

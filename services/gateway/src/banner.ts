@@ -14,8 +14,8 @@ export interface BoundAddress {
 }
 
 export type BannerKey =
-  /** Created on this start (embedded, first start): shown once. */
-  | { kind: 'created'; key: string }
+  /** Created on this start (embedded, first start): shown once, with its own webhook signing secret. */
+  | { kind: 'created'; key: string; webhookSecret?: string }
   /** Given in the environment (TAILOR_API_KEY, API_KEYS): not shown. */
   | { kind: 'configured'; source: string }
   /** Keys in a key store: how many, and the command that makes one. */
@@ -83,6 +83,9 @@ export function formatBanner(b: BannerInput): string {
     case 'created':
       keyForCli = b.key.key
       lines.push('Created an API key named "default" (shown only this once; only its hash is stored):', '', `  X-API-KEY: ${b.key.key}`, '')
+      if (b.key.webhookSecret !== undefined) {
+        lines.push("Its webhooks are signed (Standard Webhooks) with the key's own secret, also shown only this once:", '', `  ${b.key.webhookSecret}`, '')
+      }
       break
     case 'configured':
       lines.push(`Accepting the API key from ${b.key.source}.`, '')

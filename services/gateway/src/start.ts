@@ -144,7 +144,9 @@ export async function start(
       }
     })()
     queueDepth = await openJetStreamQueueDepth(nc)
-    const webhooks = await openJetStreamWebhookQueue(nc, { attemptTimeoutMs: config.webhookTimeoutMs, logger })
+    const webhooks = await openJetStreamWebhookQueue(nc, {
+      attemptTimeoutMs: config.webhookTimeoutMs, logger, slots: { concurrency: config.webhookConcurrency, perKey: config.webhookMaxInFlightPerKey },
+    })
     const kvJobs = await openKvJobStore(nc, { ttlMs: config.jobRetentionS * 1000 })
     watcher = kvJobs
     slots = createJobSlots(await openKvSlotListStore(nc), holdsSlot(kvJobs))
@@ -173,17 +175,18 @@ export async function start(
       ? createKeyAccessControl({ envHashes: config.apiKeyHashes, limits, limiter })
       : await openKeyAccessControl({ keys: keyStore, envHashes: config.apiKeyHashes, limits, limiter, onWatchError: (err) => logger.error({ err }, 'API key watch failed') })
   if (access.keyCount() === 0) logger.warn(`no API key is accepted yet: create one with \`${keyCreateCommand(config)}\``)
-  if (config.webhookSecrets.length > 0) {
-    const post = (url: string, body: string, headers: Record<string, string>) =>
-      safePost(url, body, { timeoutMs: config.webhookTimeoutMs, allowLoopback: config.allowLoopback, maxResponseBytes: WEBHOOK_MAX_RESPONSE_BYTES, headers, label: 'webhook_url' })
-    ports.webhooks.start(createWebhookAttempt({
-      post, secrets: config.webhookSecrets, resultUrlSecret: config.resultUrlSecret, resultUrlTtlS: config.resultUrlTtlS,
-      retryDelaysMs: config.webhookRetryDelaysMs, logger,
-    }))
-    logger.info({ attempts: config.webhookRetryDelaysMs.length + 1, timeoutMs: config.webhookTimeoutMs, secrets: config.webhookSecrets.length }, 'webhooks enabled')
-  } else {
-    logger.info('webhooks disabled: WEBHOOK_SECRET is not set, requests with webhook_url are refused')
-  }
+  // Webhook deliveries: signed with the job's key's own secret (tailor keys), else WEBHOOK_SECRET.
+  const post = (url: string, body: string, headers: Record<string, string>, timeoutMs: number) =>
+    safePost(url, body, { timeoutMs, allowLoopback: config.allowLoopback, maxResponseBytes: WEBHOOK_MAX_RESPONSE_BYTES, headers, label: 'webhook_url' })
+  ports.webhooks.start(createWebhookAttempt({
+    post, secretsFor: (keyId) => access.webhookSecretsFor(keyId, config.webhookSecrets), resultUrlSecret: config.resultUrlSecret, resultUrlTtlS: config.resultUrlTtlS,
+    retryDelaysMs: config.webhookRetryDelaysMs, logger,
+    timeouts: { timeoutMs: config.webhookTimeoutMs, failingTimeoutMs: config.webhookFailingTimeoutMs, failingAfter: config.webhookFailingAfter },
+  }))
+  logger.info(
+    { attempts: config.webhookRetryDelaysMs.length + 1, timeoutMs: config.webhookTimeoutMs, globalSecrets: config.webhookSecrets.length, concurrency: config.webhookConcurrency, perKey: config.webhookMaxInFlightPerKey },
+    config.webhookSecrets.length > 0 ? 'webhooks enabled' : 'webhooks enabled for keys with their own signing secret (WEBHOOK_SECRET is not set: keys from the environment cannot ask for webhooks)',
+  )
   const conn = nc
   const grpcSrv = grpcServer
   const jobStore = ports.jobs

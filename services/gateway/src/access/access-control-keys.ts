@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { AccessControl, Principal, RateDecision } from './access-control.ts'
-import { creditsRemaining, envKeyId, type ApiKeyRecord } from './api-key.ts'
+import { parseWebhookSecret } from '../webhooks/standard-webhooks.ts'
+import { creditsRemaining, envKeyId, keyWebhookSecrets, type ApiKeyRecord } from './api-key.ts'
 import type { KeyStore } from './key-store.ts'
 import type { RateLimiter } from './rate-limiter.ts'
 
@@ -30,6 +31,12 @@ export type KeyAccessControl = AccessControl & {
   keyCount(): number
   /** Replaces the store's records (what `KeyStore.watch` reports). */
   setStoredKeys(all: ApiKeyRecord[]): void
+  /**
+   * The secrets that sign webhook deliveries of `keyId`'s jobs now: a stored key's own (its
+   * previous one too during a rotation's overlap); else, for keys from the environment, keys made
+   * before per-key secrets, or an unknown owner, `fallback` (WEBHOOK_SECRET; may be empty).
+   */
+  webhookSecretsFor(keyId: string | undefined, fallback: readonly Buffer[]): readonly Buffer[]
 }
 
 /** The environment's keys only, until `setStoredKeys` (no I/O: an app can be built without a store). */
@@ -41,6 +48,7 @@ export function createKeyAccessControl(o: { envHashes: readonly Buffer[]; limits
     envEntries.set(hex, { hash: h, revoked: false, principal: { keyId, name: keyId, rateLimitPerS: o.limits.rateLimitPerS, maxConcurrentJobs: o.limits.maxConcurrentJobs, creditsRemaining: null } })
   }
   let stored = new Map<string, Entry>()
+  let byId = new Map<string, ApiKeyRecord>()
   const toEntry = (r: ApiKeyRecord): Entry => ({
     hash: Buffer.from(r.sha256, 'hex'),
     revoked: r.revokedAt !== undefined,
@@ -50,6 +58,7 @@ export function createKeyAccessControl(o: { envHashes: readonly Buffer[]; limits
       rateLimitPerS: r.rateLimitPerS ?? o.limits.rateLimitPerS,
       maxConcurrentJobs: r.maxConcurrentJobs ?? o.limits.maxConcurrentJobs,
       creditsRemaining: creditsRemaining(r),
+      ownWebhookSecret: r.webhookSecret !== undefined,
     },
   })
   return {
@@ -66,6 +75,13 @@ export function createKeyAccessControl(o: { envHashes: readonly Buffer[]; limits
     keyCount: () => envEntries.size + [...stored.values()].filter((e) => !e.revoked).length,
     setStoredKeys(all) {
       stored = new Map(all.map((r) => [r.sha256, toEntry(r)]))
+      byId = new Map(all.map((r) => [r.id, r]))
+    },
+    webhookSecretsFor(keyId, fallback) {
+      const r = keyId === undefined ? undefined : byId.get(keyId)
+      const own = r === undefined ? null : keyWebhookSecrets(r, Date.now())
+      if (own === null) return fallback
+      return own.map((s) => parseWebhookSecret(s)).filter((b): b is Buffer => b !== null)
     },
     async close() {
       o.onClose?.()

@@ -14,6 +14,8 @@ export interface Principal {
   maxConcurrentJobs: number
   /** Credits left (one per completed job); null: unlimited (no budget, or a key from the environment). */
   creditsRemaining: number | null
+  /** The key has its own webhook signing secret (else its deliveries use WEBHOOK_SECRET, if set). */
+  ownWebhookSecret?: boolean
 }
 
 /** Outcome of taking one request from a key's budget (feeds RateLimit-* / Retry-After headers). */

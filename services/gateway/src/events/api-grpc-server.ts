@@ -163,7 +163,7 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
     call: grpc.ServerUnaryCall<unknown, unknown>, p: Principal, operation: JobKind, body: { webhook_url?: string | undefined },
     submit: (id: string, webhook: JobWebhook | undefined) => Promise<JobRecord>,
   ): Promise<SubmitOnceResult> => {
-    const webhook = webhookForRequest(deps.config, body.webhook_url, deps.baseUrl())
+    const webhook = webhookForRequest(deps.config, p, body.webhook_url, deps.baseUrl())
     const raw = call.metadata.get(IDEMPOTENCY_METADATA)[0]
     const key = parseIdempotencyKey(typeof raw === 'string' ? raw : undefined)
     const req = key === null ? null : { scope: p.keyId, key, fingerprint: requestFingerprint(operation, body) }

@@ -52,7 +52,7 @@ export function tryOnRoutes(deps: GatewayDeps, o: TryOnRouteOptions) {
         c.header('Deprecation', GARMENT_MODE_DEPRECATION)
       }
       const job = tryOnSubmission(body)
-      const webhook = webhookForRequest(deps.config, body.webhook_url, baseUrl(c))
+      const webhook = webhookForRequest(deps.config, c.get('principal'), body.webhook_url, baseUrl(c))
       // A replay (same Idempotency-Key and body) answers like the first request, from the job's current state.
       const { job: rec, replayed } = await submitOnce(deps, idempotentRequest(c, 'try-on', fingerprint), (id) => submitJob(deps, job, { id, webhook, owner: c.get('principal') }))
       if (replayed) c.header(REPLAYED_HEADER, 'true')

@@ -17,17 +17,21 @@ const rec = (patch: Partial<JobState>): JobRecord => ({
 })
 
 function recorder(answers: (number | Error)[]) {
-  const calls: { url: string; body: string; headers: Record<string, string> }[] = []
-  const post: WebhookPost = async (url, body, headers) => {
-    calls.push({ url, body, headers })
+  const calls: { url: string; body: string; headers: Record<string, string>; timeoutMs: number }[] = []
+  const post: WebhookPost = async (url, body, headers, timeoutMs) => {
+    calls.push({ url, body, headers, timeoutMs })
     const a = answers.shift() ?? 200
     if (a instanceof Error) throw a
     return { status: a }
   }
   return { calls, post }
 }
-const attemptWith = (post: WebhookPost, retryDelaysMs = [10, 20], secrets: Buffer[] = [secret]) =>
-  createWebhookAttempt({ post, secrets, resultUrlSecret: 'r'.repeat(32), resultUrlTtlS: 3600, retryDelaysMs, logger: createLogger('silent'), now: () => NOW_MS })
+const TIMEOUTS = { timeoutMs: 15_000, failingTimeoutMs: 3_000, failingAfter: 3 }
+const attemptWith = (post: WebhookPost, retryDelaysMs = [10, 20], secrets: Buffer[] | ((owner: string | undefined) => Buffer[]) = [secret]) =>
+  createWebhookAttempt({
+    post, secretsFor: typeof secrets === 'function' ? secrets : () => secrets, resultUrlSecret: 'r'.repeat(32), resultUrlTtlS: 3600, retryDelaysMs,
+    logger: createLogger('silent'), now: () => NOW_MS, timeouts: TIMEOUTS,
+  })
 
 describe('webhook secret and signature', () => {
   it('whsec_ secrets of 24–64 bytes only', () => {
@@ -48,6 +52,40 @@ describe('webhook secret and signature', () => {
   it('signs "<id>.<timestamp>.<body>" with HMAC-SHA256 of the secret bytes', () => {
     const want = createHmac('sha256', secret).update('msg_1.1700000000.{"a":1}').digest('base64')
     expect(signWebhook(secret, 'msg_1', 1700000000, '{"a":1}')).toBe(`v1,${want}`)
+  })
+})
+
+describe('per-key signing and failing destinations', () => {
+  it("signs with the secrets of the job's owner key; a key without any secret gets no delivery", async () => {
+    const other = parseWebhookSecret(generateWebhookSecret())!
+    const secrets = (owner: string | undefined) => (owner === 'key_A' ? [secret] : owner === 'key_B' ? [other] : [])
+    const { calls, post } = recorder([200, 200])
+    const attempt = attemptWith(post, [10], secrets)
+    await attempt(webhookFor(rec({ ownerKeyId: 'key_A' }))!, 1)
+    await attempt(webhookFor(rec({ ownerKeyId: 'key_B' }))!, 1)
+    expect(webhookFor(rec({ ownerKeyId: 'key_A' }))!.ownerKeyId).toBe('key_A')
+    const sig = (c: (typeof calls)[number], s: Buffer) => signWebhook(s, c.headers['webhook-id']!, NOW_MS / 1000, c.body)
+    expect(calls[0]!.headers['webhook-signature']).toBe(sig(calls[0]!, secret))
+    expect(calls[1]!.headers['webhook-signature']).toBe(sig(calls[1]!, other))
+    expect(await attempt(webhookFor(rec({ ownerKeyId: 'key_C' }))!, 1)).toEqual({ done: true })
+    expect(calls).toHaveLength(2)
+  })
+
+  it('a destination whose last 3 attempts failed gets the shorter timeout until one succeeds; others keep the full one', async () => {
+    const down = Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })
+    const { calls, post } = recorder([500, down, 503, 500, 200, 200, 200])
+    const attempt = attemptWith(post, [1, 1, 1, 1, 1, 1, 1])
+    const slow = webhookFor(rec({ webhook: { url: 'https://slow.example.com/a', resultBaseUrl: 'https://t.example.com' } }))!
+    const slowOtherPath = { ...slow, url: 'https://slow.example.com/b' }
+    const fine = webhookFor(rec({}))!
+    for (let n = 1; n <= 4; n++) await attempt(slow, n)
+    await attempt(fine, 1)
+    await attempt(slowOtherPath, 5) // same origin: still failing → short; it succeeds
+    await attempt(slow, 6)
+    expect(calls.map((c) => [new URL(c.url).host, c.timeoutMs])).toEqual([
+      ['slow.example.com', 15_000], ['slow.example.com', 15_000], ['slow.example.com', 15_000], ['slow.example.com', 3_000],
+      ['hooks.example.com', 15_000], ['slow.example.com', 3_000], ['slow.example.com', 15_000],
+    ])
   })
 })
 

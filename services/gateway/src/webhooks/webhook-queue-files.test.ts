@@ -20,8 +20,8 @@ const until = async (cond: () => boolean): Promise<void> => {
     await new Promise((r) => setTimeout(r, 10))
   }
 }
-const openQueue = async () => {
-  const q = await openFileWebhookQueue(dir, { logger: log })
+const openQueue = async (slots?: { concurrency: number; perKey: number }) => {
+  const q = await openFileWebhookQueue(dir, { logger: log, ...(slots ? { slots } : {}) })
   open.push(q)
   return q
 }
@@ -91,5 +91,39 @@ describe('file webhook queue (embedded)', () => {
     })
     await until(() => seen.length === 1)
     expect(seen).toEqual([1])
+  })
+
+  it("slots are shared: a key's deliveries hold at most perKey of them; another key's is attempted while they hang", async () => {
+    const q = await openQueue({ concurrency: 3, perKey: 2 })
+    const release: (() => void)[] = []
+    const started: string[] = []
+    let open = 0
+    let maxOpen = 0
+    q.start(async (d) => {
+      started.push(d.ownerKeyId ?? '')
+      if (d.ownerKeyId === 'key_slow') {
+        open++
+        maxOpen = Math.max(maxOpen, open)
+        await new Promise<void>((r) => release.push(r))
+        open--
+      }
+      return { done: true }
+    })
+    try {
+      for (let n = 10; n < 15; n++) await q.enqueue({ ...delivery(n), ownerKeyId: 'key_slow' })
+      await q.enqueue({ ...delivery(20), ownerKeyId: 'key_other' })
+      await until(() => started.includes('key_other'))
+      expect(started.filter((k) => k === 'key_slow')).toHaveLength(2)
+      // Releasing one lets exactly the next of the same key in.
+      release.shift()!()
+      await until(() => started.filter((k) => k === 'key_slow').length === 3)
+      while (started.filter((k) => k === 'key_slow').length < 5 || release.length > 0) {
+        release.shift()?.()
+        await new Promise((r) => setTimeout(r, 5))
+      }
+      expect(maxOpen).toBe(2)
+    } finally {
+      for (const r of release.splice(0)) r() // nothing left hanging for close()
+    }
   })
 })

@@ -1,10 +1,10 @@
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Logger } from '../logger.ts'
-import type { AttemptHandler, WebhookDelivery, WebhookQueue } from './webhook-queue.ts'
+import { slotGroup, type AttemptHandler, type DeliverySlots, type WebhookDelivery, type WebhookQueue } from './webhook-queue.ts'
 
-/** Deliveries in flight at once. */
-const CONCURRENCY = 4
+/** Default slots: attempts in flight at once, and of those at most this many for one key's jobs. */
+const DEFAULT_SLOTS: DeliverySlots = { concurrency: 8, perKey: 2 }
 /** A delivered (or given-up) webhook's file is kept this long so a late duplicate enqueue is ignored. */
 const DONE_KEEP_MS = 24 * 60 * 60 * 1000
 
@@ -23,10 +23,13 @@ const FILE_RE = /^[A-Za-z0-9_-]+\.json$/
 /**
  * Adapter (embedded mode): one JSON file per webhook in `<dir>` named by its webhook-id, rewritten
  * atomically after every attempt, so pending deliveries (and their attempt counts) resume after a
- * restart. A timer wakes at the earliest due time.
+ * restart. A timer wakes at the earliest due time. Slots are shared fairly: a due delivery whose
+ * key already has `slots.perKey` attempts in flight waits, and the next key's gets the slot.
  */
-export async function openFileWebhookQueue(dir: string, o: { logger: Logger; now?: () => number }): Promise<WebhookQueue> {
+export async function openFileWebhookQueue(dir: string, o: { logger: Logger; now?: () => number; slots?: DeliverySlots }): Promise<WebhookQueue> {
   const now = o.now ?? Date.now
+  const slots = o.slots ?? DEFAULT_SLOTS
+  const perGroup = new Map<string, number>()
   await mkdir(dir, { recursive: true, mode: 0o700 })
   const entries = new Map<string, Entry>()
   for (const name of (await readdir(dir)).filter((n) => FILE_RE.test(n))) {
@@ -77,15 +80,22 @@ export async function openFileWebhookQueue(dir: string, o: { logger: Logger; now
         void rm(file(e.delivery.webhookId), { force: true })
       }
       if (e.doneAt !== undefined || inFlight.has(e.delivery.webhookId)) continue
-      if (e.dueAt <= t && inFlight.size < CONCURRENCY) {
-        const id = e.delivery.webhookId
-        inFlight.set(id, attempt(e, h).finally(() => {
-          inFlight.delete(id)
-          pump()
-        }))
-      } else {
+      if (e.dueAt > t) {
         nextDue = Math.min(nextDue, Math.max(e.dueAt, t + 10))
+        continue
       }
+      // Due: it waits while every slot, or its key's share of them, is taken (pump runs again as each attempt ends).
+      const g = slotGroup(e.delivery)
+      if (inFlight.size >= slots.concurrency || (perGroup.get(g) ?? 0) >= slots.perKey) continue
+      const id = e.delivery.webhookId
+      perGroup.set(g, (perGroup.get(g) ?? 0) + 1)
+      inFlight.set(id, attempt(e, h).finally(() => {
+        inFlight.delete(id)
+        const left = (perGroup.get(g) ?? 1) - 1
+        if (left > 0) perGroup.set(g, left)
+        else perGroup.delete(g)
+        pump()
+      }))
     }
     if (nextDue !== Infinity) timer = setTimeout(pump, Math.min(nextDue - t, 2 ** 31 - 1))
   }

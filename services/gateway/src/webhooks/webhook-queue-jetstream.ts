@@ -2,7 +2,7 @@ import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy,
 import { nanos, type NatsConnection } from '@nats-io/transport-node'
 import { AppError } from '@tailor/proto'
 import type { Logger } from '../logger.ts'
-import type { AttemptHandler, WebhookDelivery, WebhookQueue } from './webhook-queue.ts'
+import { slotGroup, type AttemptHandler, type DeliverySlots, type WebhookDelivery, type WebhookQueue } from './webhook-queue.ts'
 
 export const WEBHOOKS_STREAM = 'WEBHOOKS'
 export const WEBHOOKS_SUBJECT = 'webhooks.deliveries.v1'
@@ -12,8 +12,16 @@ const DUPLICATE_WINDOW_MS = 60 * 60 * 1000
 /** Undelivered webhooks are dropped after this long whatever the schedule says. */
 const MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000
 const PULL_EXPIRES_MS = 2_000
-/** Deliveries in flight per gateway (each attempt waits at most WEBHOOK_TIMEOUT_MS). */
-const CONCURRENCY = 4
+/** A delivery whose key has its share of slots in flight on this gateway is handed back for 1–2 s. */
+const DEFER_MS = 1_000
+
+/**
+ * A message of the stream: the delivery, the attempts made so far, and when the next is due
+ * (epoch ms). Both travel in the message, so a delivery handed back because its key was at its
+ * in-flight cap (a nak) does not count as an attempt. Messages queued by an older version carry
+ * neither (their redeliveries were their attempts).
+ */
+type Queued = WebhookDelivery & { attempts?: number; dueAt?: number }
 /**
  * A message nak'ed with a delay stays pending on the consumer until redelivered, so this bounds
  * how many webhooks may wait for a retry at once before new ones stall: far above any backlog.
@@ -23,10 +31,14 @@ const MAX_ACK_PENDING = 100_000
 /**
  * Adapter: JetStream work-queue stream WEBHOOKS (msgID = webhook-id, so a job's webhook is queued
  * once) and the durable pull consumer `gateway-webhooks` shared by every gateway replica. A retry
- * is a `nak` with the schedule's delay; a gateway that dies mid-attempt leaves the message unacked,
- * and the server hands it to another replica (or the restarted one) after the ack wait.
+ * is the delivery published again with its attempt count and due time (then the old message is
+ * acked); a message pulled before it is due is nak'ed until then. Slots are shared fairly: each
+ * gateway runs `slots.concurrency` attempts at once, at most `slots.perKey` for one key's jobs; a
+ * delivery of a key at its share is nak'ed for a second or two (not an attempt), so the next
+ * messages, other keys' among them, are pulled. A gateway that dies mid-attempt leaves the message
+ * unacked, and the server hands it to another replica (or the restarted one) after the ack wait.
  */
-export async function openJetStreamWebhookQueue(nc: NatsConnection, o: { attemptTimeoutMs: number; logger: Logger }): Promise<WebhookQueue> {
+export async function openJetStreamWebhookQueue(nc: NatsConnection, o: { attemptTimeoutMs: number; logger: Logger; slots: DeliverySlots }): Promise<WebhookQueue> {
   const jsm = await jetstreamManager(nc)
   const streamCfg = {
     name: WEBHOOKS_STREAM,
@@ -64,22 +76,54 @@ export async function openJetStreamWebhookQueue(nc: NatsConnection, o: { attempt
   let stopped = false
   const loops: Promise<void>[] = []
 
+  /** Attempts in flight on this gateway per key (slotGroup). */
+  const perGroup = new Map<string, number>()
   const handleOne = async (m: JsMsg, handle: AttemptHandler): Promise<void> => {
-    let d: WebhookDelivery
+    let q: Queued
     try {
-      d = m.json<WebhookDelivery>()
+      q = m.json<Queued>()
     } catch (err) {
       o.logger.error({ err, seq: m.seq }, 'unreadable webhook message dropped')
       m.term('unreadable')
       return
     }
+    const { attempts, dueAt, ...d } = q
+    const t = Date.now()
+    if (dueAt !== undefined && dueAt > t) {
+      m.nak(dueAt - t)
+      return
+    }
+    const g = slotGroup(d)
+    const busy = perGroup.get(g) ?? 0
+    if (busy >= o.slots.perKey) {
+      m.nak(DEFER_MS + Math.floor(Math.random() * DEFER_MS))
+      return
+    }
+    perGroup.set(g, busy + 1)
+    // An older version's message: each of its deliveries was an attempt.
+    const n = (attempts ?? m.info.deliveryCount - 1) + 1
     try {
-      const outcome = await handle(d, m.info.deliveryCount)
-      if (outcome.done) await m.ackAck()
-      else m.nak(outcome.retryInMs)
+      const outcome = await handle(d, n)
+      if (outcome.done) {
+        await m.ackAck()
+        return
+      }
+      const next: Queued = { ...d, attempts: n, dueAt: Date.now() + outcome.retryInMs }
+      try {
+        await js.publish(WEBHOOKS_SUBJECT, JSON.stringify(next), { msgID: `${d.webhookId}.${n}` })
+      } catch (err) {
+        o.logger.warn({ err, jobId: d.jobId }, 'webhook retry not queued; the message is retried as it is')
+        m.nak(outcome.retryInMs)
+        return
+      }
+      await m.ackAck()
     } catch (err) {
       o.logger.error({ err, jobId: d.jobId }, 'webhook attempt crashed; will retry')
       m.nak(30_000)
+    } finally {
+      const left = (perGroup.get(g) ?? 1) - 1
+      if (left > 0) perGroup.set(g, left)
+      else perGroup.delete(g)
     }
   }
 
@@ -101,13 +145,13 @@ export async function openJetStreamWebhookQueue(nc: NatsConnection, o: { attempt
   return {
     async enqueue(d) {
       try {
-        await js.publish(WEBHOOKS_SUBJECT, JSON.stringify(d), { msgID: d.webhookId })
+        await js.publish(WEBHOOKS_SUBJECT, JSON.stringify({ ...d, attempts: 0 } satisfies Queued), { msgID: d.webhookId })
       } catch (err) {
         throw new AppError('service_unavailable', 'the webhook queue is unavailable', { cause: err, retryable: true })
       }
     },
     start(handle) {
-      for (let i = 0; i < CONCURRENCY; i++) loops.push(loop(handle))
+      for (let i = 0; i < o.slots.concurrency; i++) loops.push(loop(handle))
     },
     async close() {
       stopped = true

@@ -9,6 +9,11 @@ export interface WebhookDelivery {
   webhookId: string
   url: string
   jobId: string
+  /**
+   * The API key that submitted the job: its secret signs the delivery, and its deliveries share
+   * its in-flight cap. Absent on deliveries queued by an older version (the `''` group).
+   */
+  ownerKeyId?: string
   kind: JobKind
   status: 'completed' | 'failed'
   /** When the job became final (ISO 8601): the payload's `timestamp`. */
@@ -22,6 +27,15 @@ export interface WebhookDelivery {
 export type AttemptOutcome = { done: true } | { done: false; retryInMs: number }
 
 export type AttemptHandler = (d: WebhookDelivery, attempt: number) => Promise<AttemptOutcome>
+
+/** How a queue shares its delivery slots: `concurrency` attempts at once, at most `perKey` of them for one key's jobs. */
+export interface DeliverySlots {
+  concurrency: number
+  perKey: number
+}
+
+/** The group a delivery's in-flight cap counts in. */
+export const slotGroup = (d: WebhookDelivery): string => d.ownerKeyId ?? ''
 
 /**
  * Port: durable queue of webhook deliveries (JetStream stream WEBHOOKS distributed; files in the
