@@ -52,7 +52,7 @@ export const HTTP_STATUS = {
   input_fetch_failed: 400,
   no_person_detected: 422,
   no_garment_detected: 422,
-  /** Try-on found a person in a pose it cannot dress plausibly (seated, crouching, back view, arms across the torso). */
+  /** Try-on found a person in a pose it cannot dress plausibly (seated, crouching, lying or bending over, side or back view, arms crossed over the torso). */
   unsupported_pose: 422,
 } as const
 

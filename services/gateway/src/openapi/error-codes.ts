@@ -44,5 +44,5 @@ export const ERROR_CODE_DOCS: Partial<Record<ErrorCode, string>> = {
   input_fetch_failed: 'An input URL could not be fetched (refused address, HTTP error, timeout, too large).',
   no_person_detected: 'Try-on found no person with both shoulders visible.',
   no_garment_detected: 'Try-on found no garment in the garment photo.',
-  unsupported_pose: 'Try-on found a person in a pose it cannot dress plausibly (seated, crouching, seen from the back, forearms across the torso); the message says what was found.',
+  unsupported_pose: 'Try-on found a person in a pose it cannot dress plausibly (seated, crouching, lying or bending over, seen from the side or the back, arms crossed over the torso); the message says what was found.',
 }

@@ -6,12 +6,16 @@
  * photo cropped at the mouth still finds the person, and a pose that cannot be dressed is refused
  * with `unsupported_pose` and a sentence saying what was found.
  */
-import { readFile } from 'node:fs/promises'
+import { execFile } from 'node:child_process'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { promisify } from 'node:util'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AppError, HTTP_STATUS } from '@tailor/proto'
 import { decodeImage } from '../../media/image.ts'
+import { FFMPEG_BIN } from '../../media/video.ts'
 import { loadModelSpec } from '../manifest.ts'
 import { ModelSession } from '../session.ts'
 import { assertDressable } from './fit.ts'
@@ -22,6 +26,7 @@ import { openTryOnEngine, TRYON_MODELS } from './tryon-engine.ts'
 
 const ROOT = resolve(fileURLToPath(new URL('../../../../..', import.meta.url)))
 const SET = resolve(ROOT, '../shared/media/tryon')
+const DEV_MEDIA = resolve(ROOT, '../shared/media')
 const MODELS = join(ROOT, 'models', 'dist')
 /** The TUNE persons of the try-on set (coord/TRYON.md); holdout photos are only reported on. */
 const TUNE = ['person_01', 'person_02', 'person_06', 'person_07', 'person_11', 'person_12', 'person_15'] as const
@@ -72,8 +77,9 @@ describe('landmarks land in the labelled body boxes', () => {
     const a = await analyzePerson(await load(name), models)
     expect(a.roiSource).toBe('detector')
     expectJointsInBoxes(name, a)
-    // Every TUNE person stands facing the camera (three-quarter at most): nothing to refuse.
-    expect([a.pose.body, a.pose.arms, a.pose.legs]).toEqual([null, null, null])
+    // Every TUNE person stands facing the camera (three-quarter at most): nothing to refuse but
+    // person_07's crossed arms (for a top or dress; see 'unsupported_pose on real photos').
+    expect([a.pose.body, name === 'person_07' ? null : a.pose.arms, a.pose.legs]).toEqual([null, null, null])
   }, TIMEOUT_MS)
 })
 
@@ -152,4 +158,80 @@ describe('unsupported_pose', () => {
       await engine.close()
     }
   }, TIMEOUT_MS)
+})
+
+/**
+ * Poses from real footage, not from the try-on set: frames of ../shared/media/video_02.mp4 (a woman
+ * playing with a dog in a courtyard, filmed from her side), cut by ffmpeg to the left 560 × 720 px
+ * where she is, and one frame of video_01.mp4 (a half-body portrait, hands held together in front
+ * of the chest). At 0.0 s, 5.0 s and 9.0 s she bends over to the dog, at 2.5 s she stands upright;
+ * in every one of them the camera sees her from the side.
+ */
+const execFileP = promisify(execFile)
+async function frame(video: string, atS: number, crop: string | null): Promise<Rgb> {
+  const dir = await mkdtemp(join(tmpdir(), 'tailor-pose-'))
+  try {
+    const out = join(dir, 'frame.png')
+    await execFileP(FFMPEG_BIN, ['-v', 'error', '-ss', String(atS), '-i', join(DEV_MEDIA, video), '-frames:v', '1', ...(crop ? ['-vf', `crop=${crop}`] : []), out])
+    const img = await decodeImage(out, { what: 'person image' })
+    return { width: img.width, height: img.height, data: img.rgb }
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
+function refusal(category: 'upper' | 'lower' | 'full', a: PersonAnalysis): string | null {
+  try {
+    assertDressable(category, a)
+    return null
+  } catch (e) {
+    expect(e).toBeInstanceOf(AppError)
+    expect((e as AppError).code).toBe('unsupported_pose')
+    return (e as AppError).message
+  }
+}
+
+describe('unsupported_pose on real photos and footage', () => {
+  it('video_02: seen from the side, standing (2.5 s) or bending over to the dog (0.0, 5.0, 9.0 s): refused for every garment', async () => {
+    for (const at of [0, 2.5, 5, 9]) {
+      const a = await analyzePerson(await frame('video_02.mp4', at, '560:720:0:0'), models)
+      expect(a.pose.facing, `${at} s facing`).toBeLessThan(0.3)
+      for (const category of ['upper', 'lower', 'full'] as const) expect(refusal(category, a), `${at} s ${category}`).toMatch(/turned sideways to the camera/)
+    }
+  }, TIMEOUT_MS)
+
+  it('person_07 (arms crossed over the torso): a top or dress is refused with what was found', async () => {
+    const a = await analyzePerson(await load('person_07'), models)
+    expect(a.pose.crossed).toBe(true)
+    expect(refusal('upper', a)).toMatch(/arms are crossed over the torso/)
+    expect(refusal('full', a)).toMatch(/arms are crossed over the torso/)
+  }, TIMEOUT_MS)
+
+  it('person_15 upside down (turned 180°): refused as tipped', async () => {
+    const p = await load('person_15')
+    const n = p.width * p.height
+    const flipped = new Uint8Array(p.data.length)
+    for (let i = 0; i < n; i++) flipped.set(p.data.subarray(i * 3, i * 3 + 3), (n - 1 - i) * 3)
+    let err: unknown
+    try {
+      const a = await analyzePerson({ width: p.width, height: p.height, data: flipped }, models)
+      assertDressable('upper', a)
+    } catch (e) {
+      err = e
+    }
+    // Either nobody is found upside down, or the pose is refused as tipped: never a garment drawn.
+    expect(err).toBeInstanceOf(AppError)
+    expect(['unsupported_pose', 'no_person_detected']).toContain((err as AppError).code)
+    if ((err as AppError).code === 'unsupported_pose') expect((err as AppError).message).toMatch(/tipped \d+° from upright/)
+  }, TIMEOUT_MS)
+
+  it('standing poses are dressed: video_01 (hands together in front of the chest) and the TUNE persons other than person_07', async () => {
+    const v = await analyzePerson(await frame('video_01.mp4', 3, null), models)
+    expect(v.pose.crossed).toBe(false)
+    expect(refusal('upper', v)).toBeNull()
+    for (const name of TUNE.filter((t) => t !== 'person_07')) {
+      const a = await analyzePerson(await load(name), models)
+      for (const category of ['upper', 'lower', 'full'] as const) expect(refusal(category, a), `${name} ${category}`).toBeNull()
+    }
+  }, 2 * TIMEOUT_MS)
 })

@@ -1,6 +1,7 @@
 /**
  * pose-check.ts on synthetic skeletons (a standing person facing the camera, then the same person
- * seen from the back, seated, crouching, with the arms folded over the belly, one knee raised), and
+ * seen from the back, turned three-quarters and sideways, seated, crouching, with the arms crossed
+ * and with the hands together in front of the belly, one knee raised), and
  * the refusal per garment category (fit.ts `assertDressable`). The real-photo cases are in
  * person.test.ts.
  */
@@ -8,7 +9,7 @@ import { describe, expect, it } from 'vitest'
 import { AppError } from '@tailor/proto'
 import { assertDressable } from './fit.ts'
 import type { PersonAnalysis } from './person.ts'
-import { checkPose, MAX_TORSO_OCCLUSION } from './pose-check.ts'
+import { checkPose, MAX_TORSO_OCCLUSION, MIN_FACING } from './pose-check.ts'
 import { LM, type Landmark } from './pose.ts'
 
 const W = 600
@@ -74,11 +75,16 @@ describe('checkPose', () => {
     for (const cat of ['upper', 'lower', 'full'] as const) expect(refusal(cat, p)).toMatch(/seen from the back/)
   })
 
-  it('a three-quarter turn (shoulders close together, order kept) is not a back view', () => {
+  it('a three-quarter turn (shoulders closer together, order kept) is dressed; a side view is refused', () => {
     const p = standing()
+    p[LM.leftShoulder] = { x: 340, y: 200, score: 0.99 }
+    p[LM.rightShoulder] = { x: 255, y: 200, score: 0.99 }
+    expect(checkPose(p, W, H).facing).toBeGreaterThan(MIN_FACING)
+    expect(checkPose(p, W, H).body).toBeNull()
+    // Turned further: the shoulder line spans 0.3 × the torso length.
     p[LM.leftShoulder] = { x: 320, y: 200, score: 0.99 }
     p[LM.rightShoulder] = { x: 260, y: 200, score: 0.99 }
-    expect(checkPose(p, W, H).body).toBeNull()
+    for (const cat of ['upper', 'lower', 'full'] as const) expect(refusal(cat, p)).toMatch(/turned sideways to the camera \(their shoulders span only 0\.30 × the torso length/)
   })
 
   it('seated, thighs towards the camera: tops are dressed, bottoms and dresses refused', () => {
@@ -120,8 +126,8 @@ describe('checkPose', () => {
     expect(refusal('lower', p)).toBeNull()
   })
 
-  it('forearms folded over the torso: dressable while they hide at most a third of it, refused past that', () => {
-    // Arms crossed low on the belly (a street photo's usual pose): a band across the torso.
+  it('arms crossed over the torso: refused for tops and dresses, with what was found; a bottom is dressed', () => {
+    // Arms crossed low on the belly (a street photo's usual pose): each wrist past the body axis.
     const crossed = standing()
     crossed[LM.leftElbow] = { x: 370, y: 340, score: 0.99 }
     crossed[LM.rightElbow] = { x: 230, y: 340, score: 0.99 }
@@ -132,9 +138,29 @@ describe('checkPose', () => {
     crossed[LM.rightIndex] = { x: 385, y: 315, score: 0.99 }
     crossed[LM.rightPinky] = { x: 385, y: 325, score: 0.99 }
     const c = checkPose(crossed, W, H)
-    expect(c.torsoOcclusion).toBeGreaterThan(0.1)
+    expect(c.crossed).toBe(true)
     expect(c.torsoOcclusion).toBeLessThanOrEqual(MAX_TORSO_OCCLUSION)
-    expect(refusal('upper', crossed)).toBeNull()
+    expect(refusal('upper', crossed)).toMatch(/arms are crossed over the torso/)
+    expect(refusal('full', crossed)).toMatch(/arms are crossed/)
+    expect(refusal('lower', crossed)).toBeNull()
+  })
+
+  it('hands held together in front of the body (not crossed): dressable while they hide at most a third of the torso, refused past that', () => {
+    // Hands meeting in front of the belly, each wrist on its own side of the body axis.
+    const together = standing()
+    together[LM.leftElbow] = { x: 375, y: 330, score: 0.99 }
+    together[LM.rightElbow] = { x: 225, y: 330, score: 0.99 }
+    together[LM.leftWrist] = { x: 320, y: 360, score: 0.99 }
+    together[LM.rightWrist] = { x: 280, y: 360, score: 0.99 }
+    together[LM.leftIndex] = { x: 305, y: 375, score: 0.99 }
+    together[LM.leftPinky] = { x: 310, y: 380, score: 0.99 }
+    together[LM.rightIndex] = { x: 295, y: 375, score: 0.99 }
+    together[LM.rightPinky] = { x: 290, y: 380, score: 0.99 }
+    const t = checkPose(together, W, H)
+    expect(t.crossed).toBe(false)
+    expect(t.torsoOcclusion).toBeGreaterThan(0.05)
+    expect(t.torsoOcclusion).toBeLessThanOrEqual(MAX_TORSO_OCCLUSION)
+    expect(refusal('upper', together)).toBeNull()
 
     // Hands and forearms held flat over the whole chest and belly.
     const covered = standing()

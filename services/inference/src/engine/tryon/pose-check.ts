@@ -10,11 +10,15 @@
  *
  * - body (every garment): the torso must be upright and face the camera. A back view puts the
  *   person's left shoulder on the image's left (BlazePose names joints by the person's own side);
+ *   a side view lines the shoulders up with the camera (the shoulder line spans less than
+ *   MIN_FACING × the torso length across the body);
  *   a torso tipped more than MAX_TILT_DEG from vertical is lying or bending over; a torso shorter
  *   than MIN_TORSO_RATIO × the shoulder width is bent towards the camera (crouching, bowing) — a
  *   standing adult's shoulder-to-hip length is about 1.3–1.8 × the shoulder-joint distance.
- * - arms (tops and dresses): the forearms and hands may lie in front of the torso (arms crossed,
- *   hands on the belly: they are drawn in front of the garment), but when they hide more than
+ * - arms (tops and dresses): arms crossed over the torso (both wrists past the body axis on the
+ *   other side, elbows seen) are refused. Otherwise the forearms and hands may lie in front of the
+ *   torso (hands together in front of the chest, on the belly: they are drawn in front of the
+ *   garment), but when they hide more than
  *   MAX_TORSO_OCCLUSION (a third) of it the front of the garment would be hidden and the sleeves
  *   would have to be drawn folded across the body. Forearms are capsules 0.18 × the shoulder width
  *   thick, hands 0.24 ×.
@@ -32,6 +36,14 @@ export const MIN_TORSO_RATIO = 0.8
 export const MAX_TORSO_OCCLUSION = 1 / 3
 export const MIN_THIGH_DROP = 0.4
 export const MIN_KNEE_DEG = 80
+/**
+ * Facing below this (the shoulder line across the body, as a share of the torso length) is a side
+ * view: a person facing the camera measures about 0.55–0.7, turned three-quarters 0.4–0.6, seen
+ * from the side 0.1–0.3 (the shoulders line up with the camera).
+ */
+export const MIN_FACING = 0.35
+/** A wrist counts as crossed when it lies this much (× shoulder width) past the body axis on the other side. */
+export const CROSS_MARGIN = 0.1
 /** A back view must reverse the shoulders by at least this × the torso length (turns are not backs). */
 const BACK_MARGIN = 0.15
 /** A joint counts when it is in the photo and the model is at least this sure of it. */
@@ -46,6 +58,8 @@ export interface PoseCheck {
   facing: number
   /** Share of the shoulder–hip quad covered by the forearms and hands (0..1). */
   torsoOcclusion: number
+  /** Both wrists past the body axis on the other side (arms crossed over the torso). */
+  crossed: boolean
   /** Per leg whose knee is in the photo: hip-to-knee drop along the body axis / torso length. */
   thighDrops: number[]
   /** Per leg whose knee and ankle are in the photo: hip–knee–ankle angle, degrees (180 = straight). */
@@ -112,6 +126,8 @@ export function checkPose(pts: readonly Landmark[], width: number, height: numbe
     body = `The person's torso is tipped ${Math.round(tiltDeg)}° from upright (lying down, bending over or upside down); try-on needs a person standing upright.`
   } else if (facing < -BACK_MARGIN) {
     body = 'The person is seen from the back (their left shoulder is on the left of the photo); try-on needs a person facing the camera, turned at most three-quarters.'
+  } else if (facing < MIN_FACING) {
+    body = `The person is turned sideways to the camera (their shoulders span only ${f2(Math.max(0, facing))} × the torso length across the body); try-on needs a person facing the camera, turned at most three-quarters.`
   } else if (torsoRatio < MIN_TORSO_RATIO) {
     body = `The person's torso is foreshortened to ${f2(torsoRatio)} × the shoulder width (bent towards the camera, crouching or bowing); try-on needs an upright torso.`
   }
@@ -147,8 +163,24 @@ export function checkPose(pts: readonly Landmark[], width: number, height: numbe
     }
   }
   const torsoOcclusion = inside > 0 ? covered / inside : 0
-  const arms =
-    torsoOcclusion > MAX_TORSO_OCCLUSION
+  // Arms crossed: both wrists past the body axis on the other side, between the shoulders and the
+  // hips, each with its elbow seen (a crossed wrist is often hidden under the other arm, so its own
+  // score is not asked for).
+  const crossed = (
+    [
+      [LM.leftWrist, LM.leftElbow, sL],
+      [LM.rightWrist, LM.rightElbow, sR],
+    ] as const
+  ).every(([wi, ei, s]) => {
+    const W = pts[wi]!
+    const own = Math.sign(dot(sub(s, sMid), across))
+    const off = dot(sub(W, sMid), across) / sw
+    const down = dot(sub(W, sMid), axis) / torsoLen
+    return pts[ei]!.score >= MIN_JOINT_SCORE && own !== 0 && off * own < -CROSS_MARGIN && down > 0.1 && down < 1.05
+  })
+  const arms = crossed
+    ? "The person's arms are crossed over the torso (each wrist lies past the middle of the body on the other side); a top or dress would be mostly hidden and its sleeves would have to be folded across the body."
+    : torsoOcclusion > MAX_TORSO_OCCLUSION
       ? `The person's forearms and hands cover ${Math.round(torsoOcclusion * 100)} % of their torso (arms crossed or held in front of the body); a top or dress would be mostly hidden.`
       : null
 
@@ -174,5 +206,5 @@ export function checkPose(pts: readonly Landmark[], width: number, height: numbe
       : `the knees are folded to ${kneeAngles.map((a) => Math.round(a)).join('° and ')}°`
     legs = `The person appears to be seated or crouching (${what}); trousers, skirts and dresses need standing legs.`
   }
-  return { tiltDeg, torsoRatio, facing, torsoOcclusion, thighDrops, kneeAngles, body, arms, legs }
+  return { tiltDeg, torsoRatio, facing, torsoOcclusion, crossed, thighDrops, kneeAngles, body, arms, legs }
 }
