@@ -4,6 +4,7 @@
  * (POST /v1/uploads → tailor://uploads/<id>), URLs are passed as they are.
  */
 import { TailorClient, TailorError, type JobStatusDocument, type OutputFormat } from '@tailor/client'
+import { progressLabel } from './progress-label.ts'
 
 const KEY_STORAGE = 'tailor.apiKey'
 /** Poll often: the page shows live progress (the service's rate limit answers 429 → the client waits). */
@@ -332,7 +333,7 @@ async function runVideo(): Promise<void> {
       pollIntervalMs: POLL_INTERVAL_MS,
       signal: abort.signal,
       onProgress: (d: JobStatusDocument) => {
-        setProgress(d.progress, d.status === 'running' ? `${Math.round(d.progress * 100)} %` : d.status)
+        setProgress(d.progress, progressLabel(d))
         status(`Job ${d.job_id}: ${d.status}`)
       },
     })
