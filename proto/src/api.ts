@@ -8,7 +8,8 @@
  */
 import { z } from 'zod'
 import { AppError, ERROR_CODES } from './errors.ts'
-import { ALPHA_FORMATS, BACKGROUND_COLOR_RE, GARMENT_MODES, GARMENT_PHOTO_TYPES, JOB_STATUSES, OUTPUT_FORMATS } from './jobs.ts'
+import { BACKGROUND_COLOR_RE, GARMENT_MODES, GARMENT_PHOTO_TYPES, JOB_STATUSES } from './jobs.ts'
+import { OUTPUT_FORMATS, transparencyIssue } from './output-formats.ts'
 import { isInputUrl } from './uploads.ts'
 
 /** A value as JSON, cut to 80 characters, for error sentences. */
@@ -106,12 +107,9 @@ export const RemoveBackgroundBody = z
     webhook_url: webhookUrl,
   })
   .superRefine((b, ctx) => {
-    if (b.background_color === 'transparent' && !ALPHA_FORMATS.includes(b.output_format)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['output_format'],
-        message: `background_color "transparent" requires output_format ${ALPHA_FORMATS.join(', ')} (formats that carry alpha); got ${b.output_format}.`,
-      })
+    const issue = transparencyIssue(b.background_color === 'transparent', b.output_format)
+    if (issue !== null) {
+      ctx.addIssue({ code: 'custom', path: ['output_format'], message: issue })
     }
   })
 export type RemoveBackgroundBody = z.infer<typeof RemoveBackgroundBody>

@@ -1,5 +1,6 @@
 export * from './errors.ts'
 export * from './jobs.ts'
+export * from './output-formats.ts'
 export * from './events.ts'
 export * from './job-id.ts'
 export * from './uploads.ts'

@@ -1,12 +1,6 @@
 import { z } from 'zod'
 import type { ErrorCode } from './errors.ts'
-
-export const OUTPUT_FORMATS = [
-  'mp4_h264', 'mp4_h265', 'webm_vp9', 'mov_h265', 'mov_proresks', 'mkv_h264', 'mkv_h265', 'mkv_vp9', 'gif',
-] as const
-export type OutputFormat = (typeof OUTPUT_FORMATS)[number]
-/** Formats whose container and codec can carry an alpha channel (spec 2.3). */
-export const ALPHA_FORMATS: readonly OutputFormat[] = ['webm_vp9', 'mov_proresks', 'gif']
+import { OUTPUT_FORMATS } from './output-formats.ts'
 
 export const BACKGROUND_COLOR_RE = /^(transparent|#[0-9A-Fa-f]{3}|#[0-9A-Fa-f]{6})$/
 

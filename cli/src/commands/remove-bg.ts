@@ -1,20 +1,18 @@
 /** `tailor remove-bg VIDEO -o out.webm`: one video background removal with a progress bar. */
 import { extname } from 'node:path'
 import { TailorError, type OutputFormat } from '@tailor/client'
-import { removeBackgroundBodyError, RemoveBackgroundBody } from '@tailor/proto'
+import { ALPHA_FORMATS, OUTPUT_FORMAT_SPECS, OUTPUT_FORMATS, removeBackgroundBodyError, RemoveBackgroundBody } from '@tailor/proto'
 import { createProgressBar } from '../progress-bar.ts'
 import {
   createClient, EXIT, interruptSignal, optionLines, reportError, resolveInput, saveResult, parseServiceArgs, SERVICE_HELP_ROWS, UsageError, userPath, type CliIO,
 } from '../service.ts'
 
-const FORMATS: readonly OutputFormat[] = ['mp4_h264', 'mp4_h265', 'webm_vp9', 'mov_h265', 'mov_proresks', 'mkv_h264', 'mkv_h265', 'mkv_vp9', 'gif']
-
-/** The container each format writes, as the output file's extension. */
-export const FORMAT_EXTENSIONS: Record<OutputFormat, readonly string[]> = {
-  mp4_h264: ['.mp4', '.m4v'], mp4_h265: ['.mp4', '.m4v'], webm_vp9: ['.webm'], mov_h265: ['.mov'], mov_proresks: ['.mov'],
-  mkv_h264: ['.mkv'], mkv_h265: ['.mkv'], mkv_vp9: ['.mkv'], gif: ['.gif'],
+/** The output file extensions a format's container takes (its table extension; .m4v also for MP4). */
+export const formatExtensions = (format: OutputFormat): readonly string[] => {
+  const ext = OUTPUT_FORMAT_SPECS[format].extension
+  return ext === 'mp4' ? ['.mp4', '.m4v'] : [`.${ext}`]
 }
-const CONTAINER_EXTENSIONS = new Set(Object.values(FORMAT_EXTENSIONS).flat())
+const CONTAINER_EXTENSIONS = new Set(OUTPUT_FORMATS.flatMap(formatExtensions))
 
 export const REMOVE_BG_HELP = `Usage: tailor remove-bg VIDEO -o OUT [options]
 
@@ -25,8 +23,8 @@ uploaded.
 Options:
 ${optionLines([
   ['-o, --output FILE', 'where to write the result (required); its extension must match the\nformat (.mp4, .webm, .mov, .mkv, .gif; any other extension is taken as is)'],
-  ['--format F', `${FORMATS.slice(0, 5).join(', ')},\n${FORMATS.slice(5).join(', ')}\n(default: from OUT's extension: .webm webm_vp9, .mov mov_proresks with a\ntransparent background else mov_h265, .mkv mkv_h264, .gif gif, else mp4_h264)`],
-  ['--background B', 'transparent, #RGB or #RRGGBB (default #000000); transparent needs\nwebm_vp9, mov_proresks or gif'],
+  ['--format F', `${OUTPUT_FORMATS.slice(0, 5).join(', ')},\n${OUTPUT_FORMATS.slice(5).join(', ')}\n(default: from OUT's extension: .webm webm_vp9, .mov mov_proresks with a\ntransparent background else mov_h265, .mkv mkv_h264, .gif gif, else mp4_h264)`],
+  ['--background B', `transparent, #RGB or #RRGGBB (default #000000); transparent needs\n${ALPHA_FORMATS.join(', ')}`],
   ['--poll-interval MS', 'how often to ask for progress (default 1000)'],
   ...SERVICE_HELP_ROWS,
   ['-h, --help', 'this help'],
@@ -55,8 +53,8 @@ export function formatFor(outPath: string, background: string | undefined): Outp
 /** --format webm_vp9 -o x.mp4 would write WebM into a .mp4: refused (the user picks the name or the format). */
 export function checkOutputExtension(outPath: string, format: OutputFormat): void {
   const ext = extname(outPath).toLowerCase()
-  if (!CONTAINER_EXTENSIONS.has(ext) || FORMAT_EXTENSIONS[format].includes(ext)) return
-  const right = FORMAT_EXTENSIONS[format][0]!
+  if (!CONTAINER_EXTENSIONS.has(ext) || formatExtensions(format).includes(ext)) return
+  const right = formatExtensions(format)[0]!
   throw new UsageError(`--format ${format} writes ${right} files, but OUT is ${outPath}: name it ${outPath.slice(0, -ext.length)}${right}, or leave --format out to take the format from OUT's extension`)
 }
 
@@ -92,7 +90,7 @@ export async function removeBgCommand(argv: string[], io: CliIO): Promise<number
     if (positionals.length !== 1) throw new UsageError(`expected one VIDEO, got ${positionals.length} argument(s)`)
     if (values.output === undefined) throw new UsageError('-o OUT is required')
     const format = (values.format ?? formatFor(values.output, values.background)) as OutputFormat
-    if (!FORMATS.includes(format)) throw new UsageError(`--format must be one of ${FORMATS.join(', ')}; got ${values.format}`)
+    if (!OUTPUT_FORMATS.includes(format)) throw new UsageError(`--format must be one of ${OUTPUT_FORMATS.join(', ')}; got ${values.format}`)
     checkOutputExtension(values.output, format)
     checkOptions(format, values.background, values.format === undefined)
     const pollIntervalMs = values['poll-interval'] === undefined ? 1000 : Number(values['poll-interval'])

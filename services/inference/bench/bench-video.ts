@@ -22,11 +22,11 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { OUTPUT_FORMATS, type OutputFormat } from '@tailor/proto'
+import { OUTPUT_FORMAT_SPECS, OUTPUT_FORMATS, type OutputFormat } from '@tailor/proto'
 import { openMattingEngine } from '../src/engine/matting-engine.ts'
 import { chooseDownsampleRatio } from '../src/engine/rvm/pre.ts'
 import { removeBackground } from '../src/jobs/remove-background.ts'
-import { FORMAT_SPECS, openDecoder, openEncoder, outputSize, probeVideo, type VideoInfo } from '../src/media/video.ts'
+import { openDecoder, openEncoder, outputSize, probeVideo, type VideoInfo } from '../src/media/video.ts'
 
 const REPO = new URL('../../../', import.meta.url).pathname
 const { values } = parseArgs({
@@ -38,7 +38,7 @@ const { values } = parseArgs({
   },
 })
 const formats = values.formats.split(',') as OutputFormat[]
-const background = (f: OutputFormat): string => (FORMAT_SPECS[f].canAlpha ? 'transparent' : '#00ff00')
+const background = (f: OutputFormat): string => (OUTPUT_FORMAT_SPECS[f].alpha ? 'transparent' : '#00ff00')
 const fmt = (n: number, d = 1): string => n.toFixed(d)
 const CLOCK_TICKS_PER_S = 100
 
@@ -101,11 +101,11 @@ function ellipseAlpha(w: number, h: number): Uint8Array {
 }
 
 async function ffmpegAlone(info: VideoInfo, format: OutputFormat, dir: string): Promise<Measured> {
-  const alpha = FORMAT_SPECS[format].canAlpha
+  const alpha = OUTPUT_FORMAT_SPECS[format].alpha
   const size = outputSize(info, format)
   const signal = new AbortController().signal
   const decoder = openDecoder(info, size, signal)
-  const outputPath = join(dir, `ffmpeg-only.${FORMAT_SPECS[format].extension}`)
+  const outputPath = join(dir, `ffmpeg-only.${OUTPUT_FORMAT_SPECS[format].extension}`)
   const encoder = openEncoder({ info, size, format, alpha, outputPath, cwd: dir, signal })
   const matte = alpha ? ellipseAlpha(size.width, size.height) : null
   const rgba = alpha ? Buffer.allocUnsafe(size.width * size.height * 4) : null

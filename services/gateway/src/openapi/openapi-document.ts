@@ -15,6 +15,8 @@ import {
   HTTP_STATUS,
   JobAccepted,
   JobStatusDocument,
+  OUTPUT_FORMAT_SPECS,
+  OUTPUT_FORMATS,
   RemoveBackgroundBody,
   TryOnBody,
   TryOnCompleted,
@@ -558,7 +560,7 @@ const FIELD_DOCS: Record<string, Record<string, string>> = {
     video_url: `The video: ${INPUT_URL}. MP4, MOV, WebM, MKV or GIF; H.264, H.265, VP8, VP9, AV1 or ProRes.`,
     background_color: '`transparent`, `#RGB` or `#RRGGBB`.',
     webhook_url: WEBHOOK_URL,
-    output_format: `Container and codec of the result. \`transparent\` needs a format with alpha: ${ALPHA_FORMATS.map((f) => `\`${f}\``).join(', ')}.`,
+    output_format: `Container and codec of the result (its MIME type): ${OUTPUT_FORMATS.map((f) => `\`${f}\` ${OUTPUT_FORMAT_SPECS[f].contentType}`).join(', ')}. \`transparent\` needs a format with alpha: ${ALPHA_FORMATS.map((f) => `\`${f}\``).join(', ')}.`,
   },
   Error: {
     error: 'A sentence saying what was wrong and what is allowed.',

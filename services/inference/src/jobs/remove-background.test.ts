@@ -6,9 +6,9 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { AppError, type ErrorCode, type OutputFormat } from '@tailor/proto'
+import { AppError, OUTPUT_FORMAT_SPECS, type ErrorCode, type OutputFormat } from '@tailor/proto'
 import { openMattingEngine } from '../engine/matting-engine.ts'
-import { FORMAT_SPECS, outputSize, probeVideo } from '../media/video.ts'
+import { CONTAINER_AUDIO, outputSize, probeVideo } from '../media/video.ts'
 import { parseBackground } from '../engine/rvm/post.ts'
 import { removeBackground, type MattingEngine, type RemoveBackgroundResult } from './remove-background.ts'
 import {
@@ -103,7 +103,8 @@ async function checkResult(
   format: OutputFormat,
   backgroundColor: string,
 ): Promise<void> {
-  const spec = FORMAT_SPECS[format]
+  const spec = OUTPUT_FORMAT_SPECS[format]
+  const audio = CONTAINER_AUDIO[spec.container]
   const alpha = backgroundColor === 'transparent'
   const info = await probeVideo(input)
   const size = outputSize(info, format)
@@ -149,15 +150,15 @@ async function checkResult(
   if (format === 'mp4_h265' || format === 'mov_h265') {
     expect(ov.codec_tag_string).toBe('hvc1')
   }
-  if (spec.muxer === 'mp4' || spec.muxer === 'mov') {
+  if (spec.container === 'mp4' || spec.container === 'mov') {
     const atoms = await topLevelAtoms(r.outputPath)
     expect(atoms.indexOf('moov')).toBeLessThan(atoms.indexOf('mdat')) // faststart
   }
   const srcHasAudio = src.streams.some((s) => s.codec_type === 'audio')
-  if (spec.audio === 'none' || !srcHasAudio) {
+  if (audio === 'none' || !srcHasAudio) {
     expect(oa).toEqual([])
   } else {
-    expect(oa.map((s) => s.codec_name)).toEqual([spec.audio])
+    expect(oa.map((s) => s.codec_name)).toEqual([audio])
   }
 
   // Pixels, against the network's own alpha for that frame in this very run.

@@ -13,10 +13,9 @@
  */
 import { rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import { AppError, type OutputFormat } from '@tailor/proto'
+import { AppError, OUTPUT_FORMAT_SPECS, transparencyIssue, type OutputFormat } from '@tailor/proto'
 import { compositeOnColor, compositeRgba, parseBackground, type Background } from '../engine/rvm/post.ts'
 import {
-  FORMAT_SPECS,
   openDecoder,
   openEncoder,
   outputSize,
@@ -106,7 +105,7 @@ export async function removeBackground(
   }
   const background = backgroundFor(req)
   const alpha = background.kind === 'transparent'
-  const spec = FORMAT_SPECS[req.outputFormat]
+  const spec = OUTPUT_FORMAT_SPECS[req.outputFormat]
   const outputPath = join(req.workDir, `${RESULT_BASENAME}.${spec.extension}`)
 
   let decoder: Decoder | undefined
@@ -181,11 +180,9 @@ function backgroundFor(req: RemoveBackgroundRequest): Background {
       { cause: err },
     )
   }
-  if (bg.kind === 'transparent' && !FORMAT_SPECS[req.outputFormat].canAlpha) {
-    throw new AppError(
-      'invalid_parameter',
-      `background_color 'transparent' needs output_format webm_vp9, mov_proresks or gif; got ${req.outputFormat}`,
-    )
+  const transparency = transparencyIssue(bg.kind === 'transparent', req.outputFormat)
+  if (transparency !== null) {
+    throw new AppError('invalid_parameter', transparency)
   }
   return bg
 }

@@ -1,6 +1,6 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { AppError, RESULT_EXTENSIONS, type JobEnvelope, type JobOutcome, type OutputFormat } from '@tailor/proto'
+import { AppError, OUTPUT_FORMAT_SPECS, type JobEnvelope, type JobOutcome, type OutputFormat } from '@tailor/proto'
 import type { ResultStore } from '../results/result-store.ts'
 import { fetchField } from './input-field.ts'
 import { runTryOnJob, tryOnResultKey, type TryOnJobDeps } from './try-on.ts'
@@ -35,7 +35,7 @@ export function abortedOutcome(signal: AbortSignal): JobOutcome {
   return { status: 'failed', code: 'job_cancelled', message: 'The job was cancelled.' }
 }
 
-export const resultKeyFor = (jobId: string, format: OutputFormat): string => `remove-background/${jobId}.${RESULT_EXTENSIONS[format]}`
+export const resultKeyFor = (jobId: string, format: OutputFormat): string => `remove-background/${jobId}.${OUTPUT_FORMAT_SPECS[format].extension}`
 
 /**
  * Use case: fetch → pipeline → store. Returns the outcome it expects (including a failure with a

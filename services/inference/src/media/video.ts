@@ -16,7 +16,7 @@ import { stat } from 'node:fs/promises'
 import { setPriority } from 'node:os'
 import type { Readable, Writable } from 'node:stream'
 import { z } from 'zod'
-import { AppError, redactPaths, type OutputFormat } from '@tailor/proto'
+import { AppError, OUTPUT_FORMAT_SPECS, redactPaths, transparencyIssue, type Container, type EncoderKey, type OutputFormat } from '@tailor/proto'
 
 export const FFMPEG_BIN = 'ffmpeg'
 export const FFPROBE_BIN = 'ffprobe'
@@ -298,39 +298,17 @@ export async function probeVideo(
 // Output formats
 // ---------------------------------------------------------------------------------------------
 
-export interface FormatSpec {
-  extension: string
-  contentType: string
-  /** The ffmpeg muxer. */
-  muxer: string
-  canAlpha: boolean
-  /** Chroma subsampled formats need even sides. */
-  evenSides: boolean
-  audio: 'aac' | 'opus' | 'none'
-}
-
-/**
- * Output formats. Encoder settings (per-format args) are in `videoEncoderArgs`; the table in docs/media.md
- * is generated from the same choices.
- */
-export const FORMAT_SPECS = {
-  mp4_h264: { extension: 'mp4', contentType: 'video/mp4', muxer: 'mp4', canAlpha: false, evenSides: true, audio: 'aac' },
-  mp4_h265: { extension: 'mp4', contentType: 'video/mp4', muxer: 'mp4', canAlpha: false, evenSides: true, audio: 'aac' },
-  webm_vp9: { extension: 'webm', contentType: 'video/webm', muxer: 'webm', canAlpha: true, evenSides: true, audio: 'opus' },
-  mov_h265: { extension: 'mov', contentType: 'video/quicktime', muxer: 'mov', canAlpha: false, evenSides: true, audio: 'aac' },
-  mov_proresks: { extension: 'mov', contentType: 'video/quicktime', muxer: 'mov', canAlpha: true, evenSides: false, audio: 'aac' },
-  mkv_h264: { extension: 'mkv', contentType: 'video/x-matroska', muxer: 'matroska', canAlpha: false, evenSides: true, audio: 'opus' },
-  mkv_h265: { extension: 'mkv', contentType: 'video/x-matroska', muxer: 'matroska', canAlpha: false, evenSides: true, audio: 'opus' },
-  mkv_vp9: { extension: 'mkv', contentType: 'video/x-matroska', muxer: 'matroska', canAlpha: false, evenSides: true, audio: 'opus' },
-  gif: { extension: 'gif', contentType: 'image/gif', muxer: 'gif', canAlpha: true, evenSides: false, audio: 'none' },
-} as const satisfies Record<OutputFormat, FormatSpec>
+/** The audio each container carries (the source's, copied when it already is that codec). */
+export const CONTAINER_AUDIO = {
+  mp4: 'aac', mov: 'aac', webm: 'opus', matroska: 'opus', gif: 'none',
+} as const satisfies Record<Container, 'aac' | 'opus' | 'none'>
 
 /**
  * The frame size written for `format`: formats with 4:2:0 chroma need even sides, so an odd side
  * loses its last column/row (at most 1 px, cropped at decode time so the network never sees it).
  */
 export function outputSize(info: Pick<VideoInfo, 'width' | 'height'>, format: OutputFormat) {
-  const even = FORMAT_SPECS[format].evenSides
+  const even = ENCODER_SETTINGS[OUTPUT_FORMAT_SPECS[format].encoder].evenSides
   return {
     width: even ? info.width & ~1 : info.width,
     height: even ? info.height & ~1 : info.height,
@@ -341,36 +319,49 @@ const BT709 = ['-colorspace', 'bt709', '-color_primaries', 'bt709', '-color_trc'
 const toYuv = (pixFmt: string): string =>
   `scale=out_color_matrix=bt709:out_range=tv:flags=bicubic,format=${pixFmt}`
 
+interface EncoderSettings {
+  /** Chroma subsampled (4:2:0) encoders need even sides. */
+  evenSides: boolean
+  /** The ffmpeg video arguments; `alpha` selects the encoder's alpha pixel format. */
+  args(alpha: boolean, size: { width: number; height: number }, container: Container): string[]
+}
+
 /**
- * Video encoder arguments per format, chosen for this 2-core CPU reference machine where the
- * encoder shares the cores with the network (see the table in docs/media.md for measured speeds).
+ * Video encoder settings per encoder key (the output-format table's `encoder` column, in
+ * @tailor/proto), chosen for this 2-core CPU reference machine where the encoder shares the cores
+ * with the network (see the table in docs/media.md for measured speeds).
  */
-export function videoEncoderArgs(
-  format: OutputFormat,
-  alpha: boolean,
-  size: { width: number; height: number },
-): string[] {
-  switch (format) {
-    case 'mp4_h264':
-    case 'mkv_h264':
-      return ['-vf', toYuv('yuv420p'), '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20']
-        .concat(['-profile:v', 'high'], BT709, ['-color_range', 'tv'])
-    case 'mp4_h265':
-    case 'mov_h265':
-    case 'mkv_h265':
-      return ['-vf', toYuv('yuv420p'), '-c:v', 'libx265', '-preset', 'veryfast', '-crf', '24']
+export const ENCODER_SETTINGS = {
+  h264: {
+    evenSides: true,
+    args: () =>
+      ['-vf', toYuv('yuv420p'), '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20']
+        .concat(['-profile:v', 'high'], BT709, ['-color_range', 'tv']),
+  },
+  h265: {
+    evenSides: true,
+    args: (_alpha, _size, container) =>
+      ['-vf', toYuv('yuv420p'), '-c:v', 'libx265', '-preset', 'veryfast', '-crf', '24']
         .concat(['-x265-params', 'log-level=error'], BT709, ['-color_range', 'tv'])
-        .concat(format === 'mkv_h265' ? [] : ['-tag:v', 'hvc1'])
-    case 'webm_vp9':
-    case 'mkv_vp9':
-      return ['-vf', toYuv(alpha ? 'yuva420p' : 'yuv420p'), '-c:v', 'libvpx-vp9']
+        .concat(container === 'matroska' ? [] : ['-tag:v', 'hvc1']),
+  },
+  vp9: {
+    evenSides: true,
+    args: (alpha) =>
+      ['-vf', toYuv(alpha ? 'yuva420p' : 'yuv420p'), '-c:v', 'libvpx-vp9']
         .concat(['-deadline', 'realtime', '-cpu-used', '8', '-row-mt', '1'])
-        .concat(['-crf', '30', '-b:v', '0', '-lag-in-frames', '0'], BT709, ['-color_range', 'tv'])
-    case 'mov_proresks':
-      return ['-vf', `scale=out_color_matrix=bt709:out_range=tv,format=${alpha ? 'yuva444p10le' : 'yuv444p10le'}`]
+        .concat(['-crf', '30', '-b:v', '0', '-lag-in-frames', '0'], BT709, ['-color_range', 'tv']),
+  },
+  prores_4444: {
+    evenSides: false,
+    args: (alpha) =>
+      ['-vf', `scale=out_color_matrix=bt709:out_range=tv,format=${alpha ? 'yuva444p10le' : 'yuv444p10le'}`]
         .concat(['-c:v', 'prores_ks', '-profile:v', '4444', '-vendor', 'apl0'])
-        .concat(alpha ? ['-alpha_bits', '16'] : [], BT709, ['-color_range', 'tv'])
-    case 'gif': {
+        .concat(alpha ? ['-alpha_bits', '16'] : [], BT709, ['-color_range', 'tv']),
+  },
+  gif: {
+    evenSides: false,
+    args: (alpha, size) => {
       // One palette per frame (stats_mode=single + new=1) keeps memory flat; a whole-clip palette
       // would buffer every frame. The statistics come from a copy scaled down to about 320x240,
       // which is most of the speed, at no visible cost for 256 colours.
@@ -385,8 +376,19 @@ export function videoEncoderArgs(
         '-c:v',
         'gif',
       ]
-    }
-  }
+    },
+  },
+} as const satisfies Record<EncoderKey, EncoderSettings>
+
+/** Video encoder arguments for `format` (its encoder's settings in its container). */
+export function videoEncoderArgs(
+  format: OutputFormat,
+  alpha: boolean,
+  size: { width: number; height: number },
+): string[] {
+  const spec = OUTPUT_FORMAT_SPECS[format]
+  const settings: EncoderSettings = ENCODER_SETTINGS[spec.encoder]
+  return settings.args(alpha, size, spec.container)
 }
 
 /** Integer downscale of the frame whose colours the per-frame GIF palette is built from. */
@@ -395,7 +397,7 @@ export function gifPaletteScale(size: { width: number; height: number }): number
 }
 
 function audioArgs(format: OutputFormat, info: VideoInfo): { input: string[]; output: string[] } {
-  const kind = FORMAT_SPECS[format].audio
+  const kind = CONTAINER_AUDIO[OUTPUT_FORMAT_SPECS[format].container]
   if (info.audio === null || kind === 'none') {
     return { input: [], output: ['-an'] }
   }
@@ -567,9 +569,10 @@ export function openEncoder(o: {
   cwd: string
   signal: AbortSignal
 }): Encoder {
-  const spec = FORMAT_SPECS[o.format]
-  if (o.alpha && !spec.canAlpha) {
-    throw new AppError('invalid_parameter', `${o.format} cannot carry transparency`)
+  const spec = OUTPUT_FORMAT_SPECS[o.format]
+  const transparency = transparencyIssue(o.alpha, o.format)
+  if (transparency !== null) {
+    throw new AppError('invalid_parameter', transparency)
   }
   const pixFmt = o.alpha ? 'rgba' : 'rgb24'
   const audio = audioArgs(o.format, o.info)
@@ -579,8 +582,8 @@ export function openEncoder(o: {
     .concat(['-framerate', `${o.info.fps.num}/${o.info.fps.den}`, '-i', 'pipe:0'], audio.input)
     .concat(video.includes('-map') ? [] : ['-map', '0:v'], video, audio.output)
     .concat(['-map_metadata', '-1', '-map_chapters', '-1', '-sn', '-dn', '-threads', '0'])
-    .concat(spec.muxer === 'mp4' || spec.muxer === 'mov' ? ['-movflags', '+faststart'] : [])
-    .concat(['-f', spec.muxer, o.outputPath])
+    .concat(spec.container === 'mp4' || spec.container === 'mov' ? ['-movflags', '+faststart'] : [])
+    .concat(['-f', spec.container, o.outputPath])
   const proc = spawn(FFMPEG_BIN, args, { cwd: o.cwd, stdio: ['pipe', 'ignore', 'pipe'], signal: o.signal, killSignal: 'SIGKILL' })
   const t = track(proc)
   const stdin = proc.stdin
