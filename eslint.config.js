@@ -7,7 +7,7 @@ const owned = [
   { name: 'sharp', owners: ['services/inference/src/media/image.ts'], why: 'only media/image.ts touches sharp' },
   { name: 'node:child_process', owners: ['services/inference/src/media/video.ts', 'services/inference/src/media/video.test-support.ts'], why: 'only media/video.ts runs ffmpeg' },
   { name: 'child_process', owners: [], why: 'use node:child_process, only in media/video.ts' },
-  { name: 'prom-client', owners: ['services/gateway/src/metrics.ts', 'services/inference/src/metrics.ts'], why: 'metrics are defined in each service\'s metrics.ts; others report through its functions' },
+  { name: 'prom-client', owners: ['services/gateway/src/metrics.ts', 'services/inference/src/metrics.ts', 'proto/src/metrics/registry.ts'], why: 'metrics are defined in each service\'s metrics.ts; others report through its functions' },
   {
     group: '@nats-io/*',
     owners: [
@@ -17,7 +17,7 @@ const owned = [
       'services/gateway/src/idempotency/idempotency-store-kv.ts', 'services/gateway/src/access/key-store-kv.ts', 'services/gateway/src/access/rate-budget-kv.ts',
       'services/gateway/src/access/job-slots-kv.ts', 'services/gateway/src/access/open-key-store.ts', 'services/inference/src/uploads/upload-source-object-store.ts',
       'services/inference/src/consumer/job-source-jetstream.ts', 'services/inference/src/results/result-store-object-store.ts',
-      'services/inference/src/start.ts',
+      'services/inference/src/start.ts', 'proto/src/jetstream/jobs-stream.ts',
     ],
     why: 'NATS is reached only through the JetStream adapters and the composition roots',
   },

@@ -25,18 +25,6 @@ export const laneFilterFor = (kind: JobKind): string => `jobs.${kind}.*`
  * in the stream and go to the lanes; a job it had in flight is redelivered by a lane).
  */
 export const LEGACY_DURABLE = 'inference'
-/**
- * The JOBS stream as both services create it (whichever starts first): a work queue over
- * `jobs.>` with a 2-minute de-duplication window for msgID = job id. One definition, so the
- * gateway's and inference's copies cannot drift.
- */
-export const JOBS_STREAM_CONFIG = {
-  name: STREAM,
-  subjects: ['jobs.>'],
-  retention: 'workqueue',
-  duplicate_window: 120_000_000_000,
-} as const
-
 export const GARMENT_CATEGORIES = ['upper', 'lower', 'full'] as const
 export type GarmentCategory = (typeof GARMENT_CATEGORIES)[number]
 /** `auto` detects the category from the garment photo; a category overrides detection. */

@@ -14,7 +14,8 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { NET_CASES, STUB_DNS } from './input-matrix.cases.ts'
 import { refusedDestination } from './address-policy.ts'
-import { safeFetchToFile, type Resolver, type SafeFetchOptions } from './safe-fetch.ts'
+import type { Resolver } from './guarded-lookup.ts'
+import { safeFetchToFile, type SafeFetchOptions } from './safe-fetch.ts'
 import { matrixTitle, watchConnections, type ConnectionLog } from './testing.ts'
 
 /** Generous: these bound hangs, they are not speed targets. */

@@ -40,3 +40,30 @@ export function natsClientOptions(env: NatsClientEnv): NatsClientOptions {
     ...(Object.keys(tls).length > 0 ? { tls } : {}),
   }
 }
+
+/** The NATS connection status events the services follow (a structural view of `nc.status()`). */
+export interface NatsStatusEvent {
+  type: string
+  server?: string
+}
+
+/**
+ * Follows a NATS connection's status events: `setConnected(false)` on a disconnect and `true` on
+ * a reconnect, each logged (warn / info). Ends when the connection closes. One loop for both
+ * services' readiness.
+ */
+export function followNatsStatus(
+  statuses: AsyncIterable<NatsStatusEvent>,
+  logger: { info(o: object, msg: string): void; warn(o: object, msg: string): void },
+  setConnected: (connected: boolean) => void,
+): void {
+  void (async () => {
+    for await (const st of statuses) {
+      if (st.type === 'disconnect' || st.type === 'reconnect') {
+        const connected = st.type === 'reconnect'
+        setConnected(connected)
+        logger[connected ? 'info' : 'warn']({ server: st.server }, connected ? 'NATS reconnected' : 'NATS disconnected')
+      }
+    }
+  })()
+}

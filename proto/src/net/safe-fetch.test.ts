@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { checkUrl, safeFetchToFile, type Resolver, type SafeFetchOptions } from './safe-fetch.ts'
+import type { Resolver } from './guarded-lookup.ts'
+import { checkUrl, safeFetchToFile, type SafeFetchOptions } from './safe-fetch.ts'
 
 // This machine may only send traffic to loopback: non-loopback answers come from a resolver stub
 // and must be refused before any connection is attempted.

@@ -2,18 +2,11 @@ import { createWriteStream } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import http from 'node:http'
 import https from 'node:https'
-import { lookup as dnsLookup } from 'node:dns/promises'
-import type { LookupFunction, Socket } from 'node:net'
 import { isIP } from 'node:net'
 import { AppError } from '../errors.ts'
 import { classifyAddress, isAllowedAddress, refusedDestination } from './address-policy.ts'
+import { guardConnectedAddress, guardedLookup, systemResolver, type LookupGuard, type Resolver } from './guarded-lookup.ts'
 
-export interface ResolvedAddress {
-  address: string
-  family: number
-}
-/** Resolves a host name to every address (the default is the system resolver, dns.lookup all). */
-export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>
 
 export interface SafeFetchOptions {
   maxBytes: number
@@ -30,12 +23,16 @@ export interface FetchedFile {
   contentType: string | undefined
 }
 
-const systemResolver: Resolver = async (host) => dnsLookup(host, { all: true, verbatim: true })
-
 const fail = (message: string, cause?: unknown): AppError => new AppError('input_fetch_failed', message, { cause })
 /** A refused destination: one sentence (address-policy.ts); what was refused goes to the cause. */
 const refused = (detail: string, cause?: unknown): AppError =>
   fail(refusedDestination(), Object.assign(new Error(detail), cause === undefined ? {} : { cause }))
+/** Refusals of input URLs; a name that does not resolve reads like a refused one: no probing for internal names. */
+const guardFor = (allowLoopback: boolean): LookupGuard => ({
+  allowLoopback,
+  refuse: refused,
+  unresolved: (hostname, cause) => refused(`${hostname} did not resolve`, cause),
+})
 const tooLarge = (max: number): AppError =>
   new AppError('file_size_too_large', `The file is larger than the ${Math.round(max / (1024 * 1024))} MB limit.`)
 
@@ -57,32 +54,6 @@ export function checkUrl(raw: string, allowLoopback: boolean): URL {
     throw refused(`${host} is a ${classifyAddress(host)} address`)
   }
   return u
-}
-
-/**
- * The lookup that every connection uses: resolves, refuses if ANY address is not allowed (no
- * mixed public/private answers to rebind through), and hands the socket the checked address.
- */
-function guardedLookup(resolver: Resolver, allowLoopback: boolean): LookupFunction {
-  return (hostname, options, callback) => {
-    resolver(hostname).then(
-      (all) => {
-        const bad = all.find((a) => !isAllowedAddress(a.address, { allowLoopback }))
-        if (all.length === 0) {
-          callback(refused(`${hostname} did not resolve`), '', 0)
-        } else if (bad !== undefined) {
-          callback(refused(`${hostname} resolves to ${bad.address}, a ${classifyAddress(bad.address)} address`), '', 0)
-        } else if (options.all === true) {
-          ;(callback as unknown as (e: null, a: ResolvedAddress[]) => void)(null, all)
-        } else {
-          const first = all[0]!
-          callback(null, first.address, first.family)
-        }
-      },
-      // A name that does not resolve reads like a refused one: no probing for internal names.
-      (err: unknown) => callback(refused(`${hostname} did not resolve`, err), '', 0),
-    )
-  }
 }
 
 /**
@@ -138,24 +109,13 @@ function request(url: URL, resolver: Resolver, o: SafeFetchOptions, signal: Abor
     const mod = url.protocol === 'https:' ? https : http
     const req = mod.request(url, {
       method: 'GET',
-      lookup: guardedLookup(resolver, o.allowLoopback),
+      lookup: guardedLookup(resolver, guardFor(o.allowLoopback)),
       signal,
       agent: false,
       headers: { 'user-agent': 'tailor-inference/0.1', accept: 'video/*, image/gif, */*;q=0.5', 'accept-encoding': 'identity' },
     })
     const connectTimer = setTimeout(() => req.destroy(fail(`Could not connect to the URL's host within ${o.connectTimeoutMs} ms.`)), o.connectTimeoutMs)
-    req.on('socket', (socket: Socket) => {
-      const check = (): void => {
-        clearTimeout(connectTimer)
-        const remote = socket.remoteAddress
-        // The address actually connected to: the final word, whatever the resolver said.
-        if (remote === undefined || !isAllowedAddress(remote, { allowLoopback: o.allowLoopback })) {
-          req.destroy(refused(`connected to ${remote ?? 'an unknown address'}${remote === undefined ? '' : `, a ${classifyAddress(remote)} address`}`))
-        }
-      }
-      if (socket.connecting) socket.once('connect', check)
-      else check()
-    })
+    guardConnectedAddress(req, guardFor(o.allowLoopback), () => clearTimeout(connectTimer))
     req.on('response', (res) => {
       clearTimeout(connectTimer)
       resolve(res)

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Resolver } from './safe-fetch.ts'
+import type { Resolver } from './guarded-lookup.ts'
 import { checkDestination, DestinationRefusedError, safePost, type SafePostOptions } from './safe-post.ts'
 
 // Only loopback is reachable here: other answers come from a resolver stub and must be refused

@@ -1,11 +1,9 @@
 import http from 'node:http'
 import https from 'node:https'
-import { lookup as dnsLookup } from 'node:dns/promises'
-import type { LookupFunction, Socket } from 'node:net'
 import { isIP } from 'node:net'
 import { AppError } from '../errors.ts'
 import { classifyAddress, isAllowedAddress, refusedDestination } from './address-policy.ts'
-import type { Resolver, ResolvedAddress } from './safe-fetch.ts'
+import { guardConnectedAddress, guardedLookup, systemResolver, type LookupGuard, type Resolver } from './guarded-lookup.ts'
 
 /**
  * One outbound POST (webhooks) under the destination rules of input URLs (ARCHITECTURE.md §5):
@@ -27,8 +25,6 @@ export interface SafePostOptions {
 export interface PostAnswer {
   status: number
 }
-
-const systemResolver: Resolver = async (host) => dnsLookup(host, { all: true, verbatim: true })
 
 /** A destination the rules refuse: never retried. */
 export class DestinationRefusedError extends AppError {
@@ -60,27 +56,6 @@ export function checkDestination(raw: string, allowLoopback: boolean, label = 'u
   return u
 }
 
-function guardedLookup(resolver: Resolver, allowLoopback: boolean, label: string): LookupFunction {
-  return (hostname, options, callback) => {
-    resolver(hostname).then(
-      (all) => {
-        const bad = all.find((a) => !isAllowedAddress(a.address, { allowLoopback }))
-        if (all.length === 0) {
-          callback(Object.assign(new Error(`${hostname} did not resolve`), { code: 'ENOTFOUND' }), '', 0)
-        } else if (bad !== undefined) {
-          callback(refused(label, `${hostname} resolves to ${bad.address}, a ${classifyAddress(bad.address)} address`), '', 0)
-        } else if (options.all === true) {
-          ;(callback as unknown as (e: null, a: ResolvedAddress[]) => void)(null, all)
-        } else {
-          const first = all[0]!
-          callback(null, first.address, first.family)
-        }
-      },
-      (err: unknown) => callback(err as NodeJS.ErrnoException, '', 0),
-    )
-  }
-}
-
 /**
  * POSTs `body`. Resolves with the HTTP status of any answer; throws DestinationRefusedError when
  * the rules refuse the destination (before any connection to it), and a retryable
@@ -92,28 +67,19 @@ export async function safePost(rawUrl: string, body: string, o: SafePostOptions,
   const total = AbortSignal.timeout(o.timeoutMs)
   const combined = signal ? AbortSignal.any([signal, total]) : total
   const resolver = o.resolver ?? systemResolver
+  const guard: LookupGuard = { allowLoopback: o.allowLoopback, refuse: (detail) => refused(label, detail) }
   try {
     return await new Promise<PostAnswer>((resolve, reject) => {
       const mod = url.protocol === 'https:' ? https : http
       const payload = Buffer.from(body, 'utf8')
       const req = mod.request(url, {
         method: 'POST',
-        lookup: guardedLookup(resolver, o.allowLoopback, label),
+        lookup: guardedLookup(resolver, guard),
         signal: combined,
         agent: false,
         headers: { 'user-agent': 'tailor-webhooks/0.1', 'content-length': String(payload.length), ...o.headers },
       })
-      req.on('socket', (socket: Socket) => {
-        const check = (): void => {
-          const remote = socket.remoteAddress
-          // The address actually connected to: the final word, whatever the resolver said.
-          if (remote === undefined || !isAllowedAddress(remote, { allowLoopback: o.allowLoopback })) {
-            req.destroy(refused(label, `connected to ${remote ?? 'an unknown address'}${remote === undefined ? '' : `, a ${classifyAddress(remote)} address`}`))
-          }
-        }
-        if (socket.connecting) socket.once('connect', check)
-        else check()
-      })
+      guardConnectedAddress(req, guard)
       req.on('response', (res) => {
         // The answer is its status; the body is drained up to the cap and discarded.
         let read = 0

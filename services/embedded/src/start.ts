@@ -7,7 +7,7 @@ import { openFileIdempotencyStore } from '@tailor/gateway/src/idempotency/idempo
 import { openFileJobStore } from '@tailor/gateway/src/jobs/job-store-files.ts'
 import { openFileKeyStore } from '@tailor/gateway/src/access/key-store-files.ts'
 import { sha256Hex } from '@tailor/gateway/src/access/api-key.ts'
-import { createMetricsRegistry } from '@tailor/gateway/src/metrics.ts'
+import { createMetricsRegistry } from '@tailor/proto/metrics'
 import { createFileResultReader } from '@tailor/gateway/src/results/result-reader-files.ts'
 import { startFileResultSweeper } from '@tailor/gateway/src/results/result-sweeper-files.ts'
 import { openFileUploadStore } from '@tailor/gateway/src/uploads/upload-store-files.ts'

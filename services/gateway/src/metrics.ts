@@ -1,4 +1,5 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
+import { JOB_SECONDS_BUCKETS } from '@tailor/proto/metrics'
 import type { ErrorCode, JobKind } from '@tailor/proto'
 
 /**
@@ -13,19 +14,7 @@ export interface GatewayMetrics {
   jobFinished(o: { kind: JobKind; status: 'completed' | 'failed'; errorCode: ErrorCode | null; seconds: number }): void
 }
 
-/** Job durations span a 1 s try-on to a 60 s clip on a CPU (minutes). */
-const JOB_SECONDS_BUCKETS = [0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1200]
 const HTTP_SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
-
-/** A registry with the process metrics (CPU, memory, event-loop lag, GC): one per process. */
-/** The registry type, so composition roots need not import prom-client themselves. */
-export type MetricsRegistry = Registry
-
-export function createMetricsRegistry(): Registry {
-  const registry = new Registry()
-  collectDefaultMetrics({ register: registry })
-  return registry
-}
 
 export function createGatewayMetrics(o: {
   registry: Registry

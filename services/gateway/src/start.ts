@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { safePost } from '@tailor/proto/net'
+import { followNatsStatus, safePost } from '@tailor/proto/net'
 import { serve, type ServerType } from '@hono/node-server'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { withoutCredentials, type JobEvent, type JobEventAck } from '@tailor/proto'
@@ -33,7 +33,8 @@ import type { CancelNotifier, JobPublisher } from './jobs/publisher.ts'
 import { openJetStreamQueueDepth } from './jobs/queue-depth-jetstream.ts'
 import { createLogger, type Logger } from './logger.ts'
 import { bannerUrls } from './banner.ts'
-import { createGatewayMetrics, createMetricsRegistry, type MetricsRegistry } from './metrics.ts'
+import { createMetricsRegistry, type MetricsRegistry } from '@tailor/proto/metrics'
+import { createGatewayMetrics } from './metrics.ts'
 import { openObjectStoreResultReader } from './results/result-reader-object-store.ts'
 import type { ResultReader } from './results/result-reader.ts'
 import { openObjectStoreUploadStore } from './uploads/upload-store-object-store.ts'
@@ -134,15 +135,9 @@ export async function start(
     // noAsyncTraces: no Error (with its stack) built up front for every request/publish; errors
     // keep their message and cause. A measurable share of a submission's CPU (`pnpm bench:load`).
     nc = await connect({ ...config.natsClient, servers: config.natsUrl, name: 'tailor-gateway', maxReconnectAttempts: -1, noAsyncTraces: true })
-    const statuses = nc.status()
-    void (async () => {
-      for await (const st of statuses) {
-        if (st.type === 'disconnect' || st.type === 'reconnect') {
-          natsConnected = st.type === 'reconnect'
-          logger[natsConnected ? 'info' : 'warn']({ server: st.server }, natsConnected ? 'NATS reconnected' : 'NATS disconnected')
-        }
-      }
-    })()
+    followNatsStatus(nc.status(), logger, (connected) => {
+      natsConnected = connected
+    })
     queueDepth = await openJetStreamQueueDepth(nc)
     const webhooks = await openJetStreamWebhookQueue(nc, {
       attemptTimeoutMs: config.webhookTimeoutMs, logger, slots: { concurrency: config.webhookConcurrency, perKey: config.webhookMaxInFlightPerKey },

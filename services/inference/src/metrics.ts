@@ -1,4 +1,5 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client'
+import { JOB_SECONDS_BUCKETS } from '@tailor/proto/metrics'
 import type { JobMetrics } from './consumer/consume-jobs.ts'
 
 /**
@@ -12,19 +13,9 @@ export interface InferenceMetrics extends JobMetrics {
   modelRun(model: string, seconds: number): void
 }
 
-const JOB_SECONDS_BUCKETS = [0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1200]
 /** One model run: a 256 px pose crop on a GPU (~1 ms) to a 4K matting frame on a CPU (seconds). */
 const RUN_SECONDS_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
 const FPS_BUCKETS = [0.5, 1, 2, 5, 10, 15, 20, 30, 45, 60, 90, 120, 240]
-
-/** The registry type, so composition roots need not import prom-client themselves. */
-export type MetricsRegistry = Registry
-
-export function createMetricsRegistry(): Registry {
-  const registry = new Registry()
-  collectDefaultMetrics({ register: registry })
-  return registry
-}
 
 export function createInferenceMetrics(o: {
   registry: Registry

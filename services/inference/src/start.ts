@@ -13,13 +13,14 @@ import { openTryOnEngine } from './engine/tryon/tryon-engine.ts'
 import { openTryOnEngineInWorker, type OpenTryOnWorkerOptions, type TryOnWorkerEngine } from './engine/tryon/tryon-worker.ts'
 import { openJobEventStream } from './events/event-stream.ts'
 import type { JobEventSink } from './events/job-event-sink.ts'
-import { natsClientOptions, safeFetchToFile } from '@tailor/proto/net'
+import { followNatsStatus, natsClientOptions, safeFetchToFile } from '@tailor/proto/net'
 import { startHealthServer, type HealthServer, type Report } from './health/health-server.ts'
 import { removeBackground, type MattingEngine } from './jobs/remove-background.ts'
 import { runJob } from './jobs/run-job.ts'
 import { createLogger, type Logger } from './logger.ts'
 import { DEFAULT_IMAGE_LIMITS } from './media/image.ts'
-import { createInferenceMetrics, createMetricsRegistry, type MetricsRegistry } from './metrics.ts'
+import { createMetricsRegistry, type MetricsRegistry } from '@tailor/proto/metrics'
+import { createInferenceMetrics } from './metrics.ts'
 import { openObjectStoreResultStore } from './results/result-store-object-store.ts'
 import type { ResultStore } from './results/result-store.ts'
 import { createInputFetcher } from './uploads/input-fetcher.ts'
@@ -129,15 +130,9 @@ export async function start(
         throw new Error('NATS_URL, GATEWAY_GRPC_ADDR and JOB_EVENTS_TOKEN are required to run inference on its own (or use the embedded mode)')
       }
       nc = await connect({ ...natsClientOptions(config), servers: config.NATS_URL, name: 'tailor-inference', maxReconnectAttempts: -1 })
-      const statuses = nc.status()
-      void (async () => {
-        for await (const st of statuses) {
-          if (st.type === 'disconnect' || st.type === 'reconnect') {
-            natsConnected = st.type === 'reconnect'
-            logger[natsConnected ? 'info' : 'warn']({ server: st.server }, natsConnected ? 'NATS reconnected' : 'NATS disconnected')
-          }
-        }
-      })()
+      followNatsStatus(nc.status(), logger, (connected) => {
+        natsConnected = connected
+      })
       ports = {
         source: await openJetStreamJobSource(nc, { kinds, ackWaitMs: config.ACK_WAIT_MS, maxAckPending: config.JOBS_MAX_ACK_PENDING, logger }),
         events: await openJobEventStream({

@@ -34,15 +34,14 @@ import { cancelJob } from '../jobs/cancel-job.ts'
 import { getJobStatus } from '../jobs/job-status.ts'
 import type { JobWatcher } from '../jobs/job-watch.ts'
 import type { CancelNotifier } from '../jobs/publisher.ts'
-import { removeBackgroundSubmission, submitJob, tryOnSubmission, type SubmitJobDeps } from '../jobs/submit-job.ts'
-import { waitForFinal } from '../jobs/wait-for-job.ts'
+import { removeBackgroundSubmission, submitJob, type SubmitJobDeps } from '../jobs/submit-job.ts'
+import { tryOnAndWait } from '../jobs/try-on-and-wait.ts'
 import { watchJob } from '../jobs/watch-job.ts'
 import type { Logger } from '../logger.ts'
-import { resultUrl } from '../signing.ts'
 import { checkUploadRefs } from '../uploads/check-upload-refs.ts'
 import type { UploadStore } from '../uploads/upload-store.ts'
 import { webhookForRequest } from '../webhooks/webhook-request.ts'
-import { PROTO_LOADER_OPTIONS } from './grpc-server.ts'
+import { PROTO_LOADER_OPTIONS, stopGrpcServer } from './grpc-server.ts'
 import { GRPC_STATUS, toServiceError, type ErrorExtras } from './api-grpc-errors.ts'
 
 /** What the use cases need (SubmitJobDeps: the job store, publisher and per-key job slots), and the edge's own ports. */
@@ -207,20 +206,22 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
         ...present('wait_for_result', req.waitForResult),
         ...present('webhook_url', req.webhookUrl),
       })
-      await checkUploadRefs(deps.uploads, { person_image_url: body.person_image_url, garment_image_url: body.garment_image_url }, p.keyId)
-      const job = tryOnSubmission(body)
-      const { job: rec } = await submitIdempotently(call, p, 'try-on', body, (id, webhook) => submitJob(deps, job, { id, webhook, owner: p }))
-      log.info({ job_id: rec.id, wait: body.wait_for_result, garmentMode: job.params.garment_mode }, 'try-on job accepted')
-      if (!body.wait_for_result) return { jobId: rec.id }
-      const done = await waitForFinal(deps.jobs, rec.id, deps.config.tryOnWaitTimeoutMs, signal)
-      if (done?.status === 'completed' && done.result !== null) {
-        const url = resultUrl(deps.baseUrl(), deps.config.resultUrlSecret, done.result.key, Math.floor(Date.now() / 1000), deps.config.resultUrlTtlS)
-        return { jobId: rec.id, resultUrl: url }
+      const a = await tryOnAndWait(deps, body, {
+        callerKeyId: p.keyId,
+        submit: (job) => submitIdempotently(call, p, 'try-on', body, (id, webhook) => submitJob(deps, job, { id, webhook, owner: p })),
+        waitTimeoutMs: deps.config.tryOnWaitTimeoutMs,
+        baseUrl: deps.baseUrl(),
+        signal,
+        log,
+      })
+      switch (a.status) {
+        case 'completed':
+          return { jobId: a.jobId, resultUrl: a.resultUrl }
+        case 'failed':
+          throw new ApiError(a.error, { jobId: a.jobId })
+        case 'accepted':
+          return { jobId: a.jobId }
       }
-      if (done?.status === 'failed' && done.error !== null) {
-        throw new ApiError(new AppError(done.error.code, done.error.message), { jobId: rec.id })
-      }
-      return { jobId: rec.id }
     }),
 
     RemoveVideoBackground: unary('RemoveVideoBackground', true, async (req, p, _signal, call) => {
@@ -297,17 +298,9 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
   log.info({ port }, 'gRPC API listening')
   return {
     port,
-    stop: (timeoutMs) =>
-      new Promise<void>((resolve) => {
-        for (const end of [...watches]) end()
-        const t = setTimeout(() => {
-          server.forceShutdown()
-          resolve()
-        }, timeoutMs)
-        server.tryShutdown(() => {
-          clearTimeout(t)
-          resolve()
-        })
-      }),
+    stop: (timeoutMs) => {
+      for (const end of [...watches]) end()
+      return stopGrpcServer(server, timeoutMs)
+    },
   }
 }

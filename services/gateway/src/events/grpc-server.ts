@@ -136,17 +136,23 @@ export async function startJobEventsServer(opts: {
     cancel(jobId) {
       for (const call of calls) call.write({ cancel: { jobId } })
     },
-    stop: (timeoutMs) =>
-      new Promise<void>((resolve) => {
-        for (const call of calls) call.end()
-        const t = setTimeout(() => {
-          server.forceShutdown()
-          resolve()
-        }, timeoutMs)
-        server.tryShutdown(() => {
-          clearTimeout(t)
-          resolve()
-        })
-      }),
+    stop: (timeoutMs) => {
+      for (const call of calls) call.end()
+      return stopGrpcServer(server, timeoutMs)
+    },
   }
+}
+
+/** Stops a gRPC server: lets open calls finish (`tryShutdown`) up to `timeoutMs`, then forces it. Both gRPC servers of the gateway stop this way. */
+export function stopGrpcServer(server: grpc.Server, timeoutMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const t = setTimeout(() => {
+      server.forceShutdown()
+      resolve()
+    }, timeoutMs)
+    server.tryShutdown(() => {
+      clearTimeout(t)
+      resolve()
+    })
+  })
 }

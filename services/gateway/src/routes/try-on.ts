@@ -19,10 +19,8 @@ import type { AppEnv, GatewayDeps } from '../app.ts'
 import { idempotentRequest } from '../idempotency/idempotency-http.ts'
 import { REPLAYED_HEADER } from '../idempotency/idempotency-key.ts'
 import { submitOnce } from '../idempotency/submit-once.ts'
-import { submitJob, tryOnSubmission } from '../jobs/submit-job.ts'
-import { waitForFinal } from '../jobs/wait-for-job.ts'
-import { resultUrl } from '../signing.ts'
-import { checkUploadRefs } from '../uploads/check-upload-refs.ts'
+import { submitJob } from '../jobs/submit-job.ts'
+import { tryOnAndWait } from '../jobs/try-on-and-wait.ts'
 import { callerKeyId } from '../uploads/caller-key-id.ts'
 import { webhookForRequest } from '../webhooks/webhook-request.ts'
 import { jobRoutes } from './job-routes.ts'
@@ -47,28 +45,30 @@ export function tryOnRoutes(deps: GatewayDeps, o: TryOnRouteOptions) {
       const { body, fingerprint } = isMultipartForm(c.req.header('content-type'))
         ? await readTryOnForm(c, deps)
         : ((b) => ({ body: b, fingerprint: b }))(parseTryOnBody(await c.req.json<Record<string, unknown>>()))
-      await checkUploadRefs(deps.uploads, { person_image_url: body.person_image_url, garment_image_url: body.garment_image_url }, callerKeyId(c))
-      if (body.garment_mode !== undefined) {
-        c.header('Deprecation', GARMENT_MODE_DEPRECATION)
+      const a = await tryOnAndWait(deps, body, {
+        callerKeyId: callerKeyId(c),
+        submit: (job) => {
+          if (body.garment_mode !== undefined) {
+            c.header('Deprecation', GARMENT_MODE_DEPRECATION)
+          }
+          const webhook = webhookForRequest(deps.config, c.get('principal'), body.webhook_url, baseUrl(c))
+          // A replay (same Idempotency-Key and body) answers like the first request, from the job's current state.
+          return submitOnce(deps, idempotentRequest(c, 'try-on', fingerprint), (id) => submitJob(deps, job, { id, webhook, owner: c.get('principal') }))
+        },
+        waitTimeoutMs: o.waitTimeoutMs,
+        baseUrl: baseUrl(c),
+        signal: c.req.raw.signal,
+        log: c.get('log'),
+      })
+      if (a.replayed) c.header(REPLAYED_HEADER, 'true')
+      switch (a.status) {
+        case 'completed':
+          return c.json({ result_url: a.resultUrl, job_id: a.jobId }, 200)
+        case 'failed':
+          return c.json({ error: a.error.message, error_code: a.error.code, job_id: a.jobId, request_id: c.get('requestId') }, HTTP_STATUS[a.error.code] as ContentfulStatusCode)
+        case 'accepted':
+          return c.json({ job_id: a.jobId }, 202)
       }
-      const job = tryOnSubmission(body)
-      const webhook = webhookForRequest(deps.config, c.get('principal'), body.webhook_url, baseUrl(c))
-      // A replay (same Idempotency-Key and body) answers like the first request, from the job's current state.
-      const { job: rec, replayed } = await submitOnce(deps, idempotentRequest(c, 'try-on', fingerprint), (id) => submitJob(deps, job, { id, webhook, owner: c.get('principal') }))
-      if (replayed) c.header(REPLAYED_HEADER, 'true')
-      c.get('log').info({ job_id: rec.id, wait: body.wait_for_result, garmentMode: job.params.garment_mode, replayed }, 'try-on job accepted')
-      if (!body.wait_for_result) return c.json({ job_id: rec.id }, 202)
-
-      const done = await waitForFinal(deps.jobs, rec.id, o.waitTimeoutMs, c.req.raw.signal)
-      if (done?.status === 'completed' && done.result !== null) {
-        const result_url = resultUrl(baseUrl(c), deps.config.resultUrlSecret, done.result.key, Math.floor(Date.now() / 1000), deps.config.resultUrlTtlS)
-        return c.json({ result_url, job_id: rec.id }, 200)
-      }
-      if (done?.status === 'failed' && done.error !== null) {
-        const status = HTTP_STATUS[done.error.code] as ContentfulStatusCode
-        return c.json({ error: done.error.message, error_code: done.error.code, job_id: rec.id, request_id: c.get('requestId') }, status)
-      }
-      return c.json({ job_id: rec.id }, 202)
     })
     .route('/', jobRoutes(deps, 'try-on', 'try-on'))
 }

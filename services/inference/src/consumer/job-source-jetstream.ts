@@ -1,6 +1,7 @@
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, type Consumer, type JetStreamManager, type JsMsg } from '@nats-io/jetstream'
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type Consumer, type JetStreamManager, type JsMsg } from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
-import { durableFor, JOBS_STREAM_CONFIG, laneFilterFor, LEGACY_DURABLE, STREAM, type JobKind } from '@tailor/proto'
+import { durableFor, laneFilterFor, LEGACY_DURABLE, STREAM, type JobKind } from '@tailor/proto'
+import { ensureJobsStream } from '@tailor/proto/jetstream'
 import type { Logger } from '../logger.ts'
 import type { JobDelivery, JobSource } from './job-source.ts'
 
@@ -50,15 +51,7 @@ export interface JobLanesOptions {
  * agree; a changed ConfigMap is applied by the first worker that starts with it).
  */
 export async function ensureJobLanes(jsm: JetStreamManager, o: JobLanesOptions): Promise<void> {
-  try {
-    await jsm.streams.info(STREAM)
-  } catch {
-    try {
-      await jsm.streams.add({ ...JOBS_STREAM_CONFIG, subjects: [...JOBS_STREAM_CONFIG.subjects], retention: RetentionPolicy.Workqueue })
-    } catch (err) {
-      await jsm.streams.info(STREAM).catch(() => Promise.reject(err)) // created meanwhile by the other service
-    }
-  }
+  await ensureJobsStream(jsm)
   const legacy = await jsm.consumers.info(STREAM, LEGACY_DURABLE).catch(() => null)
   if (legacy !== null) {
     await jsm.consumers.delete(STREAM, LEGACY_DURABLE).catch(() => undefined) // another worker may have deleted it first
