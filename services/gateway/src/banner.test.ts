@@ -18,7 +18,7 @@ describe('start-up banner', () => {
   it('is one block: URL, playground, /docs, gRPC port, the key on first start, export TAILOR_URL', () => {
     const b = formatBanner({
       mode: 'embedded', http: { address: '127.0.0.1', port: 8123 }, apiGrpc: { address: '127.0.0.1', port: 50999 },
-      key: { kind: 'created', key: 'tk_abc' }, rows: [['Data', '/srv/tailor-data']], interfaces,
+      key: { kind: 'created', key: 'tk_abc', webhookSecret: 'whsec_c2VjcmV0' }, rows: [['Data', '/srv/tailor-data']], interfaces,
     })
     expect(b).toContain('Tailor is running at http://127.0.0.1:8123  (embedded mode)')
     expect(b).toContain('bound to 127.0.0.1:8123: this machine only; HOST=0.0.0.0 exposes it')
@@ -26,6 +26,7 @@ describe('start-up banner', () => {
     expect(b).toMatch(/API docs +http:\/\/127\.0\.0\.1:8123\/docs /)
     expect(b).toMatch(/gRPC API +127\.0\.0\.1:50999 /)
     expect(b).toContain('  X-API-KEY: tk_abc\n')
+    expect(b).toContain("Its webhooks are signed (Standard Webhooks) with the key's own secret, also shown only this once:\n\n  whsec_c2VjcmV0\n")
     expect(b).toContain('export TAILOR_URL=http://127.0.0.1:8123 TAILOR_API_KEY=tk_abc')
     expect(b).not.toContain('localhost')
     expect(b.trim().split('\n')[0]).toMatch(/^─+$/)

@@ -527,7 +527,9 @@ const INPUT_URL = 'an http(s) URL (public addresses only) or `tailor://uploads/<
 const JOB_ID = 'Job id (a UUIDv7: time-ordered).'
 const WEBHOOK_URL =
   'http(s) URL called with a signed POST (Standard Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature`) when the job ' +
-  'completes or fails; retried with backoff until it answers 2xx. Needs the operator\'s `WEBHOOK_SECRET`.'
+  'completes or fails; retried with backoff until it answers 2xx. Signed with the API key\'s own `whsec_` secret (shown once by ' +
+  '`tailor keys create`, replaced by `tailor keys rotate-webhook-secret`); keys without one (from the environment) use the operator\'s ' +
+  '`WEBHOOK_SECRET`, and without that the field is refused (`invalid_parameter`).'
 
 /** Field descriptions by schema name; openapi-document.test.ts fails on a field left without one. */
 const FIELD_DOCS: Record<string, Record<string, string>> = {
