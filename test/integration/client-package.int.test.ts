@@ -3,7 +3,7 @@
  * client/dist), `npm install --offline <tarball>` into a fresh temporary project, then used from
  * Node 20 as an ES module and as CommonJS, type-checked by tsc as both, and bundled by esbuild for
  * a page in Chromium (playwright-core). The code it runs is docs/client.md's snippets, extracted
- * as written, against a real embedded service (real models, ffmpeg).
+ * as written, against a real embedded service (real models, ffmpeg); the package README's too.
  */
 import { execFile, spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
@@ -96,7 +96,7 @@ describe('@tailor/client from its tarball, outside the workspace', () => {
     expect(pkg.exports).toMatchObject({ '.': { import: { types: './dist/esm/index.d.ts', default: './dist/esm/index.js' }, require: { types: './dist/cjs/index.d.ts', default: './dist/cjs/index.js' } } })
     const files = (await run('tar', ['tzf', tarball])).stdout.split('\n').filter(Boolean).sort()
     expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).toEqual([]) // no TypeScript sources
-    expect(files).toEqual(expect.arrayContaining(['package/dist/esm/index.js', 'package/dist/cjs/index.js', 'package/dist/esm/index.d.ts', 'package/dist/cjs/types.d.ts']))
+    expect(files).toEqual(expect.arrayContaining(['package/README.md', 'package/dist/esm/index.js', 'package/dist/cjs/index.js', 'package/dist/esm/index.d.ts', 'package/dist/cjs/types.d.ts']))
     for (const f of ['esm/index.d.ts', 'esm/tailor-client.d.ts', 'esm/types.d.ts', 'cjs/types.d.ts']) {
       const text = await readFile(join(app, 'node_modules/@tailor/client/dist', f), 'utf8')
       expect(text, f).not.toMatch(/@tailor\/proto|from 'zod'|\.ts'/)
@@ -158,6 +158,15 @@ export async function go(signal: AbortSignal): Promise<string | null> {
     expect(bad.stderr).toMatch(/^invalid_auth_token \(HTTP 401\): /)
     expect(bad.stderr).not.toMatch(/\n\s+at /) // a sentence, no stack trace
   }, JOB_TIMEOUT_MS)
+
+  it('the package README\'s snippet runs as written (it only makes a client)', async () => {
+    const blocks = codeBlocks(await readFile(resolve(REPO_ROOT, 'client/README.md'), 'utf8')).filter((b) => b.lang === 'js')
+    expect(blocks).toHaveLength(1)
+    await writeFile(join(app, 'readme.mjs'), `${blocks[0]!.code}console.log(tailor.baseUrl)\n`)
+    const r = await node('readme.mjs')
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout.trim()).toBe('http://localhost:8080')
+  })
 
   it('Node CommonJS: the require snippet, and idempotencyKey answering the same job twice', async () => {
     const code = snippets.filter((s) => s.lang === 'js' && s.code.includes('require('))
