@@ -48,6 +48,8 @@ export const SKIN_R0 = 8
 export const HAIR_MARGIN = 2
 /** The skin class competes with the garments up to this multiple of the strict skin radius. */
 export const SKIN_LOOSE = 1.6
+/** Strands finer than the work grid are looked for this far (× shoulder width) around the hair found on it. */
+export const HAIR_REACH = 0.05
 
 export type ClothingClass = 'skin' | 'upper' | 'lower' | 'hair'
 const CLASSES: readonly ClothingClass[] = ['skin', 'upper', 'lower', 'hair']
@@ -576,7 +578,7 @@ export function segmentClothing(img: Rgb, a: PersonAnalysis): Clothing {
   // its own colour is nearer the hair than the top.
   const hairFront = plane(img.width, img.height)
   if (hairFrontW.data.some((v) => v > 0)) {
-    const near = upsample(dilate(hairFrontW, 2), img.width, img.height).data
+    const near = upsample(dilate(hairFrontW, Math.max(2, HAIR_REACH * sw)), img.width, img.height).data
     for (let i = 0; i < near.length; i++) {
       if (near[i]! < 0.1) continue
       const v = labOf(img.data[i * 3]!, img.data[i * 3 + 1]!, img.data[i * 3 + 2]!)
@@ -591,7 +593,8 @@ export function segmentClothing(img: Rgb, a: PersonAnalysis): Clothing {
     skin: up(cls.skin),
     upper: up(upperW),
     lower: up(lowerW),
-    hairFront: boxBlur(hairFront, 0.5),
+    // Hard-edged: a strand is a pixel or two wide, and a blurred edge would let the new top through it.
+    hairFront,
     protect: up(protectW),
     upperWork: upperW,
     lowerWork: lowerW,

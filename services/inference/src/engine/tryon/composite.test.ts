@@ -205,16 +205,17 @@ describe('hair in front of a new top', () => {
     expect(hairPx.length).toBeGreaterThan(0.3 * pixels(person, P01.hair).length)
     const same = (i: number) => [0, 1, 2].every((k) => Math.abs(r.rgb[i * 3 + k]! - person.rgb[i * 3 + k]!) < 12)
     const kept = hairPx.filter(same)
-    // Known regression, to win back to > 0.8: this passed at 0.8 when written (b959d0c), but once the
-    // fit followed the torso (65bdc16, landed beside it) the sleeveless top reaches further into
-    // her hair, and clothing.ts finds only ~57 % of these hair pixels as hair in front (and the soft
-    // edge of that mask lets the top through on part of them). On main at 84d78dc it keeps 0.405 of
-    // the hair pixels; floors just under that, so it cannot get worse unnoticed.
+    // Was 0.405 kept at 84d78dc (a regression from 0.8 once the fit followed the torso). Now the
+    // hair mask is hard-edged (a soft edge let the top through on thin strands) and strands finer
+    // than the work grid are looked for within HAIR_REACH of the hair found there: 0.64 found, all
+    // of it kept, 0.74 kept overall. Floors just under; the rest is dark hair over her navy tee
+    // that is nearer the tee's colour than the hair's.
     const front = r.details.composite.clothing!.hairFront
     const found = hairPx.filter((i) => front.data[i]! > 0.5)
-    expect(found.length / hairPx.length).toBeGreaterThan(0.55)
-    expect(found.filter(same).length / found.length).toBeGreaterThan(0.7)
-    expect(kept.length / hairPx.length).toBeGreaterThan(0.4)
+    console.log('hair in front [found, kept where found, kept]:', [found.length / hairPx.length, found.filter(same).length / found.length, kept.length / hairPx.length].map((v) => v.toFixed(3)))
+    expect(found.length / hairPx.length).toBeGreaterThan(0.62)
+    expect(found.filter(same).length / found.length).toBeGreaterThan(0.95)
+    expect(kept.length / hairPx.length).toBeGreaterThan(0.72)
   }, CASE_TIMEOUT_MS)
 })
 
