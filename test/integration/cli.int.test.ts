@@ -162,7 +162,7 @@ describe('tailor CLI against the embedded service', () => {
 
   it('`pnpm tailor …` runs the bin: the CLI\'s exit code and messages, no pnpm script header or ELIFECYCLE', async () => {
     const r = await new Promise<CliRun>((res, rej) => {
-      const p = spawn('pnpm', ['tailor', 'remove-bg', '--fromat', 'webm_vp9'], { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' }, stdio: ['ignore', 'pipe', 'pipe'] })
+      const p = spawn('pnpm', ['tailor', 'remove-bg', '--fromat', 'webm_vp9'], { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', npm_config_update_notifier: 'false' }, stdio: ['ignore', 'pipe', 'pipe'] })
       let stdout = ''
       let stderr = ''
       p.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
@@ -170,6 +170,7 @@ describe('tailor CLI against the embedded service', () => {
       p.once('error', rej)
       p.once('exit', (code) => res({ code, stdout, stderr }))
     })
+    // (pnpm's own update notice is switched off above: it is not what this checks.)
     expect(r.code).toBe(2)
     expect(r.stdout).toBe('')
     expect(r.stderr).toBe("tailor remove-bg: unknown option --fromat (did you mean --format?)\nRun 'tailor remove-bg --help' for usage.\n")
