@@ -51,6 +51,52 @@ describe('preprocess_garment "true": background removal on product photos', () =
     expect(m.data[gapY * img.width + legX]).toBeGreaterThan(0.5)
   })
 
+  it('a white garment on a flat light-grey packshot background, shaded through the background\'s level, with a drop shadow', () => {
+    // 242 grey background (no noise, as a rendered packshot); a skirt-like trapezoid whose left
+    // part is 4–11 levels brighter than the background (within the 0.035 core distance a noisy
+    // backdrop needs) and whose right part, in shade, 7–12 levels darker (reached through the
+    // smoothed outline's small steps without the outline barrier); a soft shadow
+    // a little below it.
+    const w = 300
+    const h = 400
+    const data = new Uint8Array(w * h * 3).fill(242)
+    const inside = (x: number, y: number) => y >= 120 && y <= 260 && x >= 100 - (y - 120) * 0.3 && x <= 200 + (y - 120) * 0.3
+    for (let y = 0; y < h; y++) {
+      for (let x = 0; x < w; x++) {
+        let v = 242
+        if (inside(x, y)) {
+          const t = (x - 60) / 180 // 0 at the left, 1 at the right of the hem
+          v = t < 0.55 ? Math.round(252 - 10 * t + ((x * 7 + y * 3) % 3) - 1) : Math.round(234 - 6 * (t - 0.55) + ((x * 7 + y * 3) % 3) - 1)
+        } else if (y > 268 && y < 298 && x > 70 && x < 230) v = Math.round(242 - 14 * Math.sin((Math.PI * (y - 268)) / 30) * Math.sin((Math.PI * (x - 70)) / 160))
+        data.fill(v, (y * w + x) * 3, (y * w + x) * 3 + 3)
+      }
+    }
+    const m = extractGarmentMask({ width: w, height: h, data }, null, { preprocess: true })
+    let inter = 0
+    let union = 0
+    for (let y = 0; y < h; y++) {
+      for (let x = 0; x < w; x++) {
+        const a = m.data[y * w + x]! > 0.5
+        const b = inside(x, y)
+        if (a && b) inter++
+        if (a || b) union++
+      }
+    }
+    expect(inter / union).toBeGreaterThan(0.85)
+    // The shadow is background.
+    expect(m.data[283 * w + 150]).toBeLessThan(0.5)
+  })
+
+  it('garment_lower_05 (a white pleated skirt, small on light grey) is found whole', async () => {
+    const img = await decodeImage(join(MEDIA, 'tryon', 'garment_lower_05.jpg'), { what: 'garment', maxWorkSidePx: 768 })
+    const m = extractGarmentMask({ width: img.width, height: img.height, data: img.rgb }, null, { preprocess: true })
+    const box = maskBbox(m)!
+    // The skirt spans about x 0.25–0.76, y 0.39–0.62 of the photo; its mask fills most of its box.
+    expect((box.x1 - box.x0) / img.width).toBeGreaterThan(0.45)
+    expect((box.y1 - box.y0) / img.height).toBeGreaterThan(0.18)
+    expect(maskArea(m) / (((box.x1 - box.x0 + 1) * (box.y1 - box.y0 + 1)) / (img.width * img.height))).toBeGreaterThan(0.6)
+  })
+
   it('a white print on a garment shot on white is not a hole (garment_upper_02)', async () => {
     const img = await decodeImage(join(MEDIA, 'garment_upper_02.jpg'), { what: 'garment', maxWorkSidePx: 768 })
     const m = extractGarmentMask({ width: img.width, height: img.height, data: img.rgb }, null, { preprocess: true })

@@ -10,7 +10,12 @@
  * (between legs, under sleeves, between straps reaching the edge of the garment) are reached and
  * removed; a region fully enclosed by the garment is kept (a white print on a white-background
  * photo must not become a hole). Only the large components are kept, and the outline is softened
- * by one pixel for anti-aliasing.
+ * by one pixel for anti-aliasing. The bounds adapt to how flat the background is (the border
+ * ring's spread): on a flat one (a seamless sweep, a rendered packshot) a garment only a few levels
+ * from it (a white skirt on light grey) is still found — the core distance shrinks, pixels
+ * brighter than the background are reached only up to a bound set by the spread (shadows are
+ * darker), and the garment's outline (a sharp luma step at the photo's own resolution) stops the
+ * growth through gradients; two rounds of the ordinary rules then peel the anti-aliased rim.
  *
  * `preprocess: false`: the photo is taken as already cut out: its alpha channel if it has one
  * (alpha/255 is the mask); otherwise every pixel within 0.10 (RGB distance, 0..√3 scale) of the
@@ -28,6 +33,14 @@ export const KEY_DISTANCE = 0.1
 const GLOBAL_DISTANCE = 0.22
 const CORE_DISTANCE = 0.035
 const LOCAL_STEP = 0.022
+/** Core distance on a perfectly flat background (the core is 3 × the border's spread, at most CORE_DISTANCE). */
+const CORE_MIN = 0.01
+/** Bound for pixels brighter than the background on a perfectly flat one (4 × the border's spread, at most GLOBAL_DISTANCE). */
+const BRIGHT_MIN = 0.015
+/** A background whose border spread is at most this is flat (a seamless sweep, a rendered packshot). */
+const FLAT_SPREAD = 0.012
+/** Luma step (central difference, 0..1) that is an outline on a noise-free background. */
+const EDGE_MIN = 0.02
 /** Longest side the region growing works at. */
 export const GROW_SIDE_PX = 400
 
@@ -60,23 +73,74 @@ function distanceTo(img: Rgb, c: readonly number[]): Float32Array {
 
 /** Returns the garment mask (0..1) at the image's size. */
 export function extractGarmentMask(img: Rgb, alpha: Uint8Array | null, o: GarmentMaskOptions): Plane {
+  return o.preprocess ? growMask(img, outlineEdges(img)) : keyMask(img, alpha)
+}
+
+/**
+ * Luma steps at the photo's own resolution that stand out from the background's noise (central
+ * differences; the threshold is 3 × the border ring's 99th percentile, at least EDGE_MIN): the
+ * outline of a garment that differs from a flat background only by a few levels is still a sharp
+ * step there, while the region growing runs on a smoothed, smaller copy where it is not.
+ */
+function outlineEdges(img: Rgb): Uint8Array {
+  const { width: w, height: h, data } = img
+  const n = w * h
+  const luma = new Float32Array(n)
+  for (let i = 0; i < n; i++) luma[i] = (0.299 * data[i * 3]! + 0.587 * data[i * 3 + 1]! + 0.114 * data[i * 3 + 2]!) / 255
+  const g = new Float32Array(n)
+  for (let y = 1; y < h - 1; y++) {
+    for (let x = 1; x < w - 1; x++) {
+      const i = y * w + x
+      g[i] = Math.max(Math.abs(luma[i + 1]! - luma[i - 1]!), Math.abs(luma[i + w]! - luma[i - w]!))
+    }
+  }
+  const ring: number[] = []
+  for (let x = 1; x < w - 1; x++) ring.push(g[w + x]!, g[(h - 2) * w + x]!)
+  for (let y = 2; y < h - 2; y++) ring.push(g[y * w + 1]!, g[y * w + w - 2]!)
+  ring.sort((a, b) => a - b)
+  const t = Math.max(EDGE_MIN, 3 * (ring[Math.floor(0.99 * (ring.length - 1))] ?? 0))
+  const e = new Uint8Array(n)
+  for (let i = 0; i < n; i++) e[i] = g[i]! > t ? 1 : 0
+  return e
+}
+
+const distRgb = (c: Float32Array, a: number, b: number): number =>
+  Math.sqrt((c[a * 3]! - c[b * 3]!) ** 2 + (c[a * 3 + 1]! - c[b * 3 + 1]!) ** 2 + (c[a * 3 + 2]! - c[b * 3 + 2]!) ** 2)
+
+/** 2×2 max-pool of a binary map (an edge anywhere in the 2×2 block is an edge of the half-size block). */
+function halveEdges(e: Uint8Array, W: number, H: number): Uint8Array {
+  const w = W >> 1
+  const h = H >> 1
+  const out = new Uint8Array(w * h)
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const a = 2 * y * W + 2 * x
+      out[y * w + x] = e[a]! | e[a + 1]! | e[a + W]! | e[a + W + 1]!
+    }
+  }
+  return out
+}
+
+function keyMask(img: Rgb, alpha: Uint8Array | null): Plane {
   const { width: w, height: h } = img
   const n = w * h
-  if (!o.preprocess) {
-    const out = new Float32Array(n)
-    if (alpha !== null && alpha.some((a) => a < 250)) {
-      for (let i = 0; i < n; i++) out[i] = alpha[i]! / 255
-    } else {
-      const d = distanceTo(img, borderColor(img))
-      for (let i = 0; i < n; i++) out[i] = d[i]! > KEY_DISTANCE ? 1 : 0
-    }
-    return { width: w, height: h, data: out }
+  const out = new Float32Array(n)
+  if (alpha !== null && alpha.some((a) => a < 250)) {
+    for (let i = 0; i < n; i++) out[i] = alpha[i]! / 255
+  } else {
+    const d = distanceTo(img, borderColor(img))
+    for (let i = 0; i < n; i++) out[i] = d[i]! > KEY_DISTANCE ? 1 : 0
   }
+  return { width: w, height: h, data: out }
+}
 
+function growMask(img: Rgb, edges: Uint8Array): Plane {
+  const { width: w, height: h } = img
+  const n = w * h
   // Region growing runs at ≤ GROW_SIDE_PX (2×2 box-averaged steps); the mask is upsampled after.
   if (Math.max(w, h) > GROW_SIDE_PX) {
     const half = halve(img)
-    const m = extractGarmentMask(half, null, o)
+    const m = growMask(half, halveEdges(edges, w, h))
     const up = resizePlane(m, w, h)
     // Re-sharpen the bilinear edge to about a pixel of the full size.
     for (let i = 0; i < up.data.length; i++) up.data[i] = clamp((up.data[i]! - 0.5) * 2 + 0.5, 0, 1)
@@ -92,19 +156,37 @@ export function extractGarmentMask(img: Rgb, alpha: Uint8Array | null, o: Garmen
   }
   const bg = borderColor(img)
   const dBg = new Float32Array(n)
+  // Brighter than the background (luma): a shadow never is.
+  const bgLuma = 0.299 * bg[0] + 0.587 * bg[1] + 0.114 * bg[2]
+  const brighter = new Uint8Array(n)
   for (let i = 0; i < n; i++) {
     const r = smooth[i * 3]! - bg[0]
     const g = smooth[i * 3 + 1]! - bg[1]
     const b = smooth[i * 3 + 2]! - bg[2]
     dBg[i] = Math.sqrt(r * r + g * g + b * b)
+    brighter[i] = 0.299 * r + 0.587 * g + 0.114 * b > 0 ? 1 : 0
   }
+  // How much the background itself varies: the border ring's spread around its colour. A seamless
+  // studio sweep or a rendered packshot background is flat (spread ≈ 0) and a garment differing
+  // from it by a few levels (a white skirt on light grey) is still a garment; a photographed
+  // backdrop with noise, vignetting or texture needs the wider bounds.
+  const spread = borderSpread(w, h, dBg)
+  const core = clamp(3 * spread, CORE_MIN, CORE_DISTANCE)
+  // Reaching a pixel brighter than the background through small steps (growth through a gradient)
+  // is bounded by the spread as well: shadows (darker) are reached up to GLOBAL_DISTANCE, but light
+  // only changes brightness that much on a backdrop whose border shows it.
+  const brightBound = clamp(4 * spread, BRIGHT_MIN, GLOBAL_DISTANCE)
+  // On a flat background the garment's outline (a sharp step at full resolution) stops the growth
+  // through gradients: a garment shaded past the background's level (a white skirt's pleats on
+  // light grey) is not reached through it. Pixels of the background's own colour still join.
+  const barrier = spread <= FLAT_SPREAD ? edges : null
 
   // Region growing from the border (1 = background).
   const isBg = new Uint8Array(n)
   const stack = new Int32Array(n)
   let sp = 0
   const seed = (i: number) => {
-    if (isBg[i] === 0 && dBg[i]! < GLOBAL_DISTANCE) {
+    if (isBg[i] === 0 && dBg[i]! < (brighter[i] === 1 ? brightBound : GLOBAL_DISTANCE)) {
       isBg[i] = 1
       stack[sp++] = i
     }
@@ -114,9 +196,9 @@ export function extractGarmentMask(img: Rgb, alpha: Uint8Array | null, o: Garmen
   const step = (from: number, to: number) => {
     if (isBg[to] !== 0) return
     const dt = dBg[to]!
-    if (dt >= GLOBAL_DISTANCE) return
-    let ok = dt < CORE_DISTANCE
-    if (!ok) {
+    if (dt >= (brighter[to] === 1 ? brightBound : GLOBAL_DISTANCE)) return
+    let ok = dt < core
+    if (!ok && (barrier === null || barrier[to] === 0)) {
       const r = smooth[to * 3]! - smooth[from * 3]!
       const g = smooth[to * 3 + 1]! - smooth[from * 3 + 1]!
       const b = smooth[to * 3 + 2]! - smooth[from * 3 + 2]!
@@ -134,6 +216,27 @@ export function extractGarmentMask(img: Rgb, alpha: Uint8Array | null, o: Garmen
     if (x < w - 1) step(p, p + 1)
     if (p >= w) step(p, p - w)
     if (p < n - w) step(p, p + w)
+  }
+  // The outline band that the barrier held: the background's own anti-aliased edge pixels. Two
+  // rounds of the ordinary rules (the fixed core and local step, no barrier) peel it off, without
+  // reaching further in.
+  if (barrier !== null) {
+    for (let round = 0; round < 2; round++) {
+      const add: number[] = []
+      for (let p = 0; p < n; p++) {
+        if (isBg[p] === 1 || barrier[p] === 0) continue
+        const x = p % w
+        const nb = [x > 0 ? p - 1 : -1, x < w - 1 ? p + 1 : -1, p >= w ? p - w : -1, p < n - w ? p + w : -1]
+        for (const q of nb) {
+          if (q < 0 || isBg[q] === 0) continue
+          if (dBg[p]! < CORE_DISTANCE || (distRgb(smooth, p, q) < LOCAL_STEP && dBg[p]! < dBg[q]! + LOCAL_STEP)) {
+            add.push(p)
+            break
+          }
+        }
+      }
+      for (const p of add) isBg[p] = 1
+    }
   }
 
   // Garment = not background; keep the large components.
@@ -154,6 +257,18 @@ export function extractGarmentMask(img: Rgb, alpha: Uint8Array | null, o: Garmen
   // Then pull the outline in by a pixel (no background halo) and soften it.
   const r = Math.max(1, Math.round(0.006 * Math.max(w, h)))
   return boxBlur(erode(erode(dilate(fg, r), r), 1), 1)
+}
+
+/**
+ * The background's own variation: the 90th percentile of the (smoothed) border ring's distance to
+ * the border colour. Past the ring's outer pixel (the smoothing reads beyond it).
+ */
+function borderSpread(w: number, h: number, dBg: Float32Array): number {
+  const d: number[] = []
+  for (let x = 1; x < w - 1; x++) d.push(dBg[w + x]!, dBg[(h - 2) * w + x]!)
+  for (let y = 2; y < h - 2; y++) d.push(dBg[y * w + 1]!, dBg[y * w + w - 2]!)
+  d.sort((a, b) => a - b)
+  return d.length === 0 ? 0 : d[Math.floor(0.9 * (d.length - 1))]!
 }
 
 /** Fraction of the image the mask covers (> 0.5). */

@@ -92,6 +92,14 @@ const SHAPES: Record<string, { w: number; h: number; draw: Draw; category: Garme
       poly(m, [152, 135], [218, 135], [212, 400], [160, 400])
     },
   },
+  'pleated mini skirt with a belt, its buckle standing above the waistband (wider than long)': {
+    w: 400, h: 260, category: 'lower',
+    draw: (m) => {
+      rect(m, 170, 30, 196, 80)
+      poly(m, [110, 42], [300, 46], [302, 80], [108, 80])
+      poly(m, [108, 78], [302, 78], [340, 200], [70, 200])
+    },
+  },
   'shorts': {
     w: 300, h: 260, category: 'lower',
     draw: (m) => {
@@ -179,9 +187,7 @@ describe('category from the silhouette: product photos (flat, ghost mannequin)',
   const photos = [
     ...labels
       // On-model photos go through garment-photo.ts (the wearer's pose), not the silhouette.
-      // garment_lower_05 (a white skirt small in a white frame) loses its mask in background
-      // removal (no_garment_detected): a garment-mask.ts limit, not a category rule.
-      .filter((l) => l.photo !== 'on-model' && l.file !== 'garment_lower_05.jpg')
+      .filter((l) => l.photo !== 'on-model')
       .map((l) => ({ path: join(SHARED, 'tryon', l.file), category: l.category })),
     ...(['garment_upper_01', 'garment_upper_02', 'garment_lower_01', 'garment_lower_02', 'garment_full_01'] as const).map((f) => ({
       path: join(SHARED, `${f}.jpg`), category: f.split('_')[1] as GarmentCategory,

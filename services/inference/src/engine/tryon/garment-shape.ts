@@ -179,6 +179,9 @@ const widthAt = (rows: readonly SliceRow[], i: number): number => {
  *   below the armholes (a tunic-length top is ~1.3, a mini dress ~1.8);
  * - otherwise `lower` (a skirt: one wide waistband that widens slowly or not at all).
  */
+/** Least depth of a top lobe (shoulder, strap) as a share of the garment's height. */
+export const TOP_LOBE_MIN_H = 0.06
+
 export function detectCategory(m: Plane, box: Bbox): CategoryEvidence {
   const h = box.y1 - box.y0 + 1
   const W = box.x1 - box.x0 + 1
@@ -188,10 +191,12 @@ export function detectCategory(m: Plane, box: Bbox): CategoryEvidence {
   const minLobeH = Math.max(3, 0.03 * h)
 
   const all = lobes(rows)
-  // Top lobes: start within the top 12 %, tall enough, and join another lobe lower down.
+  // Top lobes: start within the top 12 %, reach down at least TOP_LOBE_MIN_H of the height (a neck
+  // opening or the gap between straps is that deep; an uneven waistband edge or a belt's buckle
+  // makes bumps of a few rows), and join another lobe lower down.
   const topStarts = all.filter((l) => l.from.length === 0 && l.y0 - box.y0 < 0.12 * h)
   const joinsLater = (i: number) => all[i]!.into.some((c) => all[c]!.from.length >= 2)
-  const topLobes = topStarts.filter((l) => l.y1 - l.y0 + 1 >= minLobeH && joinsLater(all.indexOf(l))).length
+  const topLobes = topStarts.filter((l) => l.y1 - l.y0 + 1 >= Math.max(minLobeH, TOP_LOBE_MIN_H * h) && joinsLater(all.indexOf(l))).length
 
   // Sleeves: rows with a run each side of the run that holds the body's centre, both narrow.
   const cx = (box.x0 + box.x1) / 2
@@ -220,6 +225,9 @@ export function detectCategory(m: Plane, box: Bbox): CategoryEvidence {
     const [a, b] = l.into.map((c) => all[c]!) as [Lobe, Lobe]
     if (a.from.length !== 1 || b.from.length !== 1) continue
     if (a.y1 < box.y1 - 0.06 * h || b.y1 < box.y1 - 0.06 * h) continue
+    // Legs are at least a tenth of the garment's length (hot pants' ~20 %); a split just
+    // above the hem is a notch or a vent, not a crotch.
+    if (box.y1 - l.y1 < 0.1 * h) continue
     if (a.into.length > 0 || b.into.length > 0) continue
     const pw = l.last.x1 - l.last.x0
     const gapAt = (a.first.x1 + b.first.x0) / 2
@@ -268,7 +276,11 @@ export function detectCategory(m: Plane, box: Bbox): CategoryEvidence {
   const armholeNarrowing = wMax > 0 ? 1 - wMin / wMax : 0
 
   let category: GarmentCategory
-  const shoulders = topLobes >= 2 || sleeveRows > 0.08 || (topBand < 0.75 && shoulderRise >= 1.45) || armholeNarrowing >= 0.1
+  // A narrow top that widens fast reads as neck → shoulders only on a garment at least as long as
+  // its body is wide: on a short, wide one (a mini skirt) a buckle or a bow above the waistband
+  // makes the same profile, and a crop top still shows its neck opening (top lobes) or armholes.
+  const neckProfile = topBand < 0.75 && shoulderRise >= 1.45 && bodyAspect >= 1
+  const shoulders = topLobes >= 2 || sleeveRows > 0.08 || neckProfile || armholeNarrowing >= 0.1
   if (legs && topLobes < 2 && sleeveRows <= 0.08) category = 'lower'
   else if (shoulders) category = bodyAspect >= DRESS_BODY_ASPECT ? 'full' : 'upper'
   else category = 'lower'
@@ -450,9 +462,18 @@ export function bottomLandmarks(m: Plane, box: Bbox, o: { tube?: boolean; crotch
   const h = box.y1 - box.y0 + 1
   const w = box.x1 - box.x0 + 1
   const cx = (box.x0 + box.x1) / 2
-  const topRuns = rowRuns(m, Math.round(box.y0 + 0.02 * h), 3)
-  const top = extent(topRuns) ?? { x0: box.x0, x1: box.x1 }
-  const waistY = box.y0 + 0.02 * h
+  // Waistband: the first row from the top (2 % down at the earliest) that is at least 0.6 × the
+  // widest row of the top 30 %: a buckle, a bow or a belt loop standing above the waistband is
+  // narrow, a waistband is about as wide as the hips below it.
+  const widthOf = (y: number) => {
+    const e = extent(rowRuns(m, Math.round(y), 3))
+    return e === null ? 0 : e.x1 - e.x0 + 1
+  }
+  let widest = 0
+  for (let y = box.y0; y <= box.y0 + 0.3 * h; y++) widest = Math.max(widest, widthOf(y))
+  let waistY = box.y0 + 0.02 * h
+  while (waistY < box.y0 + 0.15 * h && widthOf(waistY) < 0.6 * widest) waistY++
+  const top = extent(rowRuns(m, Math.round(waistY), 3)) ?? { x0: box.x0, x1: box.x1 }
   // Bottom rows: two legs or one tube.
   const hemY = Math.round(box.y1 - 0.01 * h)
   const hemRuns = rowRuns(m, hemY, Math.max(2, Math.round(0.02 * w)))
@@ -486,6 +507,9 @@ export function bottomLandmarks(m: Plane, box: Bbox, o: { tube?: boolean; crotch
         }
         y--
       }
+      // Legs are at least a tenth of the length: a gap only just above the hem is a vent, a notch,
+      // or wide legs that touch all the way down (drawn as one tube then).
+      const shortGap = o.crotch === undefined && hemY - y < 0.1 * h
       if (o.crotch !== undefined && o.crotch.y < y) {
         y = Math.round(o.crotch.y)
         x = o.crotch.x
@@ -495,16 +519,19 @@ export function bottomLandmarks(m: Plane, box: Bbox, o: { tube?: boolean; crotch
       // so no lower than a typical rise (0.75 × the waist width) below the waistband.
       const hipY = Math.round(Math.min(y, waistY + 0.75 * (top.x1 - top.x0)))
       const hip = extent(rowRuns(m, hipY, 3)) ?? top
-      return {
-        kind: 'bottom', legs,
-        waistL: { x: top.x0, y: waistY }, waistR: { x: top.x1, y: waistY }, crotch,
-        hipL: { x: hip.x0, y: hipY }, hipR: { x: hip.x1, y: hipY },
-        hemLOuter: { x: left.x0, y: hemY }, hemLInner: { x: left.x1, y: hemY },
-        hemROuter: { x: right.x1, y: hemY }, hemRInner: { x: right.x0, y: hemY },
+      if (!shortGap) {
+        return {
+          kind: 'bottom', legs,
+          waistL: { x: top.x0, y: waistY }, waistR: { x: top.x1, y: waistY }, crotch,
+          hipL: { x: hip.x0, y: hipY }, hipR: { x: hip.x1, y: hipY },
+          hemLOuter: { x: left.x0, y: hemY }, hemLInner: { x: left.x1, y: hemY },
+          hemROuter: { x: right.x1, y: hemY }, hemRInner: { x: right.x0, y: hemY },
+        }
       }
     }
   }
   // A skirt: one tube.
+  legs = false
   const hem = extent(hemRuns) ?? { x0: box.x0, x1: box.x1 }
   const hipY = box.y0 + 0.35 * h
   const hip = extent(rowRuns(m, Math.round(hipY), 3)) ?? top
