@@ -40,17 +40,23 @@ export interface WarpPart {
   layer: 'body' | 'sleeve'
 }
 
-/** Shoulder-seam distance of a top on the body / shoulder-joint distance. */
-export const K_SHOULDER = 1.05
+/**
+ * Shoulder-seam distance of a top on the body / shoulder-joint distance (the landmark model's joints
+ * with the whole body in its ROI). Fitted with TORSO_RATIO on the six paired photos (the person
+ * wears the very garment): 0.9 with 1.55 puts all six above the engine before issue 10 (paired SSIM
+ * in the garment box); 1.05 with 1.65 drew the tees wider and longer than worn.
+ */
+export const K_SHOULDER = 0.9
 /** Height of the shoulder seams above the joints, × the joint distance. */
 export const LIFT = 0.22
 /** Waistband of a bottom above the hip joints, × the hip-joint distance. */
 export const WAIST_RISE = 0.2
 /**
  * Shoulder-to-hip-joint length / shoulder-joint distance of the body a garment's proportions are
- * taken to be made for: standing adults facing the camera measure 1.5–1.8 (BlazePose joints).
+ * taken to be made for: standing adults facing the camera measure 1.5–1.8 (BlazePose joints);
+ * fitted with K_SHOULDER on the paired photos.
  */
-export const TORSO_RATIO = 1.65
+export const TORSO_RATIO = 1.55
 /** Height of the garment's back collar above the shoulder seams, × the joint distance. */
 export const NECK_RISE = 0.15
 

@@ -9,7 +9,7 @@ import { loadModelSpec } from '../manifest.ts'
 import { ModelSession } from '../session.ts'
 import type { WarpPart } from './fit.ts'
 import { plane } from './raster.ts'
-import { warpParts } from './warp.ts'
+import { decontaminate, warpParts } from './warp.ts'
 
 const MODELS = resolve(fileURLToPath(new URL('../../../../../models/dist', import.meta.url)))
 let session: ModelSession
@@ -71,5 +71,28 @@ describe('tryon-warp graph', () => {
     // Output (21, 9) samples garment (10.5, 4.5): red 84, green 45.
     expect(at(21, 9, 0) * 255).toBeCloseTo(84, 0)
     expect(at(21, 9, 1) * 255).toBeCloseTo(45, 0)
+  })
+})
+
+describe('decontaminate: the outline band takes the colours just inside it', () => {
+  it('a white rim (the photo background mixed in at a soft edge) becomes the garment colour; inside and outside stay', () => {
+    const w = 20
+    const h = 20
+    const data = new Uint8Array(w * h * 3).fill(255)
+    const mask = plane(w, h)
+    for (let y = 4; y < 16; y++) {
+      for (let x = 4; x < 16; x++) {
+        const rim = x === 4 || y === 4 || x === 15 || y === 15
+        mask.data[y * w + x] = rim ? 0.5 : 1
+        // Navy inside; the rim is half background (white).
+        data.set(rim ? [140, 140, 190] : [20, 30, 120], (y * w + x) * 3)
+      }
+    }
+    const part: WarpPart = { name: 'torso', mask, targets: [], sources: [], layer: 'body' }
+    const out = decontaminate({ width: w, height: h, data }, [part])
+    for (const [x, y] of [[4, 4], [4, 10], [15, 10], [10, 15], [6, 6]] as const) expect(Array.from(out.subarray((y * w + x) * 3, (y * w + x) * 3 + 3))).toEqual([20, 30, 120])
+    // Deep inside unchanged, outside the garment unchanged.
+    expect(Array.from(out.subarray((10 * w + 10) * 3, (10 * w + 10) * 3 + 3))).toEqual([20, 30, 120])
+    expect(Array.from(out.subarray(0, 3))).toEqual([255, 255, 255])
   })
 })

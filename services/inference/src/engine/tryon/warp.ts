@@ -4,7 +4,9 @@
  *
  * Contract — in: the garment photo (RGB + mask, garment pixels), the parts with their control
  * points (fit.ts), the output size. Out: per part, a premultiplied RGBA plane set (R, G, B, A
- * planes, 0..1) over the part's box of the person photo.
+ * planes, 0..1) over the part's box of the person photo. The garment's colours along its outline
+ * (where the photo mixes in its background) are first replaced by those just inside it
+ * (`decontaminate`), so no part carries a rim of the photo's background.
  */
 import type { ModelSession } from '../session.ts'
 import type { WarpPart } from './fit.ts'
@@ -50,6 +52,7 @@ export async function warpParts(
   const S = Math.max(W, H)
   const gN = gw * gh
   const out: WarpedPart[] = []
+  const clean = decontaminate(garment, parts)
   for (const part of parts) {
     const m: Plane = part.mask
     // Garment-side bbox of the part, normalised.
@@ -102,9 +105,9 @@ export async function warpParts(
     for (let i = 0; i < gN; i++) {
       const a = m.data[i]!
       if (a <= 0) continue
-      tex[i] = (garment.data[i * 3]! / 255) * a
-      tex[gN + i] = (garment.data[i * 3 + 1]! / 255) * a
-      tex[2 * gN + i] = (garment.data[i * 3 + 2]! / 255) * a
+      tex[i] = (clean[i * 3]! / 255) * a
+      tex[gN + i] = (clean[i * 3 + 1]! / 255) * a
+      tex[2 * gN + i] = (clean[i * 3 + 2]! / 255) * a
       tex[3 * gN + i] = a
     }
     const k = tgt.length
@@ -128,6 +131,73 @@ export async function warpParts(
       ['warped'],
     )
     out.push({ part, x0: bx0, y0: by0, width: bw, height: bh, rgba: r.warped!.data })
+  }
+  return out
+}
+
+/** Width (px of the garment photo) of the outline band whose colours are replaced. */
+export const EDGE_BAND_PX = 3
+
+/**
+ * The garment photo's colours with the outline band (the EDGE_BAND_PX pixels inside the garment's
+ * edge, where the photo mixes garment and background, and where the soft mask lets the background
+ * through) replaced by the colours just inside it, grown outwards pass by pass (each band pixel the
+ * mean of its already-known 8-neighbours). Without it every part's edge carries a rim of the
+ * photo's background — a light line along the armholes, where a sleeve is drawn over the torso.
+ */
+export function decontaminate(garment: Rgb, parts: readonly WarpPart[]): Uint8Array {
+  const { width: w, height: h, data } = garment
+  const n = w * h
+  const alpha = new Float32Array(n)
+  for (const p of parts) for (let i = 0; i < n; i++) alpha[i] = Math.max(alpha[i]!, p.mask.data[i]!)
+  // Known: solid garment pixels at least EDGE_BAND_PX from any pixel that is not solid.
+  let known = new Uint8Array(n)
+  for (let i = 0; i < n; i++) known[i] = alpha[i]! >= 0.99 ? 1 : 0
+  for (let r = 0; r < EDGE_BAND_PX; r++) {
+    const next = known.slice()
+    for (let y = 0; y < h; y++) {
+      for (let x = 0; x < w; x++) {
+        const i = y * w + x
+        if (known[i] === 0) continue
+        // (The photo's own frame is no outline: a garment cut by it has no background mixed in.)
+        if ((x > 0 && known[i - 1] === 0) || (x < w - 1 && known[i + 1] === 0) || (y > 0 && known[i - w] === 0) || (y < h - 1 && known[i + w] === 0)) next[i] = 0
+      }
+    }
+    known = next
+  }
+  const out = Uint8Array.from(data)
+  for (let pass = 0; pass < EDGE_BAND_PX + 2; pass++) {
+    const add: number[] = []
+    for (let y = 0; y < h; y++) {
+      for (let x = 0; x < w; x++) {
+        const i = y * w + x
+        if (known[i] === 1 || alpha[i]! <= 0) continue
+        let r = 0
+        let g = 0
+        let b = 0
+        let c = 0
+        for (let dy = -1; dy <= 1; dy++) {
+          const yy = y + dy
+          if (yy < 0 || yy >= h) continue
+          for (let dx = -1; dx <= 1; dx++) {
+            const xx = x + dx
+            if (xx < 0 || xx >= w) continue
+            const j = yy * w + xx
+            if (known[j] === 0) continue
+            r += out[j * 3]!
+            g += out[j * 3 + 1]!
+            b += out[j * 3 + 2]!
+            c++
+          }
+        }
+        if (c === 0) continue
+        out[i * 3] = Math.round(r / c)
+        out[i * 3 + 1] = Math.round(g / c)
+        out[i * 3 + 2] = Math.round(b / c)
+        add.push(i)
+      }
+    }
+    for (const i of add) known[i] = 1
   }
   return out
 }
