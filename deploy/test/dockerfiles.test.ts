@@ -4,7 +4,7 @@
  * and, for inference, the CUDA pieces onnxruntime-node needs.
  */
 import { createRequire } from 'node:module'
-import { readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { parseAllDocuments } from 'yaml'
@@ -103,6 +103,15 @@ describe.each([
     const hc = ops(runtime, 'HEALTHCHECK').at(-1)!
     expect(hc).toContain('/healthz')
     expect(hc).toMatch(/CMD \[/)
+  })
+
+  it('copies every workspace package\'s manifest before the install (pnpm reads the whole workspace)', () => {
+    const globs = (parseAllDocuments(read('pnpm-workspace.yaml'))[0]!.toJS() as { packages: string[] }).packages
+    const dirs = globs.flatMap((g) => (g.endsWith('/*') ? readdirSync(join(ROOT, g.slice(0, -2))).map((d) => `${g.slice(0, -2)}/${d}`) : [g]))
+      .filter((d) => existsSync(join(ROOT, d, 'package.json')))
+    expect(dirs.length).toBeGreaterThan(5)
+    const copies = ops(build, 'COPY')
+    for (const d of dirs) expect(copies, d).toContain(`${d}/package.json ${d}/`)
   })
 
   it('uses the pinned pnpm and a Node.js the workspace supports', () => {
