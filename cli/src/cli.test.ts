@@ -120,7 +120,10 @@ describe('usage mistakes, said before any upload', () => {
     const c = io()
     expect(await removeBgCommand(['/nonexistent/v.mp4', '--background', 'red', '-o', 'x.webm'], c.io)).toBe(2)
     expect(c.err()).toContain('--background must be "transparent" or a hex colour #RGB or #RRGGBB; got "red"')
-    for (const e of [a, b, c]) expect(e.err()).not.toContain('is not a file') // refused before the input was looked at
+    const n = io()
+    expect(await removeBgCommand(['/nonexistent/v.mp4', '--background', 'transparent', '-o', 'cutout'], n.io)).toBe(2)
+    expect(n.err()).toContain('got mp4_h264 (the default for an OUT without a video extension): name OUT .webm, .mov or .gif, or pass --format')
+    for (const e of [a, b, c, n]) expect(e.err()).not.toContain('is not a file') // refused before the input was looked at
     const d = io()
     expect(await removeBgCommand(['/nonexistent/v.mp4', '--format', 'mp4_h265', '-o', 'x.m4v'], d.io)).toBe(2)
     expect(d.err()).toContain('VIDEO: /nonexistent/v.mp4 is not a file') // a matching extension passes the checks

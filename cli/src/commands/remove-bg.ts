@@ -59,7 +59,7 @@ export function checkOutputExtension(outPath: string, format: OutputFormat): voi
 }
 
 /** The service's own rules for the body (proto's schema), checked before any upload; a refusal says it in the CLI's words. */
-export function checkOptions(format: OutputFormat, background: string | undefined, formatFromOut = false): void {
+export function checkOptions(format: OutputFormat, background: string | undefined, outPath?: string): void {
   const raw = { video_url: 'https://example.com/video.mp4', output_format: format, ...(background !== undefined ? { background_color: background } : {}) }
   const r = RemoveBackgroundBody.safeParse(raw)
   if (r.success) return
@@ -68,7 +68,10 @@ export function checkOptions(format: OutputFormat, background: string | undefine
     msg
       .replace(/background_color "transparent" requires output_format/, '--background transparent needs --format')
       .replace(/^background_color/, '--background')
-      .replace(/\.$/, '') + (formatFromOut && background === 'transparent' ? ` (from OUT's extension): name OUT .webm, .mov or .gif, or pass --format` : ''),
+      .replace(/\.$/, '') +
+      (outPath !== undefined && background === 'transparent'
+        ? ` (${CONTAINER_EXTENSIONS.has(extname(outPath).toLowerCase()) ? "from OUT's extension" : 'the default for an OUT without a video extension'}): name OUT .webm, .mov or .gif, or pass --format`
+        : ''),
   )
 }
 
@@ -92,7 +95,7 @@ export async function removeBgCommand(argv: string[], io: CliIO): Promise<number
     const format = (values.format ?? formatFor(values.output, values.background)) as OutputFormat
     if (!OUTPUT_FORMATS.includes(format)) throw new UsageError(`--format must be one of ${OUTPUT_FORMATS.join(', ')}; got ${values.format}`)
     checkOutputExtension(values.output, format)
-    checkOptions(format, values.background, values.format === undefined)
+    checkOptions(format, values.background, values.format === undefined ? values.output : undefined)
     const pollIntervalMs = values['poll-interval'] === undefined ? 1000 : Number(values['poll-interval'])
     if (!Number.isInteger(pollIntervalMs) || pollIntervalMs < 50) throw new UsageError('--poll-interval must be a whole number of milliseconds, at least 50')
     client = createClient(values, io)
