@@ -31,15 +31,22 @@ const owned = [
   },
 ]
 
-const restriction = (except) => {
+const restriction = (except, extraPatterns = []) => {
   const rules = owned.filter((o) => o !== except)
   return [
     'error',
     {
       paths: rules.filter((o) => o.name).map((o) => ({ name: o.name, message: o.why })),
-      patterns: rules.filter((o) => o.group).map((o) => ({ group: [o.group], message: o.why })),
+      patterns: rules.filter((o) => o.group).map((o) => ({ group: [o.group], message: o.why })).concat(extraPatterns),
     },
   ]
+}
+
+// A service package's public surface is its package.json `exports` ('.', '@tailor/gateway/keys');
+// `@tailor/<service>/src/*` is exported for the repository's tests only.
+const PUBLIC_EXPORTS_ONLY = {
+  group: ['@tailor/gateway/src/*', '@tailor/inference/src/*', '@tailor/embedded/src/*'],
+  message: "import the package's public exports (@tailor/gateway, @tailor/gateway/keys, @tailor/inference), not its files",
 }
 
 export default tseslint.config(
@@ -63,6 +70,11 @@ export default tseslint.config(
   },
   { files: ['services/**/*.ts', 'proto/src/**/*.ts'], rules: { 'no-restricted-imports': restriction(undefined) } },
   ...owned.map((o) => ({ files: o.owners, rules: { 'no-restricted-imports': restriction(o) } })).filter((c) => c.files.length > 0),
+  {
+    files: ['services/embedded/src/**/*.ts', 'cli/src/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: { 'no-restricted-imports': restriction(undefined, [PUBLIC_EXPORTS_ONLY]) },
+  },
   {
     // Tests may reach the world directly to check results (ffprobe, real NATS), never to fake it.
     files: ['services/**/*.test.ts', 'test/**/*.ts'],

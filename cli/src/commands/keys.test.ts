@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process'
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -110,5 +111,41 @@ describe('tailor keys (data dir)', () => {
     const r = await run('--help')
     expect(r.code).toBe(0)
     expect(r.stdout).toContain('tailor keys create --name NAME')
+  })
+})
+
+describe('tailor keys (data dir) loads no NATS code', () => {
+  /** Resolve hook that makes every @nats-io package unresolvable (and says so). */
+  const BLOCK_NATS_HOOKS = `export async function resolve(specifier, context, next) {
+  if (specifier.startsWith('@nats-io/')) throw new Error('NATS blocked: ' + specifier)
+  return next(specifier, context)
+}`
+  const BLOCK_NATS = `import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(BLOCK_NATS_HOOKS)}`)})`
+  const MAIN = new URL('../main.ts', import.meta.url).pathname
+  /** Runs the real `tailor` entry in a child process where no @nats-io package can be loaded. */
+  const runBlocked = (...argv: string[]) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
+      execFile(process.execPath, ['--import', 'tsx', '--import', `data:text/javascript,${encodeURIComponent(BLOCK_NATS)}`, MAIN, 'keys', ...argv], {
+        env: { ...process.env, TAILOR_DATA_DIR: dir, NATS_URL: '' },
+      }, (error, stdout, stderr) => {
+        if (error !== null && typeof error.code !== 'number') reject(error)
+        else resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr })
+      })
+    })
+
+  it('create and list work with every @nats-io package unresolvable', async () => {
+    const c = await runBlocked('create', '--name', 'offline')
+    expect(c.stderr).toBe('')
+    expect(c.code).toBe(0)
+    expect(c.stdout).toMatch(/Created API key key_/)
+    const l = await runBlocked('list')
+    expect(l.code).toBe(0)
+    expect(l.stdout).toMatch(/\boffline\b/)
+  })
+
+  it('the block is real: with --nats-url the same command needs NATS and fails to load it', async () => {
+    const r = await runBlocked('list', '--nats-url', 'nats://127.0.0.1:1')
+    expect(r.code).not.toBe(0)
+    expect(r.stderr).toContain('NATS blocked: @nats-io/')
   })
 })

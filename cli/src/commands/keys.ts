@@ -6,8 +6,7 @@
  * (stored: signing needs it; `rotate-webhook-secret` replaces it). Gateways pick changes up within a
  * second (a revoked key is refused by every replica).
  */
-import { creditsRemaining, generateApiKey, KEY_NAME_MAX, keyWebhookSecrets, MAX_JOB_CAP, rotateWebhookSecret, type ApiKeyRecord } from '@tailor/gateway/src/access/api-key.ts'
-import { openKeyStoreAt } from '@tailor/gateway/src/access/open-key-store.ts'
+import { type ApiKeyRecord, creditsRemaining, generateApiKey, KEY_NAME_MAX, keyWebhookSecrets, MAX_JOB_CAP, openKeyStoreAt, rotateWebhookSecret } from '@tailor/gateway/keys'
 import { DEFAULT_DATA_DIR, EXIT, parseCliArgs, UsageError, userPath, type CliIO } from '../service.ts'
 import { natsClientOptions } from '@tailor/proto/net'
 

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path'
 import { configError } from '@tailor/proto'
 import { z } from 'zod'
-import { MIN_API_KEY_LENGTH } from '@tailor/gateway/src/config.ts'
+import { MIN_API_KEY_LENGTH } from '@tailor/gateway'
 
 const Env = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),

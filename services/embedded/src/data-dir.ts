@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { generateWebhookSecret, parseWebhookSecret } from '@tailor/gateway/src/webhooks/standard-webhooks.ts'
+import { generateWebhookSecret, parseWebhookSecret } from '@tailor/gateway'
 
 export interface DataDir {
   jobsDir: string

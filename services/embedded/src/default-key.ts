@@ -1,5 +1,4 @@
-import { generateApiKey, newKeyId } from '@tailor/gateway/src/access/api-key.ts'
-import type { KeyStore } from '@tailor/gateway/src/access/key-store.ts'
+import { generateApiKey, type KeyStore, newKeyId } from '@tailor/gateway'
 
 export const DEFAULT_KEY_NAME = 'default'
 

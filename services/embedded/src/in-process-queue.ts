@@ -1,5 +1,5 @@
 import type { JobEnvelope, JobKind } from '@tailor/proto'
-import type { JobDelivery } from '@tailor/inference/src/consumer/job-source.ts'
+import type { JobDelivery } from '@tailor/inference'
 
 interface Item {
   job: JobEnvelope

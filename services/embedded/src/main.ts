@@ -1,6 +1,6 @@
 import { resolve } from 'node:path'
 import { pino } from 'pino'
-import { formatBanner, logsSettled, stdoutLogDestination } from '@tailor/gateway/src/banner.ts'
+import { formatBanner, logsSettled, stdoutLogDestination } from '@tailor/gateway'
 import { describeStartupError, type StartupContext } from '@tailor/proto'
 import { loadConfig, type Config } from './config.ts'
 import { start, type Embedded } from './start.ts'
