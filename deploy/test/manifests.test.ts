@@ -346,6 +346,20 @@ describe.each(OVERLAYS)('deploy/k8s/overlays/%s', (overlay) => {
     expect((named(docs, 'Service', 'tailor-gateway').spec.ports as Obj[]).map((p) => p.port)).not.toContain(port)
   })
 
+  it('inference /metrics on its own port (METRICS_PORT) in both lanes, reachable by the metrics scraper; probes stay on HEALTH_PORT', () => {
+    const rules = named(docs, 'NetworkPolicy', 'tailor-inference').spec.ingress as Obj[]
+    for (const { lane, deploy } of inferenceDeploys) {
+      const c = deploy.spec.template.spec.containers[0] as Obj
+      const env = containerEnv(docs, c)
+      const port = Number(env.METRICS_PORT)
+      expect(port, lane).toBeGreaterThan(0)
+      expect(port, lane).not.toBe(Number(env.HEALTH_PORT))
+      expect((c.ports as Obj[]).find((p) => p.name === 'metrics')?.containerPort, lane).toBe(port)
+      expect(deploy.spec.template.metadata.annotations['prometheus.io/port'], lane).toBe(String(port))
+      expect(rules.find((r) => (r.ports as Obj[]).some((p) => p.port === port))?.from, lane).toEqual([{ namespaceSelector: { matchLabels: { 'tailor.dev/metrics-scraper': 'true' } } }])
+    }
+  })
+
   it('NetworkPolicy: inference reaches the internet but no cluster-internal range; in the cluster only DNS, NATS and the gateway', () => {
     const np = named(docs, 'NetworkPolicy', 'tailor-inference')
     expect(np.spec.podSelector.matchLabels['app.kubernetes.io/name']).toBe('tailor-inference')

@@ -72,6 +72,33 @@ export class AppError extends Error {
   }
 }
 
+/**
+ * Start-up refused for a reason the operator fixes (a port in use, a bad work dir, a provider that
+ * did not load): each service's main prints its message as one line, without a stack trace.
+ */
+export class StartupError extends Error {
+  constructor(message: string, o: { cause?: unknown } = {}) {
+    super(message, { cause: o.cause })
+    this.name = 'StartupError'
+  }
+}
+
+/**
+ * A failed listen as the StartupError the operator acts on, one line naming the variable to
+ * change: the port is in use (EADDRINUSE; grpc-js says so only in its message), or not allowed
+ * (EACCES), or HOST is not an address of this machine (EADDRNOTAVAIL). Anything else as it was.
+ */
+export function listenFailure(err: unknown, variable: string, host: string, port: number): unknown {
+  const text = `${(err as NodeJS.ErrnoException | undefined)?.code ?? ''} ${err instanceof Error ? err.message : String(err)}`
+  const at = `${variable}=${port}`
+  if (/EADDRINUSE/.test(text)) {
+    return new StartupError(`${at}: port ${port} on ${host} is already in use; set ${variable} to a free port (or stop what is using it).`, { cause: err })
+  }
+  if (/EACCES/.test(text)) return new StartupError(`${at}: not allowed to listen on port ${port}; set ${variable} to a port above 1023.`, { cause: err })
+  if (/EADDRNOTAVAIL/.test(text)) return new StartupError(`HOST=${host}: not an address of this machine; set HOST to one of its addresses (or 0.0.0.0).`, { cause: err })
+  return err
+}
+
 export function isAppError(e: unknown): e is AppError {
   return e instanceof AppError
 }

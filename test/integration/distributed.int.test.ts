@@ -5,6 +5,7 @@ import { jetstreamManager } from '@nats-io/jetstream'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apiClient, type ApiClient } from '../helpers/api.ts'
+import { workLeft as jobDirsLeft } from '../helpers/work-dir.ts'
 import { runFormatMatrix } from '../helpers/format-matrix.ts'
 import { createMediaFixtures, probe, type MediaFixtures, type Probe } from '../helpers/media.ts'
 import { freePort, startNatsServer, type NatsServer } from '../helpers/nats-server.ts'
@@ -37,7 +38,7 @@ const startInference = async (): Promise<void> => {
   inference = startService('services/inference/src/main.ts', inferenceEnv)
   await inference.waitFor('inference consuming jobs')
 }
-const workLeft = async (): Promise<string[]> => readdir(workDir).catch(() => [])
+const workLeft = async (): Promise<string[]> => jobDirsLeft(workDir)
 
 beforeAll(async () => {
   models = await snapshotModels()
@@ -171,7 +172,7 @@ describe('distributed: gateway and inference as separate processes (NATS JetStre
     const stalled = await api.status(id)
     expect(stalled.status).toBe('running')
     const leftovers = await workLeft()
-    expect(leftovers.some((n) => n.startsWith(id))).toBe(true) // the killed worker's scratch files
+    expect(leftovers.some((n) => n.includes(`/${id}-`))).toBe(true) // the killed worker's scratch files
     await startInference()
     expect((await workLeft()).filter((n) => leftovers.includes(n))).toEqual([]) // swept at start-up
     const s = await api.wait(id, JOB_TIMEOUT_MS)

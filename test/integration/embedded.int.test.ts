@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apiClient, type ApiClient } from '../helpers/api.ts'
+import { workLeft as jobDirsLeft } from '../helpers/work-dir.ts'
 import { runFormatMatrix } from '../helpers/format-matrix.ts'
 import { createMediaFixtures, probe, type MediaFixtures, type Probe } from '../helpers/media.ts'
 import { freePort } from '../helpers/nats-server.ts'
@@ -28,7 +29,7 @@ const startTailor = async (extra: Record<string, string> = {}): Promise<void> =>
   tailor = startService(ENTRY, { ...env, ...extra })
   await tailor.waitFor('Tailor is running at')
 }
-const workLeft = async (): Promise<string[]> => readdir(join(dataDir, 'work'))
+const workLeft = async (): Promise<string[]> => jobDirsLeft(join(dataDir, 'work'))
 
 beforeAll(async () => {
   models = await snapshotModels()
@@ -108,7 +109,10 @@ describe('embedded: gateway + one inference worker in one process, no NATS', () 
     await tailor.stop('SIGKILL')
     await startTailor()
     expect(tailor.output()).not.toMatch(/X-API-KEY: tk_/)
-    expect(tailor.output()).toContain('requeued unfinished jobs')
+    // Waited for, not read at once: pino writes through an asynchronous SonicBoom stream while the
+    // banner ("Tailor is running at") is a synchronous stdout write, so under load this log line
+    // can arrive after the banner (issue 11 §8: the output read right after the banner lacked it).
+    await tailor.waitFor('"msg":"requeued unfinished jobs"', 30_000)
     const old = await api.status(done.job_id)
     expect(old.status).toBe('completed')
     expect((await fetch(old.result_url!)).status).toBe(200)
@@ -123,7 +127,7 @@ describe('embedded: gateway + one inference worker in one process, no NATS', () 
     await startTailor({ TAILOR_API_KEY: 'scripted-key-0123456789abcdefghij' })
     expect(tailor.output()).toContain('Accepting the API key from TAILOR_API_KEY')
     const bad = { video_url: 'http://127.0.0.1/x.mp4', output_format: 'nope' }
-    expect((await apiClient(`http://127.0.0.1:${port}`, 'scripted-key-123456').submit(bad)).status).toBe(400)
+    expect((await apiClient(`http://127.0.0.1:${port}`, 'scripted-key-0123456789abcdefghij').submit(bad)).status).toBe(400)
     expect((await api.submit(bad)).status).toBe(400) // the default key still works
     expect((await apiClient(`http://127.0.0.1:${port}`, 'tk_not-a-key').submit(bad)).status).toBe(401)
   })

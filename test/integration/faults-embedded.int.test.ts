@@ -5,9 +5,10 @@
  */
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apiClient, type ApiClient } from '../helpers/api.ts'
+import { deadWorkerDir, workLeft as jobDirsLeft } from '../helpers/work-dir.ts'
 import { createMediaFixtures, type MediaFixtures } from '../helpers/media.ts'
 import { snapshotModels } from '../helpers/models.ts'
 import { freePort } from '../helpers/nats-server.ts'
@@ -31,6 +32,7 @@ const startTailor = async (): Promise<void> => {
   tailor = startService(ENTRY, env)
   await tailor.waitFor('Tailor is running at')
 }
+const workLeft = (): Promise<string[]> => jobDirsLeft(join(dataDir, 'work'))
 const ls = async (d: string): Promise<string[]> => (await readdir(join(dataDir, d), { recursive: true })).map(String).sort()
 
 beforeAll(async () => {
@@ -54,14 +56,16 @@ afterAll(async () => {
 
 describe('embedded mode faults (real process)', () => {
   it('start-up sweeps what a crash left in the data dir: scratch files, half-written records and results', async () => {
-    await mkdir(join(dataDir, 'work', `${STALE_ID}-x1`), { recursive: true })
-    await writeFile(join(dataDir, 'work', `${STALE_ID}-x1`, 'input'), 'stale download')
+    const stale = deadWorkerDir(join(dataDir, 'work'))
+    await mkdir(join(stale, `${STALE_ID}-x1`), { recursive: true })
+    await writeFile(join(stale, `${STALE_ID}-x1`, 'input'), 'stale download')
     await mkdir(join(dataDir, 'jobs'), { recursive: true })
     await writeFile(join(dataDir, 'jobs', `${STALE_ID}.json.tmp`), '{"half')
     await mkdir(join(dataDir, 'results', 'remove-background'), { recursive: true })
     await writeFile(join(dataDir, 'results', 'remove-background', `${STALE_ID}.mp4.partial`), 'half a result')
     await startTailor()
-    expect(await ls('work')).toEqual([])
+    expect(await workLeft()).toEqual([])
+    expect((await ls('work')).filter((n) => n.startsWith(basename(stale)))).toEqual([])
     expect((await ls('jobs')).filter((n) => n.endsWith('.tmp'))).toEqual([])
     expect(await ls('results')).toEqual(['remove-background'])
   })
@@ -70,7 +74,7 @@ describe('embedded mode faults (real process)', () => {
     const id = await api.start({ video_url: `${media.baseUrl}/medium_01.mp4`, output_format: 'mp4_h264' })
     await api.waitUntil(id, (s) => s.status === 'running', JOB_TIMEOUT_MS)
     // "running" is recorded as the job starts; its scratch dir appears as the download begins.
-    const hasScratch = async (): Promise<boolean> => (await ls('work')).some((n) => n.startsWith(id))
+    const hasScratch = async (): Promise<boolean> => (await ls('work')).some((n) => n.includes(`/${id}-`))
     const deadline = Date.now() + JOB_TIMEOUT_MS
     while (!(await hasScratch()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
     await tailor.stop('SIGKILL')
@@ -79,9 +83,9 @@ describe('embedded mode faults (real process)', () => {
     const s = await api.wait(id, JOB_TIMEOUT_MS)
     expect(s).toMatchObject({ status: 'failed', result_url: null, error: { error_code: 'worker_crashed' } })
     expect(tailor.output()).not.toContain('"msg":"job started"')
-    expect(await ls('work')).toEqual([])
+    expect(await workLeft()).toEqual([])
     const next = await api.wait(await api.start({ video_url: `${media.baseUrl}/short_01.mp4` }), JOB_TIMEOUT_MS)
     expect(next).toMatchObject({ status: 'completed' })
-    expect(await ls('work')).toEqual([])
+    expect(await workLeft()).toEqual([])
   })
 })

@@ -10,6 +10,7 @@ import { jetstreamManager } from '@nats-io/jetstream'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apiClient, type ApiClient } from '../helpers/api.ts'
+import { workLeft as jobDirsLeft } from '../helpers/work-dir.ts'
 import { createMediaFixtures, type MediaFixtures } from '../helpers/media.ts'
 import { snapshotModels } from '../helpers/models.ts'
 import { freePort, startNatsServer, type NatsServer } from '../helpers/nats-server.ts'
@@ -112,6 +113,6 @@ describe('nats-server restart (file storage)', () => {
     const objects = await jsm.streams.info('OBJ_results', { subjects_filter: '$O.results.M.>' })
     const names = Object.keys(objects.state.subjects ?? {}).map((k) => Buffer.from(k.slice('$O.results.M.'.length), 'base64url').toString())
     for (const id of [running, ...queued, after]) expect(names.filter((n) => n.includes(id))).toHaveLength(1)
-    expect(await readdir(workDir)).toEqual([])
+    expect(await jobDirsLeft(workDir)).toEqual([])
   }, TEST_TIMEOUT_MS)
 })

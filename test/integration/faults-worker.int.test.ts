@@ -10,6 +10,7 @@ import { jetstreamManager } from '@nats-io/jetstream'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apiClient, type ApiClient } from '../helpers/api.ts'
+import { deadWorkerDir, workLeft as jobDirsLeft } from '../helpers/work-dir.ts'
 import { createMediaFixtures, type MediaFixtures } from '../helpers/media.ts'
 import { snapshotModels } from '../helpers/models.ts'
 import { freePort, startNatsServer, type NatsServer } from '../helpers/nats-server.ts'
@@ -45,7 +46,7 @@ const startInference = async (extra: Record<string, string> = {}): Promise<void>
   inference = startService('services/inference/src/main.ts', { ...inferenceEnv, ...extra })
   await inference.waitFor('inference consuming jobs')
 }
-const workLeft = async (): Promise<string[]> => readdir(workDir).catch(() => [])
+const workLeft = async (): Promise<string[]> => jobDirsLeft(workDir)
 const ffmpegChildren = async (): Promise<number[]> =>
   (await childProcesses(inference.proc.pid!)).filter((p) => p.comm === 'ffmpeg' || p.comm === 'ffprobe').map((p) => p.pid)
 /** Waits until the worker runs `n` ffmpeg processes (a video job's decoder and encoder). */
@@ -124,11 +125,13 @@ afterAll(async () => {
 
 describe('worker faults (real processes)', () => {
   it('start-up sweeps the work dir: a dead predecessor\'s files are gone', async () => {
-    await mkdir(join(workDir, '0190c0de-dead-7000-8000-000000000000-abc123'), { recursive: true })
-    await writeFile(join(workDir, '0190c0de-dead-7000-8000-000000000000-abc123', 'input'), 'stale download')
-    await writeFile(join(workDir, 'stray.partial'), 'stale')
+    const dead = deadWorkerDir(workDir) // w-<host>-<a pid no longer running>-…
+    await mkdir(join(dead, '0190c0de-dead-7000-8000-000000000000-abc123'), { recursive: true })
+    await writeFile(join(dead, '0190c0de-dead-7000-8000-000000000000-abc123', 'input'), 'stale download')
+    await writeFile(join(dead, 'stray.partial'), 'stale')
     await startInference()
     expect(await workLeft()).toEqual([])
+    expect((await readdir(workDir)).filter((n) => join(workDir, n) === dead)).toEqual([])
   })
 
   it('a hung ffmpeg → request_timeout after the kind\'s limit, every ffmpeg killed, no temp files, next job runs', async () => {

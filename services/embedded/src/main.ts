@@ -1,13 +1,13 @@
 import { resolve } from 'node:path'
 import { pino } from 'pino'
 import { formatBanner, logsSettled, stdoutLogDestination } from '@tailor/gateway'
-import { describeStartupError, type StartupContext } from '@tailor/proto'
+import { describeStartupError, StartupError, type StartupContext } from '@tailor/proto'
 import { loadConfig, type Config } from './config.ts'
 import { start, type Embedded } from './start.ts'
 
 /** A problem the operator fixes is said in one line each; anything else keeps its stack for the bug report. */
 function fail(err: unknown, ctx?: StartupContext): never {
-  console.error(describeStartupError('tailor', err, ctx)?.join('\n') ?? err)
+  console.error(err instanceof StartupError ? `tailor: ${err.message}` : (describeStartupError('tailor', err, ctx)?.join('\n') ?? err))
   process.exit(1)
 }
 

@@ -45,9 +45,9 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
   const data = await openDataDir(config.dataDir)
   // API keys: the data dir's key store (`pnpm tailor keys …`); a "default" key is created on first start.
   const keys = openFileKeyStore(config.dataDir)
-  const createdApiKey = config.apiKeyConfigured ? null : await ensureDefaultKey(keys, data.legacyApiKeyHash)
-  // Its own webhook signing secret (api-key.ts generateApiKey), shown once beside it.
-  const createdWebhookSecret = createdApiKey === null ? null : ((await keys.list()).find((r) => r.sha256 === sha256Hex(createdApiKey))?.webhookSecret ?? null)
+  // The first start's key is created only once everything started (below): a start that fails
+  // (a port in use) creates none, so the next start still creates and prints one.
+  const firstStart = !config.apiKeyConfigured && (await keys.list()).length === 0
   const env = { ...config.env, NATS_URL: undefined, GATEWAY_GRPC_ADDR: undefined }
   const gatewayConfig = loadGatewayConfig({
     ...env,
@@ -57,7 +57,8 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
     // Webhooks are on in the embedded mode: signed with WEBHOOK_SECRET, or the data dir's own secret.
     WEBHOOK_SECRET: config.env.WEBHOOK_SECRET ?? data.webhookSecret,
   })
-  const inferenceConfig = loadInferenceConfig({ ...env, TAILOR_WORK_DIR: config.env.TAILOR_WORK_DIR ?? data.workDir })
+  // METRICS_PORT is the gateway's here: one registry, both services' metrics on it.
+  const inferenceConfig = loadInferenceConfig({ ...env, METRICS_PORT: undefined, TAILOR_WORK_DIR: config.env.TAILOR_WORK_DIR ?? data.workDir })
 
   const queue = new InProcessQueue()
   const events = new InProcessEvents()
@@ -76,6 +77,7 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
     logger: logger.child({ service: 'gateway' }),
     registry,
     readiness: () => inference?.ready() ?? { ok: false, models_loaded: false },
+    keyAddedAfterStart: firstStart,
     ports: {
       jobs,
       publisher: queue,
@@ -89,6 +91,9 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
         logger: logger.child({ service: 'gateway' }), slots: { concurrency: gatewayConfig.webhookConcurrency, perKey: gatewayConfig.webhookMaxInFlightPerKey },
       }),
     },
+  }).catch((err: unknown) => {
+    resultSweeper.stop()
+    throw err
   })
   events.connect(gateway.handleJobEvent)
   try {
@@ -106,6 +111,10 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
   const unfinished = await jobs.listUnfinished()
   for (const rec of unfinished) await queue.publish(jobEnvelope(rec.id, rec, rec.createdAt), rec.attempts)
   if (unfinished.length > 0) logger.info({ jobs: unfinished.length }, 'requeued unfinished jobs')
+  const createdApiKey = config.apiKeyConfigured ? null : await ensureDefaultKey(keys, data.legacyApiKeyHash)
+  // Its own webhook signing secret (api-key.ts generateApiKey), shown once beside it.
+  const createdWebhookSecret = createdApiKey === null ? null : ((await keys.list()).find((r) => r.sha256 === sha256Hex(createdApiKey))?.webhookSecret ?? null)
+  await gateway.reloadKeys() // accepted from this moment, not at the key file's next poll
   const inf = inference
   // Where the CLI finds this service when TAILOR_URL is not set (cli/src/service.ts serviceUrl): the
   // URL actually bound, so a non-default PORT needs no configuration; removed again on stop.

@@ -1,4 +1,4 @@
-import { describeStartupError, withoutCredentials, type StartupContext } from '@tailor/proto'
+import { describeStartupError, StartupError, withoutCredentials, type StartupContext } from '@tailor/proto'
 import { formatBanner, logsSettled, stdoutLogDestination } from './banner.ts'
 import { loadConfig, type Config } from './config.ts'
 import { createLogger } from './logger.ts'
@@ -6,7 +6,7 @@ import { keyCreateCommand, start, type Gateway } from './start.ts'
 
 /** A problem the operator fixes is said in one line each; anything else keeps its stack for the bug report. */
 function fail(err: unknown, ctx?: StartupContext): never {
-  console.error(describeStartupError('gateway', err, ctx)?.join('\n') ?? err)
+  console.error(err instanceof StartupError ? `gateway: ${err.message}` : (describeStartupError('gateway', err, ctx)?.join('\n') ?? err))
   process.exit(1)
 }
 

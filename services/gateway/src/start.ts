@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { followNatsStatus, safePost } from '@tailor/proto/net'
 import { serve, type ServerType } from '@hono/node-server'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
-import { withoutCredentials, type JobEvent, type JobEventAck } from '@tailor/proto'
+import { listenFailure, withoutCredentials, type JobEvent, type JobEventAck } from '@tailor/proto'
 import { createKeyAccessControl, openKeyAccessControl } from './access/access-control-keys.ts'
 import { createJobSlots, createMemorySlotListStore, type JobSlots } from './access/job-slots.ts'
 import { openKvSlotListStore } from './access/job-slots-kv.ts'
@@ -20,7 +20,7 @@ import { ensureByteCaps } from './jetstream-byte-caps.ts'
 import { ensureReplicas } from './jetstream-replicas.ts'
 import type { Config } from './config.ts'
 import { startApiGrpcServer } from './events/api-grpc-server.ts'
-import { startJobEventsServer, type JobEventsServer } from './events/grpc-server.ts'
+import { routeGrpcLogs, startJobEventsServer, type JobEventsServer } from './events/grpc-server.ts'
 import { openKvIdempotencyStore } from './idempotency/idempotency-store-kv.ts'
 import type { IdempotencyStore } from './idempotency/idempotency-store.ts'
 import { createJobEventHandler } from './jobs/job-events.ts'
@@ -86,6 +86,8 @@ export interface Gateway {
   /** Applies an inference event to the job records (the embedded mode calls it directly). */
   handleJobEvent: (e: JobEvent) => Promise<JobEventAck>
   jobs: JobStore
+  /** Reads the key store now (the embedded mode's first-start key, created once start-up succeeded). */
+  reloadKeys(): Promise<void>
   stop(): Promise<void>
 }
 
@@ -99,9 +101,14 @@ export async function start(
     registry?: MetricsRegistry
     /** More readiness conditions (embedded: the in-process inference worker). */
     readiness?: () => Readiness
+    /** The request budgets' clock (tests: stopped during a burst, so no refill blurs the bound); default Date.now. */
+    rateClock?: () => number
+    /** A key will be added once start-up succeeded (embedded first start): no "no API key" warning. */
+    keyAddedAfterStart?: boolean
   } = {},
 ): Promise<Gateway> {
   const logger = opts.logger ?? createLogger(config.logLevel)
+  routeGrpcLogs(logger)
   let queueDepth: (() => Promise<number | null>) | undefined
   const metrics = createGatewayMetrics({ registry: opts.registry ?? createMetricsRegistry(), queueDepth: () => queueDepth?.() ?? Promise.resolve(null) })
   let natsConnected = true
@@ -151,6 +158,9 @@ export async function start(
     if (config.jobEventsToken === undefined) throw new Error('JOB_EVENTS_TOKEN is required with NATS_URL')
     grpcServer = await startJobEventsServer({
       host: config.host, port: config.grpcPort, handle: handleJobEvent, logger, token: config.jobEventsToken, ...(config.jobEventsTls ? { tls: config.jobEventsTls } : {}),
+    }).catch(async (err: unknown) => {
+      await nc?.close()
+      throw listenFailure(err, 'GRPC_PORT', config.host, config.grpcPort)
     })
     ports = {
       jobs, publisher: await openJetStreamPublisher(nc), cancel: grpcServer, uploads: await openObjectStoreUploadStore(nc),
@@ -159,7 +169,7 @@ export async function start(
     }
   }
   // Rate limits (access/): the KV bucket rate_limits distributed (shared by every replica), memory embedded.
-  const limiter = new RateLimiter(nc === null ? createMemoryRateBudget() : await openKvRateBudget(nc))
+  const limiter = new RateLimiter(nc === null ? createMemoryRateBudget() : await openKvRateBudget(nc), opts.rateClock === undefined ? {} : { now: opts.rateClock })
   if (nc !== null) {
     await ensureReplicas(nc, config.natsReplicas, logger)
     await ensureByteCaps(nc, config.storageCaps, logger)
@@ -169,7 +179,7 @@ export async function start(
     keyStore === undefined
       ? createKeyAccessControl({ envHashes: config.apiKeyHashes, limits, limiter })
       : await openKeyAccessControl({ keys: keyStore, envHashes: config.apiKeyHashes, limits, limiter, onWatchError: (err) => logger.error({ err }, 'API key watch failed') })
-  if (access.keyCount() === 0) logger.warn(`no API key is accepted yet: create one with \`${keyCreateCommand(config)}\``)
+  if (access.keyCount() === 0 && opts.keyAddedAfterStart !== true) logger.warn(`no API key is accepted yet: create one with \`${keyCreateCommand(config)}\``)
   // Webhook deliveries: signed with the job's key's own secret (tailor keys), else WEBHOOK_SECRET.
   const post = (url: string, body: string, headers: Record<string, string>, timeoutMs: number) =>
     safePost(url, body, { timeoutMs, allowLoopback: config.allowLoopback, maxResponseBytes: WEBHOOK_MAX_RESPONSE_BYTES, headers, label: 'webhook_url' })
@@ -225,14 +235,23 @@ export async function start(
       ...(grpcSrv ? { workers_connected: grpcSrv.connectedWorkers() } : {}),
     }),
   })
-  // A port in use (EADDRINUSE) rejects here, for main.ts to say in one line.
-  const server: ServerType = await new Promise((resolve, reject) => {
+  // A port that cannot be had ends start-up with one line naming its variable (listenFailure); what
+  // is already open is closed first, so an in-process caller is left with nothing running.
+  const opened: (() => Promise<unknown>)[] = [
+    async () => conn?.close(), () => access.close(), () => slots.close(), () => ports.webhooks.close(), async () => grpcServer?.stop(0),
+  ]
+  const failStart = async (err: unknown, variable: string, port: number): Promise<never> => {
+    for (const close of opened.reverse()) await close().catch(() => undefined)
+    throw listenFailure(err, variable, config.host, port)
+  }
+  const server: ServerType = await new Promise<ServerType>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host, ...SERVE_OPTIONS }, () => {
       s.off('error', reject)
       resolve(s)
     })
     s.once('error', reject)
-  })
+  }).catch((err: unknown) => failStart(err, 'PORT', config.port))
+  opened.push(() => new Promise<void>((resolve) => server.close(() => resolve())))
   const bound = server.address() as AddressInfo
   const port = bound.port
   // /metrics on its own port (never routed by the Ingress that publishes PORT).
@@ -252,17 +271,15 @@ export async function start(
           })
           m.once('error', reject)
           m.listen(config.metricsPort, config.host, () => resolve(m))
-        })
+        }).catch((err: unknown) => failStart(err, 'METRICS_PORT', config.metricsPort ?? 0))
+  if (metricsServer !== null) opened.push(() => new Promise<void>((resolve) => metricsServer.close(() => resolve())))
   const metricsPort = metricsServer === null ? null : (metricsServer.address() as AddressInfo).port
   const url = bannerUrls({ address: bound.address, port }).local
   // The internal gRPC API: same use cases and access control (access/) as HTTP.
   const apiGrpc = await startApiGrpcServer(
     { config, logger, access, ...ports, slots, watcher, authThrottle, baseUrl: () => config.publicBaseUrl ?? url },
     { host: config.host, port: config.apiGrpcPort },
-  ).catch(async (err: unknown) => {
-    await new Promise<void>((resolve) => server.close(() => resolve()))
-    throw err
-  })
+  ).catch((err: unknown) => failStart(err, 'API_GRPC_PORT', config.apiGrpcPort))
   logger.info({ port, metricsPort, grpcPort: grpcServer?.port, apiGrpcPort: apiGrpc.port, mode: nc ? 'distributed' : 'embedded', keys: access.keyCount() }, 'gateway listening')
   return {
     url,
@@ -274,6 +291,9 @@ export async function start(
     apiGrpcPort: apiGrpc.port,
     handleJobEvent,
     jobs: ports.jobs,
+    async reloadKeys() {
+      if (keyStore !== undefined) access.setStoredKeys(await keyStore.list())
+    },
     async stop() {
       stopping = true
       // No new webhook attempts from here on (a retry falling due during the drain is left to a

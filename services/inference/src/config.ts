@@ -29,6 +29,8 @@ const Env = z
     /** GET /healthz on this port (readiness/liveness probes); off when unset. */
     HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional(),
     HEALTH_HOST: z.string().min(1).default('0.0.0.0'),
+    /** GET /metrics on this port (HEALTH_HOST) instead of HEALTH_PORT (404 there); unset: on HEALTH_PORT. Embedded: the gateway's. */
+    METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
     ORT_EP: z.enum(['cuda', 'cpu']).default('cpu'),
     /**
      * The provider every model must run on, or start-up fails with one line naming what loaded
@@ -64,7 +66,12 @@ const Env = z
      * never hold the service's event loop; `main` this thread (debugging, profiling).
      */
     TRYON_ENGINE_THREAD: z.enum(['worker', 'main']).default('worker'),
-    /** Scratch space for downloads and encodes, owned by this process (emptied at start); each job gets its own subdirectory, removed after. */
+    /**
+     * Scratch space for downloads and encodes. Each process works in its own directory under it
+     * (`w-<host>-<pid>-XXXXXX`, mkdtemp, 0700; several workers may share TAILOR_WORK_DIR), each job
+     * in a subdirectory of that, removed after; at start a process removes what dead workers of
+     * its host left. Must be a real directory, not a symbolic link (work-dir.ts).
+     */
     TAILOR_WORK_DIR: z.string().min(1).default(join(tmpdir(), 'tailor-work')),
     /**
      * How long JetStream waits for word from the worker running a job before it hands the job to

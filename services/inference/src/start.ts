@@ -1,7 +1,6 @@
-import { mkdir, readdir, rm } from 'node:fs/promises'
 import { hostname } from 'node:os'
-import { join } from 'node:path'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
+import { StartupError } from '@tailor/proto'
 import type { Config } from './config.ts'
 import { consumeJobs, type Consumer } from './consumer/consume-jobs.ts'
 import { openJetStreamJobSource } from './consumer/job-source-jetstream.ts'
@@ -14,10 +13,11 @@ import { openTryOnEngineInWorker, type OpenTryOnWorkerOptions, type TryOnWorkerE
 import { openJobEventStream } from './events/event-stream.ts'
 import type { JobEventSink } from './events/job-event-sink.ts'
 import { followNatsStatus, natsClientOptions, safeFetchToFile } from '@tailor/proto/net'
-import { startHealthServer, type HealthServer, type Report } from './health/health-server.ts'
+import { startHealthServer, startMetricsServer, type HealthServer, type Report } from './health/health-server.ts'
 import { removeBackground, type MattingEngine } from './jobs/remove-background.ts'
 import { runJob } from './jobs/run-job.ts'
 import { createLogger, type Logger } from './logger.ts'
+import { openWorkDir, type WorkDir } from './work-dir.ts'
 import { DEFAULT_IMAGE_LIMITS } from './media/image.ts'
 import { createMetricsRegistry, type MetricsRegistry } from '@tailor/proto/metrics'
 import { createInferenceMetrics } from './metrics.ts'
@@ -28,7 +28,7 @@ import { openObjectStoreUploadSource } from './uploads/upload-source-object-stor
 import type { UploadSource } from './uploads/upload-source.ts'
 
 /** Start-up refused for a reason the operator fixes (printed as one line, no stack trace). */
-export class StartupError extends Error {}
+export { StartupError }
 const oneLine = (err: unknown): string => (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim().slice(0, 400)
 
 /** In-process ports for the embedded mode; without them inference uses NATS + gRPC. */
@@ -152,9 +152,18 @@ export async function start(
     throw err
   }
 
-  // The work dir belongs to this process: whatever a killed predecessor left there goes.
-  await mkdir(config.TAILOR_WORK_DIR, { recursive: true })
-  for (const name of await readdir(config.TAILOR_WORK_DIR)) await rm(join(config.TAILOR_WORK_DIR, name), { recursive: true, force: true })
+  // This process's own scratch dir under TAILOR_WORK_DIR; what dead processes left there goes
+  // (never a live worker's: work-dir.ts).
+  let workDir: WorkDir
+  try {
+    workDir = await openWorkDir(config.TAILOR_WORK_DIR)
+  } catch (err) {
+    await engine?.close()
+    await tryOnEngine?.close()
+    await nc?.close()
+    throw err
+  }
+  if (workDir.swept.length > 0) logger.info({ dirs: workDir.swept.length }, 'removed the work dirs of stopped workers')
 
   const limits = {
     maxBytes: config.FETCH_MAX_BYTES, maxDurationS: config.VIDEO_MAX_DURATION_S, maxSidePx: config.VIDEO_MAX_SIDE_PX, minSidePx: config.VIDEO_MIN_SIDE_PX,
@@ -181,7 +190,7 @@ export async function start(
     jobTimeoutMs: { 'remove-background': config.VIDEO_JOB_TIMEOUT_S * 1000, 'try-on': config.TRYON_JOB_TIMEOUT_S * 1000 },
     run: (job, ctx) =>
       runJob(job, ctx, {
-        workRoot: config.TAILOR_WORK_DIR,
+        workRoot: workDir.path,
         results: ports.results,
         fetchInput: createInputFetcher((url, dest, signal) => safeFetchToFile(url, dest, fetchOptions, signal), ports.uploads, fetchOptions.maxBytes),
         ...(tryOnEngine !== null
@@ -219,18 +228,39 @@ export async function start(
     const nats = conn === null ? null : natsConnected && !conn.isClosed()
     return { ok: !stopping && nats !== false, ...details(), ...(nats === null ? {} : { nats_connected: nats }), ...(stopping ? { stopping: true } : {}) }
   }
-  const health: HealthServer | null =
-    config.HEALTH_PORT === undefined
-      ? null
-      : await startHealthServer({
-          host: config.HEALTH_HOST,
-          port: config.HEALTH_PORT,
-          live: () => ({ ok: !stopping && (conn === null || !conn.isClosed()), ...details() }),
-          ready,
-          metrics: { contentType: metrics.registry.contentType, text: () => metrics.registry.metrics() },
-        })
+  const scrape = { contentType: metrics.registry.contentType, text: () => metrics.registry.metrics() }
+  // A port that cannot be had ends start-up with one line naming its variable; nothing is left open.
+  const closeAll = async (): Promise<void> => {
+    await consumer.stop(0).catch(() => undefined)
+    await engine?.close()
+    await tryOnEngine?.close()
+    await nc?.close()
+    await workDir.close()
+  }
+  let health: HealthServer | null = null
+  let metricsServer: HealthServer | null = null
+  try {
+    health =
+      config.HEALTH_PORT === undefined
+        ? null
+        : await startHealthServer({
+            host: config.HEALTH_HOST,
+            port: config.HEALTH_PORT,
+            live: () => ({ ok: !stopping && (conn === null || !conn.isClosed()), ...details() }),
+            ready,
+            ...(config.METRICS_PORT === undefined ? { metrics: scrape } : {}),
+          })
+    metricsServer = config.METRICS_PORT === undefined ? null : await startMetricsServer({ host: config.HEALTH_HOST, port: config.METRICS_PORT, metrics: scrape })
+  } catch (err) {
+    await health?.stop()
+    await closeAll()
+    throw err
+  }
   logger.info(
-    { mode: nc ? 'distributed' : 'embedded', kinds, provider: providerInUse, concurrency: config.CONCURRENCY, allowLoopback: config.TAILOR_FETCH_ALLOW_LOOPBACK, healthPort: health?.port },
+    {
+      mode: nc ? 'distributed' : 'embedded', kinds, provider: providerInUse, concurrency: config.CONCURRENCY, allowLoopback: config.TAILOR_FETCH_ALLOW_LOOPBACK,
+      healthPort: health?.port, metricsPort: metricsServer?.port,
+    },
     'inference consuming jobs',
   )
 
@@ -241,11 +271,13 @@ export async function start(
       stopping = true
       await consumer.stop(config.SHUTDOWN_TIMEOUT_MS)
       await health?.stop()
+      await metricsServer?.stop()
       await ports.source.close()
       await ports.events.close()
       if (nc !== null) await nc.drain()
       await engine?.close()
       await tryOnEngine?.close()
+      await workDir.close()
       logger.info('inference stopped')
     },
   }

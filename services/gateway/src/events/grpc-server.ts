@@ -156,3 +156,13 @@ export function stopGrpcServer(server: grpc.Server, timeoutMs: number): Promise<
     })
   })
 }
+
+/**
+ * grpc-js writes its own errors to stderr (a bind that failed: "No address added out of total 1
+ * resolved", which start-up already reports as one line naming the port's variable): to our
+ * logger at debug instead, so a refused start prints nothing else. Process-wide (grpc-js has one logger).
+ */
+export function routeGrpcLogs(logger: Logger): void {
+  const to = (...args: unknown[]): void => logger.debug({ grpc: args.map(String).join(' ') }, 'grpc-js log')
+  grpc.setLogger({ error: to, info: to, debug: to })
+}

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { listenFailure } from '@tailor/proto'
 
 export interface HealthServer {
   port: number
@@ -22,6 +23,8 @@ export async function startHealthServer(o: {
   live: () => Report
   ready: () => Report
   metrics?: { contentType: string; text: () => Promise<string> }
+  /** Named in the one-line start-up error when the port cannot be had. */
+  portVariable?: string
 }): Promise<HealthServer> {
   const json = (res: import('node:http').ServerResponse, status: number, body: unknown): void => {
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body))
@@ -43,7 +46,39 @@ export async function startHealthServer(o: {
     }
     json(res, 404, { error: 'No such endpoint.', error_code: 'not_found' })
   })
-  await new Promise<void>((resolve) => server.listen(o.port, o.host, resolve))
+  await listen(server, o.port, o.host, o.portVariable ?? 'HEALTH_PORT')
+  return {
+    port: (server.address() as AddressInfo).port,
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  }
+}
+
+/** Listens, or fails with the one-line StartupError naming `variable` (a port in use, …). */
+async function listen(server: Server, port: number, host: string, variable: string): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => {
+      server.off('error', reject)
+      resolve()
+    })
+  }).catch((err: unknown) => {
+    throw listenFailure(err, variable, host, port)
+  })
+}
+
+/** GET /metrics alone on its own port (METRICS_PORT), anything else 404. */
+export async function startMetricsServer(o: { host: string; port: number; metrics: { contentType: string; text: () => Promise<string> } }): Promise<HealthServer> {
+  const server: Server = createServer((req, res) => {
+    if (req.method === 'GET' && (req.url ?? '').split('?')[0] === '/metrics') {
+      o.metrics.text().then(
+        (body) => res.writeHead(200, { 'content-type': o.metrics.contentType }).end(body),
+        () => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'Metrics could not be collected.', error_code: 'unexpected_error' })),
+      )
+      return
+    }
+    res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'No such endpoint.', error_code: 'not_found' }))
+  })
+  await listen(server, o.port, o.host, 'METRICS_PORT')
   return {
     port: (server.address() as AddressInfo).port,
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
