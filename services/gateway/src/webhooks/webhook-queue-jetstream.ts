@@ -12,8 +12,16 @@ const DUPLICATE_WINDOW_MS = 60 * 60 * 1000
 /** Undelivered webhooks are dropped after this long whatever the schedule says. */
 const MAX_AGE_MS = 7 * 24 * 60 * 60 * 1000
 const PULL_EXPIRES_MS = 2_000
-/** A delivery whose key has its share of slots in flight on this gateway is handed back for 1–2 s. */
-const DEFER_MS = 1_000
+/**
+ * A delivery whose key has its share of slots in flight on this gateway is handed back until about
+ * its turn: each deferral of a key is scheduled one (average attempt time ÷ share) after that key's
+ * previous one, between these bounds. A key with a large backlog is then pulled about as fast as
+ * its share serves it, not once a second per message.
+ */
+const MIN_DEFER_MS = 200
+const MAX_DEFER_MS = 5 * 60_000
+/** Assumed attempt time of a key before one is measured. */
+const FIRST_ATTEMPT_MS = 1_000
 
 /**
  * A message of the stream: the delivery, the attempts made so far, and when the next is due
@@ -34,7 +42,7 @@ const MAX_ACK_PENDING = 100_000
  * is the delivery published again with its attempt count and due time (then the old message is
  * acked); a message pulled before it is due is nak'ed until then. Slots are shared fairly: each
  * gateway runs `slots.concurrency` attempts at once, at most `slots.perKey` for one key's jobs; a
- * delivery of a key at its share is nak'ed for a second or two (not an attempt), so the next
+ * delivery of a key at its share is nak'ed until about its turn (not an attempt), so the next
  * messages, other keys' among them, are pulled. A gateway that dies mid-attempt leaves the message
  * unacked, and the server hands it to another replica (or the restarted one) after the ack wait.
  */
@@ -78,6 +86,15 @@ export async function openJetStreamWebhookQueue(nc: NatsConnection, o: { attempt
 
   /** Attempts in flight on this gateway per key (slotGroup). */
   const perGroup = new Map<string, number>()
+  /** Per key: average attempt time (EWMA, ms), and when its last deferred delivery was scheduled. */
+  const attemptMs = new Map<string, number>()
+  const lastTurn = new Map<string, number>()
+  const deferFor = (g: string, t: number): number => {
+    const step = Math.max(MIN_DEFER_MS / 2, (attemptMs.get(g) ?? FIRST_ATTEMPT_MS) / o.slots.perKey)
+    const at = Math.min(Math.max(t, lastTurn.get(g) ?? 0) + step, t + MAX_DEFER_MS)
+    lastTurn.set(g, at)
+    return Math.max(MIN_DEFER_MS, Math.round(at - t))
+  }
   const handleOne = async (m: JsMsg, handle: AttemptHandler): Promise<void> => {
     let q: Queued
     try {
@@ -96,14 +113,17 @@ export async function openJetStreamWebhookQueue(nc: NatsConnection, o: { attempt
     const g = slotGroup(d)
     const busy = perGroup.get(g) ?? 0
     if (busy >= o.slots.perKey) {
-      m.nak(DEFER_MS + Math.floor(Math.random() * DEFER_MS))
+      m.nak(deferFor(g, t))
       return
     }
     perGroup.set(g, busy + 1)
+    if (busy === 0 && (lastTurn.get(g) ?? 0) < t) lastTurn.delete(g) // no deferral pending: forget it
     // An older version's message: each of its deliveries was an attempt.
     const n = (attempts ?? m.info.deliveryCount - 1) + 1
+    const began = Date.now()
     try {
       const outcome = await handle(d, n)
+      attemptMs.set(g, 0.8 * (attemptMs.get(g) ?? FIRST_ATTEMPT_MS) + 0.2 * (Date.now() - began))
       if (outcome.done) {
         await m.ackAck()
         return
