@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { AccessControl, Principal, RateDecision } from './access-control.ts'
 import { parseWebhookSecret } from '../webhooks/standard-webhooks.ts'
-import { creditsRemaining, envKeyId, keyWebhookSecrets, type ApiKeyRecord } from './api-key.ts'
+import { creditsRemaining, envKeyId, KEY_ID_RE, keyWebhookSecrets, type ApiKeyRecord } from './api-key.ts'
 import type { KeyStore } from './key-store.ts'
 import type { RateLimiter } from './rate-limiter.ts'
 
@@ -34,7 +34,8 @@ export type KeyAccessControl = AccessControl & {
   /**
    * The secrets that sign webhook deliveries of `keyId`'s jobs now: a stored key's own (its
    * previous one too during a rotation's overlap); else, for keys from the environment, keys made
-   * before per-key secrets, or an unknown owner, `fallback` (WEBHOOK_SECRET; may be empty).
+   * before per-key secrets, or deliveries queued without an owner, `fallback` (WEBHOOK_SECRET; may
+   * be empty). A stored key's id whose record is gone gets none (the delivery is dropped).
    */
   webhookSecretsFor(keyId: string | undefined, fallback: readonly Buffer[]): readonly Buffer[]
 }
@@ -79,6 +80,8 @@ export function createKeyAccessControl(o: { envHashes: readonly Buffer[]; limits
     },
     webhookSecretsFor(keyId, fallback) {
       const r = keyId === undefined ? undefined : byId.get(keyId)
+      // A stored key's record that is gone: nothing signs for it (not the secret other keys share).
+      if (r === undefined && keyId !== undefined && KEY_ID_RE.test(keyId)) return []
       const own = r === undefined ? null : keyWebhookSecrets(r, Date.now())
       if (own === null) return fallback
       return own.map((s) => parseWebhookSecret(s)).filter((b): b is Buffer => b !== null)

@@ -82,6 +82,29 @@ async function waitFor(cond: () => Promise<boolean>): Promise<void> {
   }
 }
 
+describe('webhook signing secrets by owner', () => {
+  it("a stored key's own secret (and its previous one during the overlap); environment keys and ownerless deliveries: the fallback; a vanished stored key: none", async () => {
+    const { key, record, webhookSecret } = generateApiKey({ name: 'hooks' })
+    await keys.create(record)
+    await waitFor(async () => (await access.authenticate(key)) !== null)
+    const fallback = [Buffer.alloc(32, 9)]
+    const own = Buffer.from(webhookSecret.slice('whsec_'.length), 'base64')
+    expect(access.webhookSecretsFor(record.id, fallback)).toEqual([own])
+    expect((await access.authenticate(key))?.ownWebhookSecret).toBe(true)
+    const old = Buffer.alloc(32, 7)
+    await keys.update(record.id, (r) => ({ ...r, previousWebhookSecret: `whsec_${old.toString('base64')}`, previousWebhookSecretUntil: new Date(Date.now() + 60_000).toISOString() }))
+    await waitFor(async () => access.webhookSecretsFor(record.id, fallback).length === 2)
+    expect(access.webhookSecretsFor(record.id, fallback)).toEqual([own, old])
+    await keys.update(record.id, (r) => ({ ...r, previousWebhookSecretUntil: new Date(Date.now() - 1).toISOString() }))
+    await waitFor(async () => access.webhookSecretsFor(record.id, fallback).length === 1)
+    const envPrincipal = await access.authenticate(ENV_KEY)
+    expect(envPrincipal?.ownWebhookSecret).toBeUndefined()
+    expect(access.webhookSecretsFor(envPrincipal!.keyId, fallback)).toBe(fallback)
+    expect(access.webhookSecretsFor(undefined, fallback)).toBe(fallback)
+    expect(access.webhookSecretsFor('key_AAAAAAAAAAAAAAAA', fallback)).toEqual([])
+  })
+})
+
 describe('API keys', () => {
   it('a stored key works, a revoked one is refused 401 once the store changes', async () => {
     const key = await newKey()
