@@ -30,7 +30,8 @@
  *
  * Tucked or untucked, for a new bottom under the old top: the old top is untucked when its hem on
  * the body axis (clothing.ts `topHemY`) lies lower than the new garment's waistband on that axis by
- * more than UNTUCK_MARGIN × the shoulder width; then the old top is drawn in front of the new
+ * more than UNTUCK_MARGIN × the shoulder width and, just below that waistband, what was found as
+ * the top has the chest's colour (UNTUCK_SAME); then the old top is drawn in front of the new
  * bottom (the top hangs over it). Otherwise (a top tucked in, or one ending above the new
  * waistband) the new bottom is drawn in front up to its own waistband.
  */
@@ -51,6 +52,12 @@ export const ENVELOPE_DILATE_SHOULDERS = 0.015
 export const TAKE_OFF_DEFAULT = true
 /** The old top counts as untucked when its hem is this much (× shoulder width) below the new waistband. */
 export const UNTUCK_MARGIN = 0.05
+/**
+ * … and when what the clothing finder calls the top just below the new waistband has the top's own
+ * colour (median colour within this distance of the chest's): otherwise it is a bottom of a colour
+ * the finder could not tell apart (beige shorts under a grey tee), and the top is tucked or ends there.
+ */
+export const UNTUCK_SAME = 8
 
 export interface Composite {
   rgb: Uint8Array
@@ -197,7 +204,7 @@ export function compositeGarment(
     if (clothing && o.category === 'lower' && clothing.topHemY !== null) {
       const waistY = waistbandY(parts, a)
       if (waistY !== null) {
-        tucked = clothing.topHemY <= waistY + UNTUCK_MARGIN * sw
+        tucked = clothing.topHemY <= waistY + UNTUCK_MARGIN * sw || !sameTopBelow(person, a, clothing, waistY)
         if (!tucked) {
           // Only the top itself, down to its hem (never a bottom of a similar colour below it).
           inFront = { width: w, height: h, data: new Float32Array(N) }
@@ -474,4 +481,39 @@ function takeOffZone(
     if (nearestD2(photoAt(j), protos) < TAKE_OFF_SAME ** 2) zone.data[j] = 0
   }
   return { zone: upsample(boxBlur(zone, 1), W, H), cover, skipped: null }
+}
+
+/**
+ * Whether the old top just below the new waistband (a band 0.12 × the shoulder width tall, within
+ * a quarter shoulder width of the body axis) has the colour the top has on the chest (0.2–0.5 of
+ * the way from the shoulders to the hips): median L* × L_WEIGHT, a*, b* within UNTUCK_SAME.
+ */
+function sameTopBelow(img: Rgb, a: PersonAnalysis, c: Clothing, waistY: number): boolean {
+  const sm = mid(a.points[LM.leftShoulder]!, a.points[LM.rightShoulder]!)
+  const hm = mid(a.points[LM.leftHip]!, a.points[LM.rightHip]!)
+  const sw = a.shoulderWidth
+  const axisX = (y: number) => sm.x + ((hm.x - sm.x) * (y - sm.y)) / (hm.y - sm.y || 1)
+  const median = (y0: number, y1: number): Vec3 | null => {
+    const ch: number[][] = [[], [], []]
+    for (let y = Math.max(0, Math.round(y0)); y < Math.min(img.height, Math.round(y1)); y += 2) {
+      const cx = axisX(y)
+      for (let x = Math.max(0, Math.round(cx - 0.25 * sw)); x <= Math.min(img.width - 1, Math.round(cx + 0.25 * sw)); x += 2) {
+        const i = y * img.width + x
+        if (c.upper.data[i]! < 0.5 || a.hands.data[i]! > 0.3) continue
+        // Raw Lab chroma here (the lightness-normalised one swells the noise of a dark fabric).
+        const v = labOf(img.data[i * 3]!, img.data[i * 3 + 1]!, img.data[i * 3 + 2]!)
+        const s = 60 / Math.max(v[0] / L_WEIGHT, 20)
+        ch[0]!.push(v[0])
+        ch[1]!.push(v[1] / s)
+        ch[2]!.push(v[2] / s)
+      }
+    }
+    if (ch[0]!.length < 8) return null
+    return ch.map((v) => v.sort((p, q) => p - q)[v.length >> 1]!) as Vec3
+  }
+  const L = hm.y - sm.y
+  const chest = median(sm.y + 0.2 * L, sm.y + 0.5 * L)
+  const below = median(waistY, waistY + 0.12 * sw)
+  if (chest === null || below === null) return false
+  return Math.hypot(chest[0] - below[0], chest[1] - below[1], chest[2] - below[2]) < UNTUCK_SAME
 }
