@@ -41,7 +41,8 @@ beforeAll(async () => {
   media = await createMediaFixtures()
   workDir = await mkdtemp(join(tmpdir(), 'tailor-work-grpc-'))
   const [portA, portB, grpcPortA, grpcPortB, apiA, apiB] = await Promise.all(Array.from({ length: 6 }, () => freePort()))
-  const gatewayEnv = { HOST: '127.0.0.1', NATS_URL: nats.url, API_KEYS: API_KEY, RESULT_URL_SECRET: SECRET }
+  // Submissions and WatchJob streams both take from the key's rate budget: above what these tests send back to back.
+  const gatewayEnv = { HOST: '127.0.0.1', NATS_URL: nats.url, API_KEYS: API_KEY, RESULT_URL_SECRET: SECRET, DEFAULT_RATE_LIMIT_PER_S: '50' }
   gatewayA = startService('services/gateway/src/main.ts', { ...gatewayEnv, PORT: String(portA), GRPC_PORT: String(grpcPortA), API_GRPC_PORT: String(apiA) })
   gatewayB = startService('services/gateway/src/main.ts', { ...gatewayEnv, PORT: String(portB), GRPC_PORT: String(grpcPortB), API_GRPC_PORT: String(apiB) })
   await Promise.all([gatewayA.waitFor('gateway listening'), gatewayB.waitFor('gateway listening')])
