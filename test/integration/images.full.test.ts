@@ -121,7 +121,11 @@ let inference: Container
 let api: ApiClient
 let base: string
 
+const containers = async (): Promise<string[]> => (await run('buildah', ['containers', '--quiet', '--notruncate'])).stdout.split('\n').filter(Boolean)
+let leftBehind: string[] = []
+
 beforeAll(async () => {
+  const before = new Set(await containers().catch(() => []))
   const t0 = Date.now()
   build = await new Promise((res, rej) => {
     const p = spawn('bash', [resolve(REPO_ROOT, 'scripts/images/build.sh')], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] })
@@ -130,6 +134,7 @@ beforeAll(async () => {
     p.stderr.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-200_000)))
     p.once('exit', (code) => (code === 0 ? res({ output, seconds: (Date.now() - t0) / 1000 }) : rej(new Error(`pnpm images:build failed (${code})\n${output.slice(-4000)}`))))
   })
+  leftBehind = (await containers()).filter((c) => !before.has(c))
   console.log(`images built in ${build.seconds.toFixed(0)} s\n${build.output.split('\n').filter((l) => l.startsWith('images:')).join('\n')}`)
 
   certDir = await mkdtemp(join(tmpdir(), 'tailor-images-tls-'))
@@ -196,6 +201,10 @@ describe('images (pnpm images:build), run with buildah on loopback', () => {
     expect(res.headers.get('content-type')).toBe('image/jpeg')
     expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(10_000)
   }, JOB_TIMEOUT_MS + 30_000)
+
+  it('the build leaves no working container behind', () => {
+    expect(leftBehind).toEqual([])
+  })
 
   it('every process of both containers runs as the unprivileged user (UID/GID 10001)', async () => {
     for (const c of [gateway, inference]) {
