@@ -43,6 +43,8 @@ describe('AuthFailureThrottle (clock by hand)', () => {
   })
 
   it('reads the address of a gRPC peer', () => {
+    expect(grpcPeerAddress('127.0.0.1:50123')).toBe('127.0.0.1') // what grpc-js 1.x getPeer() gives
+    expect(grpcPeerAddress('[::1]:50123')).toBe('::1')
     expect(grpcPeerAddress('ipv4:127.0.0.1:50123')).toBe('127.0.0.1')
     expect(grpcPeerAddress('ipv6:[::1]:50123')).toBe('::1')
     expect(grpcPeerAddress('unix:/tmp/x.sock')).toBeUndefined()

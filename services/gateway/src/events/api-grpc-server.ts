@@ -60,9 +60,9 @@ export interface ApiGrpcDeps extends SubmitJobDeps {
   authThrottle?: AuthFailureThrottle
 }
 
-/** The address of a gRPC peer (`ipv4:1.2.3.4:5678`, `ipv6:[::1]:5678`); undefined if not an IP. */
+/** The address of a gRPC peer (`127.0.0.1:5678`, `[::1]:5678`; older grpc-js: `ipv4:…`, `ipv6:[…]:…`); undefined if not an IP. */
 export function grpcPeerAddress(peer: string): string | undefined {
-  const m = /^ipv4:([\d.]+):\d+$/.exec(peer) ?? /^ipv6:\[([0-9a-fA-F:.]+)\]:\d+$/.exec(peer)
+  const m = /^(?:ipv4:)?(\d+\.\d+\.\d+\.\d+):\d+$/.exec(peer) ?? /^(?:ipv6:)?\[([0-9a-fA-F:.]+)\]:\d+$/.exec(peer)
   return m?.[1]
 }
 
