@@ -12,7 +12,7 @@ const owned = [
     group: '@nats-io/*',
     owners: [
       'services/gateway/src/jobs/publisher-jetstream.ts', 'services/gateway/src/jobs/queue-depth-jetstream.ts', 'services/gateway/src/jobs/job-store-kv.ts',
-      'services/gateway/src/results/result-reader-object-store.ts', 'services/gateway/src/start.ts', 'services/gateway/src/jetstream-replicas.ts', 'services/gateway/src/jetstream-byte-caps.ts',
+      'services/gateway/src/results/result-reader-object-store.ts', 'services/gateway/src/nats-ports.ts', 'services/gateway/src/jetstream-replicas.ts', 'services/gateway/src/jetstream-byte-caps.ts',
       'services/gateway/src/uploads/upload-store-object-store.ts', 'services/gateway/src/webhooks/webhook-queue-jetstream.ts',
       'services/gateway/src/idempotency/idempotency-store-kv.ts', 'services/gateway/src/access/key-store-kv.ts', 'services/gateway/src/access/rate-budget-kv.ts',
       'services/gateway/src/access/job-slots-kv.ts', 'services/gateway/src/access/open-key-store.ts', 'services/inference/src/uploads/upload-source-object-store.ts',

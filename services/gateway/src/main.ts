@@ -2,7 +2,8 @@ import { describeStartupError, StartupError, withoutCredentials, type StartupCon
 import { formatBanner, logsSettled, stdoutLogDestination } from './banner.ts'
 import { loadConfig, type Config } from './config.ts'
 import { createLogger } from './logger.ts'
-import { keyCreateCommand, start, type Gateway } from './start.ts'
+import { keyCreateCommand, type Gateway } from './compose.ts'
+import { start } from './start.ts'
 
 /** A problem the operator fixes is said in one line each; anything else keeps its stack for the bug report. */
 function fail(err: unknown, ctx?: StartupContext): never {
