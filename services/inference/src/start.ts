@@ -7,7 +7,7 @@ import { openJetStreamJobSource } from './consumer/job-source-jetstream.ts'
 import type { JobSource } from './consumer/job-source.ts'
 import { cpuLimit } from './engine/cpu-limit.ts'
 import { openMattingEngine } from './engine/matting-engine.ts'
-import type { ExecutionProvider } from './engine/session.ts'
+import { ortLogSeverity, type ExecutionProvider } from './engine/session.ts'
 import { openTryOnEngine } from './engine/tryon/tryon-engine.ts'
 import { openTryOnEngineInWorker, type OpenTryOnWorkerOptions, type TryOnWorkerEngine } from './engine/tryon/tryon-worker.ts'
 import { openJobEventStream } from './events/event-stream.ts'
@@ -67,6 +67,8 @@ export async function start(
     provider: () => providerInUse,
   })
   const onRun = metrics.modelRun
+  // onnxruntime's own log lines follow LOG_LEVEL (STYLE.md §3.6).
+  const logSeverityLevel = ortLogSeverity(config.LOG_LEVEL)
   const kinds = config.JOB_KINDS
   const required = config.REQUIRE_EXECUTION_PROVIDER
   // With a required provider, models open on it alone: no fallback can hide a failed CUDA set-up.
@@ -80,7 +82,7 @@ export async function start(
   if (kinds.includes('remove-background')) {
     const t0 = performance.now()
     try {
-      engine = await openMattingEngine({ modelsDir: config.MODELS_DIR, executionProviders, intraOpThreads: threads, onRun })
+      engine = await openMattingEngine({ modelsDir: config.MODELS_DIR, executionProviders, intraOpThreads: threads, logSeverityLevel, onRun })
     } catch (err) {
       throw required !== undefined ? requiredFailed('the matting models', err) : err
     }
@@ -99,7 +101,7 @@ export async function start(
   if (kinds.includes('try-on')) {
     const t1 = performance.now()
     try {
-      const tryOnOptions: OpenTryOnWorkerOptions = { modelsDir: config.MODELS_DIR, executionProviders, intraOpThreads: threads, onRun }
+      const tryOnOptions: OpenTryOnWorkerOptions = { modelsDir: config.MODELS_DIR, executionProviders, intraOpThreads: threads, logSeverityLevel, onRun }
       tryOnEngine = config.TRYON_ENGINE_THREAD === 'worker' ? await openTryOnEngineInWorker(tryOnOptions) : await openTryOnEngine(tryOnOptions)
       logger.info(
         {

@@ -60,11 +60,11 @@ export async function openFileWebhookQueue(dir: string, o: { logger: Logger; now
       const outcome = await handle(e.delivery, n)
       next = outcome.done ? { ...e, attempts: n, doneAt: now() } : { ...e, attempts: n, dueAt: now() + outcome.retryInMs }
     } catch (err) {
-      o.logger.error({ err, jobId: e.delivery.jobId }, 'webhook attempt crashed; will retry')
+      o.logger.error({ err, job_id: e.delivery.jobId }, 'webhook attempt crashed; will retry')
       next = { ...e, attempts: n, dueAt: now() + 30_000 }
     }
     entries.set(e.delivery.webhookId, next)
-    await save(next).catch((err: unknown) => o.logger.error({ err, jobId: e.delivery.jobId }, 'webhook state not saved'))
+    await save(next).catch((err: unknown) => o.logger.error({ err, job_id: e.delivery.jobId }, 'webhook state not saved'))
   }
 
   const pump = (): void => {

@@ -132,13 +132,13 @@ export async function openJetStreamWebhookQueue(nc: NatsConnection, o: { attempt
       try {
         await js.publish(WEBHOOKS_SUBJECT, JSON.stringify(next), { msgID: `${d.webhookId}.${n}` })
       } catch (err) {
-        o.logger.warn({ err, jobId: d.jobId }, 'webhook retry not queued; the message is retried as it is')
+        o.logger.warn({ err, job_id: d.jobId }, 'webhook retry not queued; the message is retried as it is')
         m.nak(outcome.retryInMs)
         return
       }
       await m.ackAck()
     } catch (err) {
-      o.logger.error({ err, jobId: d.jobId }, 'webhook attempt crashed; will retry')
+      o.logger.error({ err, job_id: d.jobId }, 'webhook attempt crashed; will retry')
       m.nak(30_000)
     } finally {
       const left = (perGroup.get(g) ?? 1) - 1

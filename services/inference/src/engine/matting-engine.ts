@@ -13,7 +13,7 @@
 import type { MattingEngine, MattingFrame, MattingStream } from '../jobs/remove-background.ts'
 import { loadModelSpec } from './manifest.ts'
 import { chooseDownsampleRatio, rgb24ToPlanar } from './rvm/pre.ts'
-import { ModelSession, type ExecutionProvider, type TensorData } from './session.ts'
+import { ModelSession, type ExecutionProvider, type OrtLogSeverity, type TensorData } from './session.ts'
 
 export const RVM_MODEL_NAME = 'rvm'
 export const RVM_RATIO1_MODEL_NAME = 'rvm-ratio1'
@@ -108,12 +108,15 @@ export async function openMattingEngine(opts: {
   modelsDir: string
   executionProviders?: ExecutionProvider[]
   intraOpThreads?: number
+  /** ORT log severity (ortLogSeverity(LOG_LEVEL), session.ts). */
+  logSeverityLevel?: OrtLogSeverity
   /** Told each model run's wall time (metrics). */
   onRun?: (model: string, seconds: number) => void
 }): Promise<MattingEngine & { warmupMs: number; intraOpThreads: number }> {
   const sessionOptions = {
     ...(opts.executionProviders !== undefined ? { executionProviders: opts.executionProviders } : {}),
     ...(opts.intraOpThreads !== undefined ? { intraOpThreads: opts.intraOpThreads } : {}),
+    ...(opts.logSeverityLevel !== undefined ? { logSeverityLevel: opts.logSeverityLevel } : {}),
     ...(opts.onRun !== undefined ? { onRun: opts.onRun } : {}),
   }
   const session = await ModelSession.open(await loadModelSpec(opts.modelsDir, RVM_MODEL_NAME), sessionOptions)

@@ -6,7 +6,7 @@ import { AppError } from '@tailor/proto'
 import { MODELS_DIR, requireModels } from '../media/video.test-support.ts'
 import { openMattingEngine } from './matting-engine.ts'
 import { loadModelSpec } from './manifest.ts'
-import { ModelSession } from './session.ts'
+import { ModelSession, ortLogSeverity } from './session.ts'
 
 const OPEN_TIMEOUT_MS = 60_000
 let root: string
@@ -96,5 +96,11 @@ describe('ModelSession', () => {
     })
     await expect(loadModelSpec(dir, 'rvm')).rejects.toMatchObject({ code: 'service_unavailable' })
     await expect(loadModelSpec(MODELS_DIR, 'nope')).rejects.toMatchObject({ code: 'service_unavailable' })
+  })
+})
+
+describe('ortLogSeverity', () => {
+  it("follows LOG_LEVEL: ORT's info and verbose lines only at debug and trace, errors from info to error", () => {
+    expect(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].map((l) => ortLogSeverity(l as Parameters<typeof ortLogSeverity>[0]))).toEqual([0, 1, 3, 3, 3, 4, 4])
   })
 })

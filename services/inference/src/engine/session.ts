@@ -16,6 +16,30 @@ import type { ModelSpec } from './manifest.ts'
 
 export type ExecutionProvider = 'cuda' | 'cpu'
 
+/** onnxruntime's log severity: 0 verbose, 1 info, 2 warning, 3 error, 4 fatal. */
+export type OrtLogSeverity = 0 | 1 | 2 | 3 | 4
+
+/**
+ * ORT's log severity for our LOG_LEVEL (STYLE.md §3.6): ORT's own info and verbose lines only at
+ * debug and trace; errors only from info to error (its warnings, e.g. nodes placed on the CPU
+ * provider, are not actionable here), fatal only when we log fatal or nothing.
+ */
+export function ortLogSeverity(level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'): OrtLogSeverity {
+  switch (level) {
+    case 'trace':
+      return 0
+    case 'debug':
+      return 1
+    case 'info':
+    case 'warn':
+    case 'error':
+      return 3
+    case 'fatal':
+    case 'silent':
+      return 4
+  }
+}
+
 export interface SessionOptions {
   /** Tried in order; the provider actually used and the reasons for skipping any are reported. */
   executionProviders?: ExecutionProvider[]
@@ -26,8 +50,8 @@ export interface SessionOptions {
    * ffmpeg encoder, and spinning threads steal its time.
    */
   allowSpinning?: boolean
-  /** ORT log severity: 0 verbose … 4 fatal (set from our log level). */
-  logSeverityLevel?: 0 | 1 | 2 | 3 | 4
+  /** ORT log severity: 0 verbose … 4 fatal (set from our log level: ortLogSeverity). */
+  logSeverityLevel?: OrtLogSeverity
   /**
    * Told the wall time of every completed run, by model name (the worker's per-model latency
    * histogram). A plain callback, so metrics stay out of the session layer.

@@ -15,7 +15,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { AppError } from '@tailor/proto'
 import type { TryOnEngine, TryOnEngineOptions, TryOnEngineResult, TryOnImage, GarmentCategory, GarmentMode, GarmentPhotoType } from '../../jobs/try-on.ts'
 import { loadModelSpec } from '../manifest.ts'
-import { ModelSession, type ExecutionProvider, type ProviderFallback } from '../session.ts'
+import { ModelSession, type ExecutionProvider, type OrtLogSeverity, type ProviderFallback } from '../session.ts'
 import { compositeGarment, type Composite } from './composite.ts'
 import { fitParts, type WarpPart } from './fit.ts'
 import { extractGarmentMask, maskArea } from './garment-mask.ts'
@@ -34,6 +34,8 @@ export interface OpenTryOnEngineOptions {
   modelsDir: string
   executionProviders?: ExecutionProvider[]
   intraOpThreads?: number
+  /** ORT log severity (ortLogSeverity(LOG_LEVEL), engine/session.ts). */
+  logSeverityLevel?: OrtLogSeverity
   /** Replaces built-in stages (a learned warp, a generator…); the rest stay as they are. */
   stages?: Partial<TryOnStages>
   /** Take the old garment off before drawing the new one (composite.ts TAKE_OFF_DEFAULT when unset). */
@@ -65,6 +67,7 @@ export async function openTryOnEngine(o: OpenTryOnEngineOptions): Promise<TryOnE
   const sessionOpts = {
     executionProviders: o.executionProviders ?? ['cpu'],
     ...(o.intraOpThreads !== undefined ? { intraOpThreads: o.intraOpThreads } : {}),
+    ...(o.logSeverityLevel !== undefined ? { logSeverityLevel: o.logSeverityLevel } : {}),
     ...(o.onRun !== undefined ? { onRun: o.onRun } : {}),
   }
   const opened: ModelSession[] = []
