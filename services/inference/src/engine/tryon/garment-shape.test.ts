@@ -147,6 +147,26 @@ describe('landmarks on synthetic shapes', () => {
     expect(lm.hemLInner.x).toBeLessThan(lm.hemRInner.x)
   })
 
+  it('wide legs that touch down to just above the hem: one tube, not legs with the crotch at the hem', () => {
+    const m = mask(300, 420, (q) => {
+      rect(q, 90, 20, 210, 40)
+      poly(q, [90, 38], [210, 38], [222, 400], [78, 400])
+    })
+    // Only the last 4 % of the length shows a gap between the two hems.
+    for (let y = 385; y <= 400; y++) for (let x = 146; x <= 154; x++) m.data[y * 300 + x] = 0
+    const lm = bottomLandmarks(m, maskBbox(m)!)
+    expect(lm.legs).toBe(false)
+    expect(detectCategory(m, maskBbox(m)!).legs).toBe(false)
+  })
+
+  it('a waistband with a buckle standing above it: the waist is the waistband, not the buckle', () => {
+    const m = mask(400, 260, SHAPES['pleated mini skirt with a belt, its buckle standing above the waistband (wider than long)']!.draw)
+    const lm = bottomLandmarks(m, maskBbox(m)!)
+    // The buckle is 27 px wide, the waistband 190 (its top edge slants: the first row past 0.6 × the widest is ~120).
+    expect(lm.waistR.x - lm.waistL.x).toBeGreaterThan(100)
+    expect(lm.legs).toBe(false)
+  })
+
   it('A-line skirt: one tube, the waist narrower than the hem', () => {
     const m = mask(320, 400, SHAPES['A-line midi skirt']!.draw)
     const lm = bottomLandmarks(m, maskBbox(m)!)
