@@ -175,6 +175,14 @@ describe('inference image', () => {
     expect(buildRuns).toMatch(/test -f bin\/napi-v6\/linux\/x64\/libonnxruntime_providers_cuda\.so/)
   })
 
+  it('offers the npm-only CUDA 13 route (ORT_CUDA=npm-cuda13): onnxruntime 1.29.0 and its provider from npm packages only', () => {
+    expect(buildRuns).toContain('npm-cuda13)')
+    expect(buildRuns).toContain('npm pack --silent onnxruntime-node@1.29.0 onnxruntime-common@1.29.0 com.github.asus4.onnxruntime.linux-x64-gpu@0.4.9')
+    expect(buildRuns).toContain('grep -q \'"version": "1.29.0"\' package.json')
+    // Any other value stops the build instead of producing an image without a provider.
+    expect(buildRuns).toMatch(/\*\) echo "ORT_CUDA must be cuda12, npm-cuda13 or none \(got \$ORT_CUDA\)" >&2; exit 1 ;;/)
+  })
+
   it('builds the models in the image and points MODELS_DIR at them; ffmpeg and Node in the runtime; ORT_EP=cuda', () => {
     expect(buildRuns).toContain('node --import tsx ../../models/src/cli/build.ts') // pnpm models
     const env = envOf(runtime)

@@ -11,7 +11,8 @@
 #                  layer); default: this machine's bundle /etc/ssl/certs/ca-certificates.crt, so a
 #                  TLS-inspecting proxy whose CA the host trusts works inside the build too
 #   IMAGE_TAG      default dev
-#   IMAGES         which to build: "gateway inference" (default) or one of them
+#   IMAGES         which to build: "gateway inference" (default) or one of them, or
+#                  inference-npm-cuda13 (the npm-only CUDA 13 route, ORT_CUDA=npm-cuda13)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bash scripts/images/make-base.sh
@@ -40,6 +41,14 @@ for what in ${IMAGES:-gateway inference}; do
         --build-arg NODE_IMAGE=localhost/tailor-base/node:bookworm \
         --build-arg RUNTIME_IMAGE=localhost/tailor-base/ffmpeg:bookworm \
         --build-arg ORT_CUDA=none --build-arg ORT_EP=cpu ;;
-    *) echo "images: unknown image '$what' (gateway, inference)" >&2; exit 2 ;;
+    inference-npm-cuda13)
+      # The npm-only CUDA route (ORT_CUDA=npm-cuda13) built on the local ffmpeg base: checks that the
+      # build gets onnxruntime 1.29 and its CUDA provider from the npm registry alone. The base has no
+      # CUDA libraries, so the image runs on the CPU here; on a GPU node use a CUDA 13 cuDNN base.
+      bud tailor-inference-npm-cuda13 services/inference/Dockerfile \
+        --build-arg NODE_IMAGE=localhost/tailor-base/node:bookworm \
+        --build-arg RUNTIME_IMAGE=localhost/tailor-base/ffmpeg:bookworm \
+        --build-arg ORT_CUDA=npm-cuda13 --build-arg ORT_EP=cpu ;;
+    *) echo "images: unknown image '$what' (gateway, inference, inference-npm-cuda13)" >&2; exit 2 ;;
   esac
 done
