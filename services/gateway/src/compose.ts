@@ -1,9 +1,8 @@
-import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { safePost } from '@tailor/proto/net'
 import { serve, type ServerType } from '@hono/node-server'
 import { listenFailure, withoutCredentials, type JobEvent, type JobEventAck } from '@tailor/proto'
-import { createMetricsRegistry, type MetricsRegistry } from '@tailor/proto/metrics'
+import { createMetricsRegistry, startMetricsServer, type MetricsRegistry } from '@tailor/proto/metrics'
 import { createKeyAccessControl, openKeyAccessControl } from './access/access-control-keys.ts'
 import { createJobSlots, type SlotListStore } from './access/job-slots.ts'
 import type { KeyStore } from './access/key-store.ts'
@@ -223,22 +222,10 @@ export async function compose(config: Config, ports: GatewayPorts, opts: Compose
   const metricsServer =
     config.metricsPort === undefined
       ? null
-      : await new Promise<Server>((resolve, reject) => {
-          const m = createServer((req, res) => {
-            if (req.method === 'GET' && (req.url ?? '').split('?')[0] === '/metrics') {
-              metrics.registry.metrics().then(
-                (body) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(body),
-                () => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'Metrics could not be collected.', error_code: 'unexpected_error' })),
-              )
-              return
-            }
-            res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'No such endpoint.', error_code: 'not_found' }))
-          })
-          m.once('error', reject)
-          m.listen(config.metricsPort, config.host, () => resolve(m))
-        }).catch((err: unknown) => failStart(err, 'METRICS_PORT', config.metricsPort ?? 0))
-  if (metricsServer !== null) opened.push(() => new Promise<void>((resolve) => metricsServer.close(() => resolve())))
-  const metricsPort = metricsServer === null ? null : (metricsServer.address() as AddressInfo).port
+      : await startMetricsServer({ host: config.host, port: config.metricsPort, metrics: { contentType: metrics.registry.contentType, text: () => metrics.registry.metrics() } })
+          .catch((err: unknown) => failStart(err, 'METRICS_PORT', config.metricsPort ?? 0))
+  if (metricsServer !== null) opened.push(() => metricsServer.stop())
+  const metricsPort = metricsServer?.port ?? null
   const url = bannerUrls({ address: bound.address, port }).local
   // The internal gRPC API: same use cases and access control (access/) as HTTP.
   const apiGrpc = await startApiGrpcServer(
@@ -271,7 +258,7 @@ export async function compose(config: Config, ports: GatewayPorts, opts: Compose
           if ('closeAllConnections' in server) server.closeAllConnections()
         }, config.shutdownTimeoutMs).unref()
       })
-      await new Promise<void>((resolve) => (metricsServer === null ? resolve() : metricsServer.close(() => resolve())))
+      await metricsServer?.stop()
       await apiGrpc.stop(config.shutdownTimeoutMs)
       await transport.stopEvents(config.shutdownTimeoutMs)
       await webhooksClosed

@@ -1,7 +1,8 @@
 import { createServer } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { StartupError } from '@tailor/proto'
-import { startHealthServer, startMetricsServer } from './health-server.ts'
+import { startMetricsServer } from '@tailor/proto/metrics'
+import { startHealthServer } from './health-server.ts'
 
 const scrape = { contentType: 'text/plain; version=0.0.4', text: async () => 'tailor_up 1\n' }
 const report = () => ({ ok: true })

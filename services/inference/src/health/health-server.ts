@@ -65,22 +65,3 @@ async function listen(server: Server, port: number, host: string, variable: stri
     throw listenFailure(err, variable, host, port)
   })
 }
-
-/** GET /metrics alone on its own port (METRICS_PORT), anything else 404. */
-export async function startMetricsServer(o: { host: string; port: number; metrics: { contentType: string; text: () => Promise<string> } }): Promise<HealthServer> {
-  const server: Server = createServer((req, res) => {
-    if (req.method === 'GET' && (req.url ?? '').split('?')[0] === '/metrics') {
-      o.metrics.text().then(
-        (body) => res.writeHead(200, { 'content-type': o.metrics.contentType }).end(body),
-        () => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'Metrics could not be collected.', error_code: 'unexpected_error' })),
-      )
-      return
-    }
-    res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'No such endpoint.', error_code: 'not_found' }))
-  })
-  await listen(server, o.port, o.host, 'METRICS_PORT')
-  return {
-    port: (server.address() as AddressInfo).port,
-    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  }
-}
