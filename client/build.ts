@@ -20,7 +20,8 @@ import ts from 'typescript'
 export const CLIENT_DIR = import.meta.dirname
 export const CLIENT_DIST = join(CLIENT_DIR, 'dist')
 const SRC = join(CLIENT_DIR, 'src')
-const BANNER = '/* @tailor/client: built from the Tailor repository (client/build.ts); Apache-2.0. */'
+const BANNER =
+  '/* @tailor/client: built from the Tailor repository (client/build.ts); Apache-2.0. */'
 
 /** The declarations of src/ (one .d.ts per module), with types.d.ts written out in full. */
 function declarations(): Map<string, string> {
@@ -43,11 +44,19 @@ function declarations(): Map<string, string> {
   const program = ts.createProgram([join(SRC, 'index.ts')], options)
   const diagnostics = ts.getPreEmitDiagnostics(program)
   if (diagnostics.length > 0) {
-    throw new Error(ts.formatDiagnostics(diagnostics, { getCanonicalFileName: (f) => f, getCurrentDirectory: () => CLIENT_DIR, getNewLine: () => '\n' }))
+    throw new Error(
+      ts.formatDiagnostics(diagnostics, {
+        getCanonicalFileName: (f) => f,
+        getCurrentDirectory: () => CLIENT_DIR,
+        getNewLine: () => '\n',
+      }),
+    )
   }
   const out = new Map<string, string>()
   // tsc keeps the sources' `./x.ts` specifiers in declarations: point them at the emitted `./x.js`.
-  program.emit(undefined, (file, text) => out.set(file.replace(/^\/dts\//, ''), text.replace(/(from\s+'\.\/[^']+)\.ts'/g, "$1.js'")))
+  program.emit(undefined, (file, text) =>
+    out.set(file.replace(/^\/dts\//, ''), text.replace(/(from\s+'\.\/[^']+)\.ts'/g, "$1.js'")),
+  )
   out.set('types.d.ts', expandedTypes(program))
   return out
 }
@@ -57,23 +66,32 @@ function expandedTypes(program: ts.Program): string {
   const checker = program.getTypeChecker()
   const file = program.getSourceFile(join(SRC, 'types.ts'))!
   const moduleSymbol = checker.getSymbolAtLocation(file)!
-  const flags = ts.TypeFormatFlags.NoTruncation | ts.TypeFormatFlags.InTypeAlias | ts.TypeFormatFlags.UseSingleQuotesForStringLiteralType
+  const flags =
+    ts.TypeFormatFlags.NoTruncation |
+    ts.TypeFormatFlags.InTypeAlias |
+    ts.TypeFormatFlags.UseSingleQuotesForStringLiteralType
   const lines = [
-    '/** The request and response shapes of the Tailor HTTP API (written out from the service\'s schemas by client/build.ts). */',
+    "/** The request and response shapes of the Tailor HTTP API (written out from the service's schemas by client/build.ts). */",
   ]
   for (const sym of checker.getExportsOfModule(moduleSymbol)) {
     const target = sym.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(sym) : sym
-    const decl = target.declarations?.find((d) => ts.isTypeAliasDeclaration(d) || ts.isInterfaceDeclaration(d))
+    const decl = target.declarations?.find(
+      (d) => ts.isTypeAliasDeclaration(d) || ts.isInterfaceDeclaration(d),
+    )
     if (decl === undefined) continue
     if (ts.isInterfaceDeclaration(decl) && decl.getSourceFile() === file) {
       lines.push(decl.getFullText().trim()) // declared here, in plain TypeScript: as written
       continue
     }
-    const doc = ts.displayPartsToString(sym.getDocumentationComment(checker)) || ts.displayPartsToString(target.getDocumentationComment(checker))
+    const doc =
+      ts.displayPartsToString(sym.getDocumentationComment(checker)) ||
+      ts.displayPartsToString(target.getDocumentationComment(checker))
     const type = checker.getDeclaredTypeOfSymbol(target)
     // Expanded one level at a time: an object type prints its members' types in full.
     let text = checker.typeToString(type, undefined, flags)
-    if (text === sym.name || text === target.name) text = checker.typeToString(checker.getApparentType(type), undefined, flags)
+    if (text === sym.name || text === target.name) {
+      text = checker.typeToString(checker.getApparentType(type), undefined, flags)
+    }
     if (doc) lines.push(`/** ${doc.replace(/\*\//g, '*\\/')} */`)
     lines.push(`export type ${sym.name} = ${text}`)
   }
@@ -83,7 +101,10 @@ function expandedTypes(program: ts.Program): string {
 export async function buildClient(outDir: string = CLIENT_DIST): Promise<void> {
   await rm(outDir, { recursive: true, force: true })
   const dts = declarations()
-  for (const [format, dir] of [['esm', join(outDir, 'esm')], ['cjs', join(outDir, 'cjs')]] as const) {
+  for (const [format, dir] of [
+    ['esm', join(outDir, 'esm')],
+    ['cjs', join(outDir, 'cjs')],
+  ] as const) {
     await mkdir(dir, { recursive: true })
     await build({
       entryPoints: [join(SRC, 'index.ts')],
@@ -97,7 +118,10 @@ export async function buildClient(outDir: string = CLIENT_DIST): Promise<void> {
       logLevel: 'warning',
     })
     for (const [name, text] of dts) await writeFile(join(dir, name), text)
-    await writeFile(join(dir, 'package.json'), `${JSON.stringify({ type: format === 'esm' ? 'module' : 'commonjs' })}\n`)
+    await writeFile(
+      join(dir, 'package.json'),
+      `${JSON.stringify({ type: format === 'esm' ? 'module' : 'commonjs' })}\n`,
+    )
   }
 }
 

@@ -3,12 +3,23 @@ import { extname } from 'node:path'
 
 /** Media types by file extension, for files whose first bytes say nothing we know. */
 const BY_EXTENSION: Record<string, string> = {
-  '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.png': 'image/png', '.webp': 'image/webp', '.gif': 'image/gif',
-  '.tif': 'image/tiff', '.tiff': 'image/tiff', '.avif': 'image/avif',
-  '.mp4': 'video/mp4', '.m4v': 'video/mp4', '.mov': 'video/quicktime', '.webm': 'video/webm', '.mkv': 'video/x-matroska',
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.png': 'image/png',
+  '.webp': 'image/webp',
+  '.gif': 'image/gif',
+  '.tif': 'image/tiff',
+  '.tiff': 'image/tiff',
+  '.avif': 'image/avif',
+  '.mp4': 'video/mp4',
+  '.m4v': 'video/mp4',
+  '.mov': 'video/quicktime',
+  '.webm': 'video/webm',
+  '.mkv': 'video/x-matroska',
 }
 
-const ascii = (b: Uint8Array, from: number, to: number): string => String.fromCharCode(...b.subarray(from, to))
+const ascii = (b: Uint8Array, from: number, to: number): string =>
+  String.fromCharCode(...b.subarray(from, to))
 
 /** The media type from a file's first bytes (magic numbers), else null. */
 export function sniffMediaType(b: Uint8Array): string | null {
@@ -35,7 +46,11 @@ export async function mediaTypeOf(path: string): Promise<string | null> {
   try {
     const buf = new Uint8Array(64)
     const { bytesRead } = await fh.read(buf, 0, buf.length, 0)
-    return sniffMediaType(buf.subarray(0, bytesRead)) ?? BY_EXTENSION[extname(path).toLowerCase()] ?? null
+    return (
+      sniffMediaType(buf.subarray(0, bytesRead)) ??
+      BY_EXTENSION[extname(path).toLowerCase()] ??
+      null
+    )
   } finally {
     await fh.close()
   }

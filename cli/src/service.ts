@@ -45,7 +45,11 @@ function distance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j)
   for (let i = 1; i <= a.length; i++) {
     const cur = [i]
-    for (let j = 1; j <= b.length; j++) cur.push(Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)))
+    for (let j = 1; j <= b.length; j++) {
+      cur.push(
+        Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1)),
+      )
+    }
     prev = cur
   }
   return prev[b.length]!
@@ -58,7 +62,10 @@ export function didYouMean(given: string, candidates: readonly string[]): string
     let common = 0
     while (common < given.length && given[common] === c[common]) common++
     // A prefix of it, or most of it typed before going wrong (--remove-bg for --remove-background).
-    const d = (c.startsWith(given) && given.length >= 2) || common >= Math.max(5, given.length - 3) ? 0 : distance(given, c)
+    const d =
+      (c.startsWith(given) && given.length >= 2) || common >= Math.max(5, given.length - 3)
+        ? 0
+        : distance(given, c)
     if (best === null || d < best.d) best = { c, d }
   }
   return best !== null && best.d <= Math.max(1, Math.floor(best.c.length / 3)) ? best.c : null
@@ -68,20 +75,35 @@ export function didYouMean(given: string, candidates: readonly string[]): string
  * node:util parseArgs with the CLI's messages: an unknown option names the closest known one
  * ("did you mean --format?"); every parse error is a UsageError (exit 2).
  */
-export function parseCliArgs<const O extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: O) {
+export function parseCliArgs<const O extends NonNullable<ParseArgsConfig['options']>>(
+  argv: string[],
+  options: O,
+) {
   try {
     return parseArgs({ args: argv, allowPositionals: true, options })
   } catch (err) {
     const e = err as Error & { code?: string }
     const unknown = /Unknown option '([^']+)'/.exec(e.message)?.[1]
     if (e.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && unknown !== undefined) {
-      const names = Object.entries(options).flatMap(([long, o]) => [`--${long}`, ...(o.short !== undefined ? [`-${o.short}`] : [])])
+      const names = Object.entries(options).flatMap(([long, o]) => [
+        `--${long}`,
+        ...(o.short !== undefined ? [`-${o.short}`] : []),
+      ])
       const name = unknown.split('=')[0]!
-      const near = name.startsWith('--') ? didYouMean(name, names.filter((n) => n.startsWith('--'))) : null
-      throw new UsageError(`unknown option ${name}${near !== null ? ` (did you mean ${near}?)` : ''}`)
+      const near = name.startsWith('--')
+        ? didYouMean(
+            name,
+            names.filter((n) => n.startsWith('--')),
+          )
+        : null
+      throw new UsageError(
+        `unknown option ${name}${near !== null ? ` (did you mean ${near}?)` : ''}`,
+      )
     }
     const missing = /Option '([^']+)' argument missing/.exec(e.message)?.[1]
-    if (missing !== undefined) throw new UsageError(`${missing.replace(/ <value>$/, '')} needs a value`)
+    if (missing !== undefined) {
+      throw new UsageError(`${missing.replace(/ <value>$/, '')} needs a value`)
+    }
     throw new UsageError(e.message)
   }
 }
@@ -90,20 +112,35 @@ export function parseCliArgs<const O extends NonNullable<ParseArgsConfig['option
  * Arguments of a command that calls the service: its own options plus --url, --api-key and
  * --help; a bad flag is a UsageError (exit 2).
  */
-export function parseServiceArgs<const O extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: O) {
-  return parseCliArgs(argv, { ...options, help: { type: 'boolean', short: 'h' }, ...SERVICE_OPTIONS } as const)
+export function parseServiceArgs<const O extends NonNullable<ParseArgsConfig['options']>>(
+  argv: string[],
+  options: O,
+) {
+  return parseCliArgs(argv, {
+    ...options,
+    help: { type: 'boolean', short: 'h' },
+    ...SERVICE_OPTIONS,
+  } as const)
 }
 
 /** Option lines of a --help text: the descriptions in one column, wrapped lines indented to it. */
 export function optionLines(rows: readonly (readonly [string, string])[]): string {
   const col = 2 + Math.max(...rows.map(([flag]) => flag.length)) + 3
   return rows
-    .map(([flag, text]) => text.split('\n').map((line, i) => (i === 0 ? `  ${flag}`.padEnd(col) : ' '.repeat(col)) + line).join('\n'))
+    .map(([flag, text]) =>
+      text
+        .split('\n')
+        .map((line, i) => (i === 0 ? `  ${flag}`.padEnd(col) : ' '.repeat(col)) + line)
+        .join('\n'),
+    )
     .join('\n')
 }
 
 export const SERVICE_HELP_ROWS = [
-  ['--url URL', `service address (env TAILOR_URL; default: the URL a running embedded\nservice wrote in ${DEFAULT_DATA_DIR}/${SERVICE_URL_FILE}, else ${DEFAULT_URL})`],
+  [
+    '--url URL',
+    `service address (env TAILOR_URL; default: the URL a running embedded\nservice wrote in ${DEFAULT_DATA_DIR}/${SERVICE_URL_FILE}, else ${DEFAULT_URL})`,
+  ],
   ['--api-key KEY', 'API key, tk_… (env TAILOR_API_KEY)'],
 ] as const
 
@@ -112,9 +149,14 @@ export const SERVICE_HELP_ROWS = [
  * machine's data directory (TAILOR_DATA_DIR, else ./tailor-data) wrote when it started, else
  * http://localhost:8080. `from` says which, for the message when nothing answers there.
  */
-export function serviceUrl(values: { url?: string | undefined }, io: CliIO): { url: string; from: string } {
+export function serviceUrl(
+  values: { url?: string | undefined },
+  io: CliIO,
+): { url: string; from: string } {
   if (values.url !== undefined) return { url: values.url, from: '--url' }
-  if (io.env.TAILOR_URL !== undefined && io.env.TAILOR_URL !== '') return { url: io.env.TAILOR_URL, from: 'TAILOR_URL' }
+  if (io.env.TAILOR_URL !== undefined && io.env.TAILOR_URL !== '') {
+    return { url: io.env.TAILOR_URL, from: 'TAILOR_URL' }
+  }
   const file = join(userPath(io, io.env.TAILOR_DATA_DIR ?? DEFAULT_DATA_DIR), SERVICE_URL_FILE)
   try {
     const written = readFileSync(file, 'utf8').trim()
@@ -125,11 +167,22 @@ export function serviceUrl(values: { url?: string | undefined }, io: CliIO): { u
   return { url: DEFAULT_URL, from: 'the default' }
 }
 
-export function createClient(values: { url?: string | undefined; 'api-key'?: string | undefined }, io: CliIO): TailorClient {
+export function createClient(
+  values: { url?: string | undefined; 'api-key'?: string | undefined },
+  io: CliIO,
+): TailorClient {
   const { url: baseUrl, from } = serviceUrl(values, io)
   const apiKey = values['api-key'] ?? io.env.TAILOR_API_KEY
-  if (apiKey === undefined || apiKey === '') throw new UsageError('no API key: pass --api-key KEY or set TAILOR_API_KEY (the service\'s start banner shows the export line)')
-  if (!/^https?:\/\/[^/]/i.test(baseUrl)) throw new UsageError(`${from === '--url' ? '--url' : from} must be an http or https URL; got ${JSON.stringify(baseUrl)}`)
+  if (apiKey === undefined || apiKey === '') {
+    throw new UsageError(
+      "no API key: pass --api-key KEY or set TAILOR_API_KEY (the service's start banner shows the export line)",
+    )
+  }
+  if (!/^https?:\/\/[^/]/i.test(baseUrl)) {
+    throw new UsageError(
+      `${from === '--url' ? '--url' : from} must be an http or https URL; got ${JSON.stringify(baseUrl)}`,
+    )
+  }
   urlFrom = from
   return new TailorClient({ baseUrl, apiKey })
 }
@@ -138,7 +191,8 @@ export function createClient(values: { url?: string | undefined; 'api-key'?: str
 let urlFrom: string | undefined
 
 /** A path from the command line, relative to where the user ran it (pnpm runs scripts from the repository root but sets INIT_CWD). */
-export const userPath = (io: CliIO, p: string): string => resolve(io.env.INIT_CWD ?? process.cwd(), p)
+export const userPath = (io: CliIO, p: string): string =>
+  resolve(io.env.INIT_CWD ?? process.cwd(), p)
 
 const isUrl = (s: string): boolean => /^(https?:\/\/|tailor:\/\/)/i.test(s)
 
@@ -146,13 +200,25 @@ const isUrl = (s: string): boolean => /^(https?:\/\/|tailor:\/\/)/i.test(s)
  * An input as the service takes it: URLs as given; a local file is uploaded (POST /v1/uploads,
  * kept 1 hour, usable only with this API key) and its tailor://uploads/<id> returned.
  */
-export async function resolveInput(client: TailorClient, arg: string, what: string, io: CliIO, signal: AbortSignal): Promise<string> {
+export async function resolveInput(
+  client: TailorClient,
+  arg: string,
+  what: string,
+  io: CliIO,
+  signal: AbortSignal,
+): Promise<string> {
   if (isUrl(arg)) return arg
   const path = userPath(io, arg)
   const st = await stat(path).catch(() => null)
-  if (st === null || !st.isFile()) throw new UsageError(`${what}: ${arg} is not a file (give a local file or an http(s) URL)`)
+  if (st === null || !st.isFile()) {
+    throw new UsageError(`${what}: ${arg} is not a file (give a local file or an http(s) URL)`)
+  }
   const type = await mediaTypeOf(path)
-  if (type === null) throw new UsageError(`${what}: cannot tell the media type of ${arg} (JPEG, PNG, WebP, GIF, TIFF, AVIF images; MP4, MOV, WebM, MKV videos)`)
+  if (type === null) {
+    throw new UsageError(
+      `${what}: cannot tell the media type of ${arg} (JPEG, PNG, WebP, GIF, TIFF, AVIF images; MP4, MOV, WebM, MKV videos)`,
+    )
+  }
   const blob = await openAsBlob(path, { type }) // streamed from disk, never read whole
   const up = await client.upload(blob, type, { signal })
   io.stderr.write(`uploaded ${arg} (${st.size} bytes, ${type}) as ${up.url}\n`)
@@ -160,12 +226,26 @@ export async function resolveInput(client: TailorClient, arg: string, what: stri
 }
 
 /** Downloads a result URL to `outPath` (written beside it first, renamed when complete). */
-export async function saveResult(client: TailorClient, resultUrl: string, outPath: string, signal: AbortSignal): Promise<number> {
+export async function saveResult(
+  client: TailorClient,
+  resultUrl: string,
+  outPath: string,
+  signal: AbortSignal,
+): Promise<number> {
   const res = await client.downloadResult(resultUrl, { signal })
-  if (res.body === null) throw new TailorError('The result download had no body.', { status: res.status, errorCode: 'invalid_response' })
+  if (res.body === null) {
+    throw new TailorError('The result download had no body.', {
+      status: res.status,
+      errorCode: 'invalid_response',
+    })
+  }
   const tmp = `${outPath}.partial`
   try {
-    await pipeline(Readable.fromWeb(res.body as NodeReadableStream<Uint8Array>), createWriteStream(tmp), { signal })
+    await pipeline(
+      Readable.fromWeb(res.body as NodeReadableStream<Uint8Array>),
+      createWriteStream(tmp),
+      { signal },
+    )
     await rename(tmp, outPath)
   } catch (err) {
     await rm(tmp, { force: true })
@@ -177,7 +257,9 @@ export async function saveResult(client: TailorClient, resultUrl: string, outPat
 /** Prints an error the way every command does and returns the exit code. */
 export function reportError(err: unknown, io: CliIO, command: string): number {
   if (err instanceof UsageError) {
-    io.stderr.write(`tailor ${command}: ${err.message}\nRun 'tailor ${command} --help' for usage.\n`)
+    io.stderr.write(
+      `tailor ${command}: ${err.message}\nRun 'tailor ${command} --help' for usage.\n`,
+    )
     return EXIT.usage
   }
   if (err instanceof TailorError) {
@@ -185,7 +267,12 @@ export function reportError(err: unknown, io: CliIO, command: string): number {
       io.stderr.write(`tailor ${command}: interrupted\n`)
       return EXIT.interrupted
     }
-    const details = [`error_code: ${err.errorCode}`, ...(err.status > 0 ? [`HTTP ${err.status}`] : []), ...(err.jobId ? [`job_id: ${err.jobId}`] : []), ...(err.requestId ? [`request_id: ${err.requestId}`] : [])]
+    const details = [
+      `error_code: ${err.errorCode}`,
+      ...(err.status > 0 ? [`HTTP ${err.status}`] : []),
+      ...(err.jobId ? [`job_id: ${err.jobId}`] : []),
+      ...(err.requestId ? [`request_id: ${err.requestId}`] : []),
+    ]
     io.stderr.write(`tailor ${command}: error: ${err.message} (${details.join(', ')})\n`)
     if (err.errorCode === 'network_error') {
       io.stderr.write(
@@ -196,11 +283,17 @@ export function reportError(err: unknown, io: CliIO, command: string): number {
     if (err.retryAfter !== undefined) io.stderr.write(`retry after ${err.retryAfter} s\n`)
     return EXIT.failed
   }
-  if (err instanceof Error && (err as NodeJS.ErrnoException).code !== undefined && (err as NodeJS.ErrnoException).syscall !== undefined) {
+  if (
+    err instanceof Error &&
+    (err as NodeJS.ErrnoException).code !== undefined &&
+    (err as NodeJS.ErrnoException).syscall !== undefined
+  ) {
     io.stderr.write(`tailor ${command}: error: ${err.message}\n`)
     return EXIT.failed
   }
-  io.stderr.write(`tailor ${command}: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
+  io.stderr.write(
+    `tailor ${command}: unexpected error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  )
   return EXIT.failed
 }
 

@@ -71,7 +71,11 @@ const isErrorBody = (v: unknown): v is ErrorBody =>
   typeof v === 'object' && v !== null && typeof (v as ErrorBody).error_code === 'string'
 
 function abortError(signal: AbortSignal): TailorError {
-  return new TailorError('The request was aborted.', { status: 0, errorCode: 'aborted', cause: signal.reason })
+  return new TailorError('The request was aborted.', {
+    status: 0,
+    errorCode: 'aborted',
+    cause: signal.reason,
+  })
 }
 
 /** Resolves after `ms`, or rejects with TailorError `aborted` as soon as `signal` aborts. */
@@ -103,7 +107,9 @@ export class TailorClient {
     if (typeof o.baseUrl !== 'string' || !/^https?:\/\//i.test(o.baseUrl)) {
       throw new TypeError(`baseUrl must be an http or https URL; got ${JSON.stringify(o.baseUrl)}`)
     }
-    if (typeof o.apiKey !== 'string' || o.apiKey.length === 0) throw new TypeError('apiKey is required')
+    if (typeof o.apiKey !== 'string' || o.apiKey.length === 0) {
+      throw new TypeError('apiKey is required')
+    }
     this.baseUrl = o.baseUrl.replace(/\/+$/, '')
     this.#apiKey = o.apiKey
     // Called unbound: a browser's window.fetch refuses another `this`.
@@ -113,22 +119,45 @@ export class TailorClient {
 
   /** POST /v1/try-on. With wait_for_result (the default) a finished job answers its result_url; else poll `job_id`. */
   async tryOn(req: TryOnRequest, o: SubmitOptions = {}): Promise<TryOnResponse> {
-    return this.#json<TryOnResponse>('POST', JOB_PATHS['try-on'], { json: req, signal: o.signal, idempotencyKey: o.idempotencyKey })
+    return this.#json<TryOnResponse>('POST', JOB_PATHS['try-on'], {
+      json: req,
+      signal: o.signal,
+      idempotencyKey: o.idempotencyKey,
+    })
   }
 
   /** POST /v1/video/remove-background → `{job_id}`; follow it with {@link waitForJob}. */
-  async removeVideoBackground(req: RemoveBackgroundRequest, o: SubmitOptions = {}): Promise<JobAccepted> {
-    return this.#json<JobAccepted>('POST', JOB_PATHS['remove-background'], { json: req, signal: o.signal, idempotencyKey: o.idempotencyKey })
+  async removeVideoBackground(
+    req: RemoveBackgroundRequest,
+    o: SubmitOptions = {},
+  ): Promise<JobAccepted> {
+    return this.#json<JobAccepted>('POST', JOB_PATHS['remove-background'], {
+      json: req,
+      signal: o.signal,
+      idempotencyKey: o.idempotencyKey,
+    })
   }
 
   /** GET /v1/<kind>/job/{id}: the status document (a failed job is a 200 with `error`, not a throw). */
   async getJob(kind: JobKind, jobId: string, o: RequestOptions = {}): Promise<JobStatusDocument> {
-    return this.#json<JobStatusDocument>('GET', `${JOB_PATHS[kind]}/job/${encodeURIComponent(jobId)}`, { signal: o.signal })
+    return this.#json<JobStatusDocument>(
+      'GET',
+      `${JOB_PATHS[kind]}/job/${encodeURIComponent(jobId)}`,
+      { signal: o.signal },
+    )
   }
 
   /** POST /v1/<kind>/job/{id}/cancel. A finished job throws TailorError `job_finished` (409). */
-  async cancelJob(kind: JobKind, jobId: string, o: RequestOptions = {}): Promise<{ message: string }> {
-    return this.#json<{ message: string }>('POST', `${JOB_PATHS[kind]}/job/${encodeURIComponent(jobId)}/cancel`, { signal: o.signal })
+  async cancelJob(
+    kind: JobKind,
+    jobId: string,
+    o: RequestOptions = {},
+  ): Promise<{ message: string }> {
+    return this.#json<{ message: string }>(
+      'POST',
+      `${JOB_PATHS[kind]}/job/${encodeURIComponent(jobId)}/cancel`,
+      { signal: o.signal },
+    )
   }
 
   /**
@@ -162,7 +191,11 @@ export class TailorClient {
         }
       }
       if (Date.now() + waitMs > deadline) {
-        throw new TailorError(`Job ${jobId} did not finish within ${o.timeoutMs} ms.`, { status: 0, errorCode: 'request_timeout', jobId })
+        throw new TailorError(`Job ${jobId} did not finish within ${o.timeoutMs} ms.`, {
+          status: 0,
+          errorCode: 'request_timeout',
+          jobId,
+        })
       }
       await sleep(waitMs, o.signal)
     }
@@ -181,8 +214,16 @@ export class TailorClient {
    * POST /v1/uploads: stores local media for one hour and answers `url` (`tailor://uploads/<id>`),
    * usable as person_image_url, garment_image_url or video_url by jobs of the same API key.
    */
-  async upload(data: UploadData, contentType: string, o: RequestOptions = {}): Promise<UploadResponse> {
-    return this.#json<UploadResponse>('POST', '/v1/uploads', { raw: data, contentType, signal: o.signal })
+  async upload(
+    data: UploadData,
+    contentType: string,
+    o: RequestOptions = {},
+  ): Promise<UploadResponse> {
+    return this.#json<UploadResponse>('POST', '/v1/uploads', {
+      raw: data,
+      contentType,
+      signal: o.signal,
+    })
   }
 
   /**
@@ -190,7 +231,11 @@ export class TailorClient {
    * proxy's). Resolves with the checked Response: stream `body`, or `blob()` / `arrayBuffer()`.
    */
   async downloadResult(resultUrl: string, o: RequestOptions = {}): Promise<Response> {
-    const res = await this.#send(resultUrl, { method: 'GET', ...(o.signal ? { signal: o.signal } : {}) }, o.signal)
+    const res = await this.#send(
+      resultUrl,
+      { method: 'GET', ...(o.signal ? { signal: o.signal } : {}) },
+      o.signal,
+    )
     if (!res.ok) throw await this.#errorFrom(res)
     return res
   }
@@ -198,9 +243,18 @@ export class TailorClient {
   async #json<T>(
     method: 'GET' | 'POST',
     path: string,
-    b: { json?: unknown; raw?: UploadData; contentType?: string; signal?: AbortSignal | undefined; idempotencyKey?: string | undefined },
+    b: {
+      json?: unknown
+      raw?: UploadData
+      contentType?: string
+      signal?: AbortSignal | undefined
+      idempotencyKey?: string | undefined
+    },
   ): Promise<T> {
-    const headers: Record<string, string> = { 'x-api-key': this.#apiKey, accept: 'application/json' }
+    const headers: Record<string, string> = {
+      'x-api-key': this.#apiKey,
+      accept: 'application/json',
+    }
     if (b.idempotencyKey !== undefined) headers['idempotency-key'] = b.idempotencyKey
     let body: BodyInit | undefined
     if (b.json !== undefined) {
@@ -210,7 +264,12 @@ export class TailorClient {
       headers['content-type'] = b.contentType ?? 'application/octet-stream'
       body = b.raw as BodyInit
     }
-    const init: RequestInit = { method, headers, ...(body !== undefined ? { body } : {}), ...(b.signal ? { signal: b.signal } : {}) }
+    const init: RequestInit = {
+      method,
+      headers,
+      ...(body !== undefined ? { body } : {}),
+      ...(b.signal ? { signal: b.signal } : {}),
+    }
     let res: Response
     for (let attempt = 0; ; attempt++) {
       res = await this.#send(`${this.baseUrl}${path}`, init, b.signal)
@@ -223,7 +282,10 @@ export class TailorClient {
       return (await res.json()) as T
     } catch (err) {
       throw new TailorError(`The service answered ${res.status} with a body that is not JSON.`, {
-        status: res.status, errorCode: 'invalid_response', requestId: res.headers.get('x-request-id') ?? undefined, cause: err,
+        status: res.status,
+        errorCode: 'invalid_response',
+        requestId: res.headers.get('x-request-id') ?? undefined,
+        cause: err,
       })
     }
   }
@@ -233,9 +295,14 @@ export class TailorClient {
       return await this.#fetch(url, init)
     } catch (err) {
       if (signal?.aborted) throw abortError(signal)
-      throw new TailorError(`Could not reach ${new URL(url).origin}: ${err instanceof Error ? err.message : String(err)}`, {
-        status: 0, errorCode: 'network_error', cause: err,
-      })
+      throw new TailorError(
+        `Could not reach ${new URL(url).origin}: ${err instanceof Error ? err.message : String(err)}`,
+        {
+          status: 0,
+          errorCode: 'network_error',
+          cause: err,
+        },
+      )
     }
   }
 
@@ -257,7 +324,10 @@ export class TailorClient {
       })
     }
     return new TailorError(`The service answered HTTP ${res.status} without an error body.`, {
-      status: res.status, errorCode: 'invalid_response', requestId: res.headers.get('x-request-id') ?? undefined, retryAfter,
+      status: res.status,
+      errorCode: 'invalid_response',
+      requestId: res.headers.get('x-request-id') ?? undefined,
+      retryAfter,
     })
   }
 }

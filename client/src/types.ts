@@ -4,11 +4,30 @@
  * anything node-only) reaches a browser bundle through them.
  */
 import type {
-  CancelAccepted, ErrorBody, ErrorCode, JobAccepted, JobKind, JobStatus, JobStatusDocument, OutputFormat,
-  RemoveBackgroundBodyInput, TryOnBodyInput, TryOnCompleted, UploadAccepted,
+  CancelAccepted,
+  ErrorBody,
+  ErrorCode,
+  JobAccepted,
+  JobKind,
+  JobStatus,
+  JobStatusDocument,
+  OutputFormat,
+  RemoveBackgroundBodyInput,
+  TryOnBodyInput,
+  TryOnCompleted,
+  UploadAccepted,
 } from '@tailor/proto'
 
-export type { CancelAccepted, ErrorBody, ErrorCode, JobAccepted, JobKind, JobStatus, JobStatusDocument, OutputFormat }
+export type {
+  CancelAccepted,
+  ErrorBody,
+  ErrorCode,
+  JobAccepted,
+  JobKind,
+  JobStatus,
+  JobStatusDocument,
+  OutputFormat,
+}
 
 /** POST /v1/try-on body (spec 2.1): input URLs are http(s) or `tailor://uploads/<id>`. */
 export type TryOnRequest = TryOnBodyInput

@@ -54,18 +54,31 @@ function parseDockerfile(text: string): { args: Record<string, string>; stages: 
   }
   return { args, stages }
 }
-const expand = (s: string, args: Record<string, string>): string => s.replace(/\$\{(\w+)\}/g, (_m, k: string) => args[k] ?? '')
-const ops = (st: Stage, op: string): string[] => st.body.filter((i) => i.op === op).map((i) => i.args)
+const expand = (s: string, args: Record<string, string>): string =>
+  s.replace(/\$\{(\w+)\}/g, (_m, k: string) => args[k] ?? '')
+const ops = (st: Stage, op: string): string[] =>
+  st.body.filter((i) => i.op === op).map((i) => i.args)
 const envOf = (st: Stage): Record<string, string> =>
-  Object.fromEntries(ops(st, 'ENV').flatMap((e) => [...e.matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1]!, m[2]!])))
+  Object.fromEntries(
+    ops(st, 'ENV').flatMap((e) => [...e.matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1]!, m[2]!])),
+  )
 
 /** Container ports of a base Deployment, by name. */
 const k8sPorts = (file: string): Record<string, number> => {
-  const d = parseAllDocuments(read(file))[0]!.toJS() as { spec: { template: { spec: { containers: { ports: { name: string; containerPort: number }[] }[] } } } }
-  return Object.fromEntries(d.spec.template.spec.containers[0]!.ports.map((p) => [p.name, p.containerPort]))
+  const d = parseAllDocuments(read(file))[0]!.toJS() as {
+    spec: {
+      template: { spec: { containers: { ports: { name: string; containerPort: number }[] }[] } }
+    }
+  }
+  return Object.fromEntries(
+    d.spec.template.spec.containers[0]!.ports.map((p) => [p.name, p.containerPort]),
+  )
 }
 
-const pkg = JSON.parse(read('package.json')) as { packageManager: string; engines: { node: string } }
+const pkg = JSON.parse(read('package.json')) as {
+  packageManager: string
+  engines: { node: string }
+}
 
 describe.each([
   ['gateway', 'services/gateway/Dockerfile', 'deploy/k8s/base/gateway/deployment.yaml'],
@@ -99,15 +112,24 @@ describe.each([
     const entry = ops(runtime, 'ENTRYPOINT').at(-1)!
     // Compiled JavaScript (scripts/images/compile.ts), not TypeScript through tsx at every start.
     expect(JSON.parse(entry)).toEqual(['node', 'src/main.js'])
-    expect(ops(build, 'RUN').join('\n')).toContain(`cd services/${service} && node --import tsx ../../scripts/images/compile.ts /out`)
+    expect(ops(build, 'RUN').join('\n')).toContain(
+      `cd services/${service} && node --import tsx ../../scripts/images/compile.ts /out`,
+    )
     const hc = ops(runtime, 'HEALTHCHECK').at(-1)!
     expect(hc).toContain('/healthz')
     expect(hc).toMatch(/CMD \[/)
   })
 
-  it('copies every workspace package\'s manifest before the install (pnpm reads the whole workspace)', () => {
-    const globs = (parseAllDocuments(read('pnpm-workspace.yaml'))[0]!.toJS() as { packages: string[] }).packages
-    const dirs = globs.flatMap((g) => (g.endsWith('/*') ? readdirSync(join(ROOT, g.slice(0, -2))).map((d) => `${g.slice(0, -2)}/${d}`) : [g]))
+  it("copies every workspace package's manifest before the install (pnpm reads the whole workspace)", () => {
+    const globs = (
+      parseAllDocuments(read('pnpm-workspace.yaml'))[0]!.toJS() as { packages: string[] }
+    ).packages
+    const dirs = globs
+      .flatMap((g) =>
+        g.endsWith('/*')
+          ? readdirSync(join(ROOT, g.slice(0, -2))).map((d) => `${g.slice(0, -2)}/${d}`)
+          : [g],
+      )
       .filter((d) => existsSync(join(ROOT, d, 'package.json')))
     expect(dirs.length).toBeGreaterThan(5)
     const copies = ops(build, 'COPY')
@@ -118,7 +140,10 @@ describe.each([
     expect(`pnpm@${args.PNPM_VERSION}`).toBe(pkg.packageManager)
     const [major, minor] = (args.NODE_VERSION ?? '').split('.').map(Number)
     const [needMajor, needMinor] = pkg.engines.node.replace('>=', '').split('.').map(Number)
-    expect(major! > needMajor! || (major === needMajor && minor! >= needMinor!), args.NODE_VERSION).toBe(true)
+    expect(
+      major! > needMajor! || (major === needMajor && minor! >= needMinor!),
+      args.NODE_VERSION,
+    ).toBe(true)
   })
 
   it('takes its base images as build arguments (defaults: the public images); the runtime gets the node binary alone', () => {
@@ -128,20 +153,32 @@ describe.each([
     expect(build.from).toBe('${NODE_IMAGE}')
     expect(expand(args.NODE_IMAGE!, args)).toBe(`node:${args.NODE_VERSION}-bookworm-slim`)
     expect(runtime.from).toBe('${RUNTIME_IMAGE}')
-    expect(args.RUNTIME_IMAGE).toMatch(service === 'gateway' ? /^debian:bookworm-slim$/ : /^nvidia\/cuda:/)
+    expect(args.RUNTIME_IMAGE).toMatch(
+      service === 'gateway' ? /^debian:bookworm-slim$/ : /^nvidia\/cuda:/,
+    )
     // No npm in the runtime: only /usr/local/bin/node comes from the Node.js image.
-    expect(ops(runtime, 'COPY').filter((c) => c.includes('/usr/local'))).toEqual(['--from=build /usr/local/bin/node /usr/local/bin/node'])
+    expect(ops(runtime, 'COPY').filter((c) => c.includes('/usr/local'))).toEqual([
+      '--from=build /usr/local/bin/node /usr/local/bin/node',
+    ])
   })
 
   it('trusts an extra CA for HTTPS during the build only, as a build secret (never an ARG, ENV or layer)', () => {
     const runs = ops(build, 'RUN')
-    const online = runs.filter((r) => /npm install|pnpm install|pnpm --filter \S+ deploy|script\/install\.js/.test(r))
+    const online = runs.filter((r) =>
+      /npm install|pnpm install|pnpm --filter \S+ deploy|script\/install\.js/.test(r),
+    )
     expect(online.length).toBeGreaterThanOrEqual(3)
     for (const r of online) {
       expect(r, r).toContain('--mount=type=secret,id=build_ca')
       expect(r, r).toContain('NODE_EXTRA_CA_CERTS=/run/secrets/build_ca')
     }
-    for (const st of stages) for (const op of ['ARG', 'ENV', 'COPY']) for (const i of ops(st, op)) expect(i, `${op} ${i}`).not.toMatch(/\bca\b|certificates?\.crt|CA_CERTS/i)
+    for (const st of stages) {
+      for (const op of ['ARG', 'ENV', 'COPY']) {
+        for (const i of ops(st, op)) {
+          expect(i, `${op} ${i}`).not.toMatch(/\bca\b|certificates?\.crt|CA_CERTS/i)
+        }
+      }
+    }
   })
 
   it('carries the licence texts in /app/licenses', () => {
@@ -150,7 +187,10 @@ describe.each([
   })
 
   it('exposes the ports the Kubernetes manifests probe and serve', () => {
-    const exposed = ops(runtime, 'EXPOSE').flatMap((e) => e.split(/\s+/)).map(Number).sort()
+    const exposed = ops(runtime, 'EXPOSE')
+      .flatMap((e) => e.split(/\s+/))
+      .map(Number)
+      .sort()
     expect(exposed).toEqual(Object.values(k8sPorts(deployment)).sort())
   })
 })
@@ -169,7 +209,9 @@ describe('inference image', () => {
     // The provider flavours onnxruntime-node's install script knows for linux/x64 (e.g. cuda12).
     const req = createRequire(join(ROOT, 'services/inference/package.json'))
     const ortDir = dirname(req.resolve('onnxruntime-node/package.json'))
-    const meta = req(join(ortDir, 'script/install-metadata.js')) as { requirements: Record<string, string[]> }
+    const meta = req(join(ortDir, 'script/install-metadata.js')) as {
+      requirements: Record<string, string[]>
+    }
     expect(meta.requirements['linux/x64']).toContain(`cuda${m![1]}`)
     expect(buildRuns).toContain(`ONNXRUNTIME_NODE_INSTALL=cuda${m![1]} node script/install.js`)
     expect(buildRuns).toMatch(/test -f bin\/napi-v6\/linux\/x64\/libonnxruntime_providers_cuda\.so/)
@@ -177,10 +219,14 @@ describe('inference image', () => {
 
   it('offers the npm-only CUDA 13 route (ORT_CUDA=npm-cuda13): onnxruntime 1.29.0 and its provider from npm packages only', () => {
     expect(buildRuns).toContain('npm-cuda13)')
-    expect(buildRuns).toContain('npm pack --silent onnxruntime-node@1.29.0 onnxruntime-common@1.29.0 com.github.asus4.onnxruntime.linux-x64-gpu@0.4.9')
+    expect(buildRuns).toContain(
+      'npm pack --silent onnxruntime-node@1.29.0 onnxruntime-common@1.29.0 com.github.asus4.onnxruntime.linux-x64-gpu@0.4.9',
+    )
     expect(buildRuns).toContain('grep -q \'"version": "1.29.0"\' package.json')
     // Any other value stops the build instead of producing an image without a provider.
-    expect(buildRuns).toMatch(/\*\) echo "ORT_CUDA must be cuda12, npm-cuda13 or none \(got \$ORT_CUDA\)" >&2; exit 1 ;;/)
+    expect(buildRuns).toMatch(
+      /\*\) echo "ORT_CUDA must be cuda12, npm-cuda13 or none \(got \$ORT_CUDA\)" >&2; exit 1 ;;/,
+    )
   })
 
   it('builds the models in the image and points MODELS_DIR at them; ffmpeg and Node in the runtime; ORT_EP=cuda', () => {
@@ -203,18 +249,30 @@ describe('inference image', () => {
     expect(buildRuns).toContain(`! -path '*/linux/x64'`)
     expect(buildRuns).toContain('rm -rf "$ORT/bin/napi-v6/darwin" "$ORT/bin/napi-v6/win32"')
     expect(ops(build, 'ARG')).toContain('ORT_TENSORRT=0')
-    expect(buildRuns).toContain('if [ "$ORT_TENSORRT" != "1" ]; then rm -f bin/napi-v6/linux/x64/libonnxruntime_providers_tensorrt.so; fi')
+    expect(buildRuns).toContain(
+      'if [ "$ORT_TENSORRT" != "1" ]; then rm -f bin/napi-v6/linux/x64/libonnxruntime_providers_tensorrt.so; fi',
+    )
   })
 
-  it('carries the models\' licences: their origins, the GPL-3.0 of rvm.onnx, the MIT licence of their npm package', () => {
-    for (const f of ['/out/licenses/MODELS.md', '/out/licenses/GPL-3.0.txt', '/out/licenses/human-models-MIT.txt']) expect(buildRuns).toContain(f)
+  it("carries the models' licences: their origins, the GPL-3.0 of rvm.onnx, the MIT licence of their npm package", () => {
+    for (const f of [
+      '/out/licenses/MODELS.md',
+      '/out/licenses/GPL-3.0.txt',
+      '/out/licenses/human-models-MIT.txt',
+    ]) {
+      expect(buildRuns).toContain(f)
+    }
     expect(read('models/licenses/GPL-3.0.txt')).toContain('GNU GENERAL PUBLIC LICENSE')
   })
 })
 
 describe('.dockerignore', () => {
   it('keeps host dependencies and built artefacts out of the build context', () => {
-    const lines = read('.dockerignore').split('\n').map((l) => l.trim())
-    for (const p of ['**/node_modules', 'models/dist', 'playground/dist', '.git']) expect(lines).toContain(p)
+    const lines = read('.dockerignore')
+      .split('\n')
+      .map((l) => l.trim())
+    for (const p of ['**/node_modules', 'models/dist', 'playground/dist', '.git']) {
+      expect(lines).toContain(p)
+    }
   })
 })

@@ -42,9 +42,30 @@ const TFJS_VERSION = (require('@tensorflow/tfjs-core/package.json') as { version
 /** Distinct real frames per rvm case; the timed loop cycles through them with the state fed back. */
 const RVM_DISTINCT_FRAMES = 10
 const RVM_CASES = [
-  { id: 'rvm 1280x720/0.25', video: 'video_02.mp4', width: 1280, height: 720, ratio: 0.25, large: false },
-  { id: 'rvm 1920x1080/0.25', video: 'video_02.mp4', width: 1920, height: 1080, ratio: 0.25, large: true },
-  { id: 'rvm 720x1280/0.375', video: 'video_01.mp4', width: 720, height: 1280, ratio: 0.375, large: true },
+  {
+    id: 'rvm 1280x720/0.25',
+    video: 'video_02.mp4',
+    width: 1280,
+    height: 720,
+    ratio: 0.25,
+    large: false,
+  },
+  {
+    id: 'rvm 1920x1080/0.25',
+    video: 'video_02.mp4',
+    width: 1920,
+    height: 1080,
+    ratio: 0.25,
+    large: true,
+  },
+  {
+    id: 'rvm 720x1280/0.375',
+    video: 'video_01.mp4',
+    width: 720,
+    height: 1280,
+    ratio: 0.375,
+    large: true,
+  },
 ] as const
 const IMAGE_MODELS = ['blazepose-detector', 'blazepose-full', 'blazepose-heavy', 'selfie'] as const
 const PHOTO = 'person_01.jpg'
@@ -69,15 +90,22 @@ const RUNS = Number(args.runs ?? env.BENCH_RUNS ?? 20)
 const WARMUP = Number(args.warmup ?? env.BENCH_WARMUP ?? 3)
 const TFJS_RUNS_LARGE = Number(args['tfjs-runs-large'] ?? 10)
 const NO_TFJS = args['no-tfjs'] === true || env.BENCH_NO_TFJS === '1'
-const MODELS = (args.models ?? env.BENCH_MODELS ?? ['rvm', ...IMAGE_MODELS].join(',')).split(',').map((s) => s.trim())
+const MODELS = (args.models ?? env.BENCH_MODELS ?? ['rvm', ...IMAGE_MODELS].join(','))
+  .split(',')
+  .map((s) => s.trim())
 const OUT = args.out ?? path.join(DIST_DIR, 'bench-models.json')
 const PROFILE_RUNS = Number(args.profile ?? 0)
 const CASE_FILTER = args.cases ?? ''
 // Default: the session options the inference service uses (engine/session.ts: one intra-op thread
 // per core). onnxruntime's own default uses fewer threads than cores on this machine (measured:
 // 78.8 ms against 64.4 ms per 720p rvm frame); `--ort ""` measures its defaults.
-const optionSpecs = args.ort ?? (env.BENCH_ORT !== undefined ? env.BENCH_ORT.split(';') : [`intraOpNumThreads=${os.availableParallelism()}`])
-const OPTION_SETS: readonly OrtCpuOptions[] = args.sweep === true ? SWEEP : optionSpecs.map(parseOrtOptions)
+const optionSpecs =
+  args.ort ??
+  (env.BENCH_ORT !== undefined
+    ? env.BENCH_ORT.split(';')
+    : [`intraOpNumThreads=${os.availableParallelism()}`])
+const OPTION_SETS: readonly OrtCpuOptions[] =
+  args.sweep === true ? SWEEP : optionSpecs.map(parseOrtOptions)
 
 // ---- timing -------------------------------------------------------------------------------------
 interface Stats {
@@ -147,10 +175,18 @@ interface ProfileEvent {
 }
 
 /** Runs `runner` with onnxruntime's profiler on and sums kernel time per op type. */
-async function profileOps(makeRunner: (o: SessionOptions) => Promise<ProfiledRunner>, o: OrtCpuOptions, runs: number): Promise<OpShare[]> {
+async function profileOps(
+  makeRunner: (o: SessionOptions) => Promise<ProfiledRunner>,
+  o: OrtCpuOptions,
+  runs: number,
+): Promise<OpShare[]> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'ort-profile-'))
   try {
-    const r = await makeRunner({ ...o, enableProfiling: true, profileFilePrefix: path.join(dir, 'p') })
+    const r = await makeRunner({
+      ...o,
+      enableProfiling: true,
+      profileFilePrefix: path.join(dir, 'p'),
+    })
     for (let i = 0; i < runs; i++) {
       await r.step(i)
     }
@@ -163,7 +199,11 @@ async function profileOps(makeRunner: (o: SessionOptions) => Promise<ProfiledRun
     const events = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as ProfileEvent[]
     const byOp = new Map<string, number>()
     for (const e of events) {
-      if (e.cat === 'Node' && e.name?.endsWith('_kernel_time') === true && e.args?.op_name !== undefined) {
+      if (
+        e.cat === 'Node' &&
+        e.name?.endsWith('_kernel_time') === true &&
+        e.args?.op_name !== undefined
+      ) {
         byOp.set(e.args.op_name, (byOp.get(e.args.op_name) ?? 0) + (e.dur ?? 0))
       }
     }
@@ -177,14 +217,22 @@ async function profileOps(makeRunner: (o: SessionOptions) => Promise<ProfiledRun
 }
 
 /** rvm in onnxruntime: state tensors go straight back in, no copies. */
-async function ortRvm(frames: TensorData[], ratio: number, options: SessionOptions): Promise<ProfiledRunner> {
+async function ortRvm(
+  frames: TensorData[],
+  ratio: number,
+  options: SessionOptions,
+): Promise<ProfiledRunner> {
   const session = await ortSession('rvm', options)
   // Frames in the model's own layout, prepared before timing (the service writes it straight from the decoded bytes).
   const nchw = nchwTensors(DIST_DIR, 'rvm').inputs.has('src')
-  const src = frames.map((f) => (nchw ? nhwcToNchw(f) : f)).map((f) => new ort.Tensor('float32', f.data, f.dims))
+  const src = frames
+    .map((f) => (nchw ? nhwcToNchw(f) : f))
+    .map((f) => new ort.Tensor('float32', f.data, f.dims))
   const dr = new ort.Tensor('float32', Float32Array.of(ratio), [1])
   const zero = (): ort.Tensor => new ort.Tensor('float32', new Float32Array(1), [1, 1, 1, 1])
-  let state: Record<string, ort.Tensor> = Object.fromEntries(RVM_STATES.map((s) => [`${s}i`, zero()]))
+  let state: Record<string, ort.Tensor> = Object.fromEntries(
+    RVM_STATES.map((s) => [`${s}i`, zero()]),
+  )
   return {
     async step(i) {
       const out = await session.run({ src: src[i % src.length]!, ...state, downsample_ratio: dr })
@@ -207,14 +255,23 @@ async function tfjsRvm(model: TfjsModel, frames: TensorData[], ratio: number): P
   let state: Record<string, TensorData> = Object.fromEntries(RVM_STATES.map((s) => [`${s}i`, zero]))
   return {
     async step(i) {
-      const out = await model.run({ src: frames[i % frames.length]!, ...state, downsample_ratio: dr })
+      const out = await model.run({
+        src: frames[i % frames.length]!,
+        ...state,
+        downsample_ratio: dr,
+      })
       state = Object.fromEntries(RVM_STATES.map((s) => [`${s}i`, out[`${s}o`]!]))
     },
     close: async () => undefined,
   }
 }
 
-async function ortImage(name: string, input: string, x: TensorData, options: SessionOptions): Promise<ProfiledRunner> {
+async function ortImage(
+  name: string,
+  input: string,
+  x: TensorData,
+  options: SessionOptions,
+): Promise<ProfiledRunner> {
   const session = await ortSession(name, options)
   const t = new ort.Tensor('float32', x.data, x.dims)
   return {
@@ -261,7 +318,10 @@ async function benchCase(
 ): Promise<CaseResult> {
   const result: CaseResult = { case: id, model, tfjs: null, ort: [] }
   if (tfjsRunner !== null) {
-    result.tfjs = { backend: 'wasm-simd-1thread', ...(await timeRunner(await tfjsRunner(), WARMUP, tfjsRuns)) }
+    result.tfjs = {
+      backend: 'wasm-simd-1thread',
+      ...(await timeRunner(await tfjsRunner(), WARMUP, tfjsRuns)),
+    }
   }
   for (const o of OPTION_SETS) {
     const s = await timeRunner(await ortRunner(o), WARMUP, RUNS)
@@ -287,21 +347,27 @@ function printCase(r: CaseResult): void {
   }
   if (r.tfjs !== null) {
     const t = r.tfjs
-    console.log(`${r.case.padEnd(27)} ${'tfjs wasm (SIMD, 1 thread)'.padEnd(40)} ${String(t.runs).padStart(4)} ${f1(t.minMs)} ${f1(t.medianMs)} ${f1(t.maxMs)} ${(1000 / t.medianMs).toFixed(1).padStart(6)}`)
+    console.log(
+      `${r.case.padEnd(27)} ${'tfjs wasm (SIMD, 1 thread)'.padEnd(40)} ${String(t.runs).padStart(4)} ${f1(t.minMs)} ${f1(t.medianMs)} ${f1(t.maxMs)} ${(1000 / t.medianMs).toFixed(1).padStart(6)}`,
+    )
   }
   for (const o of r.ort) {
     console.log(
       `${r.case.padEnd(27)} ${`ort cpu [${o.options}]`.padEnd(40)} ${String(o.runs).padStart(4)} ${f1(o.minMs)} ${f1(o.medianMs)} ${f1(o.maxMs)} ${o.fps.toFixed(1).padStart(6)} ${o.speedup === null ? '       -' : `${o.speedup.toFixed(1)}x`.padStart(8)}`,
     )
     if (o.profile !== undefined) {
-      const top = o.profile.slice(0, 10).map((p) => `${p.op} ${p.msPerRun.toFixed(1)} ms (${(p.share * 100).toFixed(0)}%)`)
+      const top = o.profile
+        .slice(0, 10)
+        .map((p) => `${p.op} ${p.msPerRun.toFixed(1)} ms (${(p.share * 100).toFixed(0)}%)`)
       console.log(`${''.padEnd(27)}   kernel time per run: ${top.join(', ')}`)
     }
   }
 }
 
 async function main(): Promise<void> {
-  const unknown = MODELS.filter((m) => m !== 'rvm' && !(IMAGE_MODELS as readonly string[]).includes(m))
+  const unknown = MODELS.filter(
+    (m) => m !== 'rvm' && !(IMAGE_MODELS as readonly string[]).includes(m),
+  )
   if (unknown.length > 0) {
     throw new Error(`unknown models: ${unknown.join(', ')}`)
   }
@@ -311,13 +377,19 @@ async function main(): Promise<void> {
       `${os.cpus().length} cpus (${os.cpus()[0]?.model ?? '?'}), load ${os.loadavg()[0]!.toFixed(1)}; ` +
       `warm-up ${WARMUP}, ${RUNS} runs (tfjs ${TFJS_RUNS_LARGE} at 1080p and 720x1280)${NO_TFJS ? ', tfjs skipped' : ''}`,
   )
-  console.log(`ORT option sets: ${OPTION_SETS.map((o, i) => `#${i} ${describeOptions(o)}`).join(' | ')}`)
+  console.log(
+    `ORT option sets: ${OPTION_SETS.map((o, i) => `#${i} ${describeOptions(o)}`).join(' | ')}`,
+  )
   const results: CaseResult[] = []
 
   if (MODELS.includes('rvm')) {
     const tfjs = NO_TFJS ? null : await loadTfjsModel('rvm', 'wasm')
     for (const c of RVM_CASES.filter((x) => x.id.includes(CASE_FILTER))) {
-      const frames = await videoFrames(c.video, { count: RVM_DISTINCT_FRAMES, width: c.width, height: c.height })
+      const frames = await videoFrames(c.video, {
+        count: RVM_DISTINCT_FRAMES,
+        width: c.width,
+        height: c.height,
+      })
       results.push(
         await benchCase(
           c.id,
@@ -336,7 +408,11 @@ async function main(): Promise<void> {
     if (!MODELS.includes(name) || !id.includes(CASE_FILTER)) {
       continue
     }
-    const x = await photoTensor(PHOTO, { width: input.dims[2]!, height: input.dims[1]! }, input.range ?? [0, 1])
+    const x = await photoTensor(
+      PHOTO,
+      { width: input.dims[2]!, height: input.dims[1]! },
+      input.range ?? [0, 1],
+    )
     const tfjs = NO_TFJS ? null : await loadTfjsModel(name, 'wasm')
     results.push(
       await benchCase(
@@ -355,7 +431,9 @@ async function main(): Promise<void> {
     const best = [...rvm720.ort].sort((a, b) => a.medianMs - b.medianMs)[0]!
     console.log(
       `rvm 1280x720/0.25: ${best.fps.toFixed(1)} frames/s with onnxruntime [${best.options}]` +
-        (rvm720.tfjs !== null ? `, ${(1000 / rvm720.tfjs.medianMs).toFixed(1)} frames/s with tfjs-wasm (${best.speedup?.toFixed(1)}x)` : ''),
+        (rvm720.tfjs !== null
+          ? `, ${(1000 / rvm720.tfjs.medianMs).toFixed(1)} frames/s with tfjs-wasm (${best.speedup?.toFixed(1)}x)`
+          : ''),
     )
   }
   const seconds = (performance.now() - t0) / 1000

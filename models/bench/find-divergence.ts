@@ -18,16 +18,49 @@ import * as ort from 'onnxruntime-node'
 import { MODEL_INPUTS, type ReferenceModelName } from '../src/reference/model-inputs.ts'
 import { nchwTensors, nhwcToNchw } from '../src/reference/layout.ts'
 import { DIST_DIR, onnxPath } from '../src/reference/ort-runner.ts'
-import { loadTfjsModel, tfjsModelJsonPath, type TensorData, type TfjsBackend } from '../src/reference/tfjs-runner.ts'
+import {
+  loadTfjsModel,
+  tfjsModelJsonPath,
+  type TensorData,
+  type TfjsBackend,
+} from '../src/reference/tfjs-runner.ts'
 import { diffStats, fmt } from '../test/support/compare.ts'
 import { photoTensor, videoFrames } from '../test/support/media-frames.ts'
 
 /** tfjs ops whose output is a float tensor worth comparing (shape arithmetic is left out). */
 const FLOAT_OPS = new Set([
-  '_FusedConv2D', 'Conv2D', 'FusedDepthwiseConv2dNative', 'DepthwiseConv2dNative', 'Conv2DBackpropInput',
-  'AddV2', 'Add', 'AddN', 'Sub', 'Mul', 'RealDiv', 'Square', 'Minimum', 'Maximum', 'Relu', 'Relu6',
-  'Sigmoid', 'Tanh', 'Mean', 'AvgPool', 'MaxPool', 'ResizeBilinear', 'ConcatV2', 'Split', 'SplitV', 'Slice',
-  'Pad', 'SpaceToBatchND', 'BatchToSpaceND', 'DepthToSpace', 'Reshape', 'BroadcastTo',
+  '_FusedConv2D',
+  'Conv2D',
+  'FusedDepthwiseConv2dNative',
+  'DepthwiseConv2dNative',
+  'Conv2DBackpropInput',
+  'AddV2',
+  'Add',
+  'AddN',
+  'Sub',
+  'Mul',
+  'RealDiv',
+  'Square',
+  'Minimum',
+  'Maximum',
+  'Relu',
+  'Relu6',
+  'Sigmoid',
+  'Tanh',
+  'Mean',
+  'AvgPool',
+  'MaxPool',
+  'ResizeBilinear',
+  'ConcatV2',
+  'Split',
+  'SplitV',
+  'Slice',
+  'Pad',
+  'SpaceToBatchND',
+  'BatchToSpaceND',
+  'DepthToSpace',
+  'Reshape',
+  'BroadcastTo',
 ])
 
 const { values: args, positionals } = parseArgs({
@@ -58,21 +91,40 @@ interface TfjsNode {
   op: string
   attr?: { fused_ops?: { list?: { s?: string[] } } }
 }
-const tfjsJson = JSON.parse(readFileSync(tfjsModelJsonPath(name), 'utf8')) as { modelTopology: { node: TfjsNode[] } }
+const tfjsJson = JSON.parse(readFileSync(tfjsModelJsonPath(name), 'utf8')) as {
+  modelTopology: { node: TfjsNode[] }
+}
 const tfjsOps = new Map(tfjsJson.modelTopology.node.map((n) => [n.name, n.op]))
 /** tfjs nodes whose fused ops end in an activation: ONNX emits that activation as a separate node. */
 const fusedActivation = new Set(
   tfjsJson.modelTopology.node
-    .filter((n) => (n.attr?.fused_ops?.list?.s ?? []).map((b) => Buffer.from(b, 'base64').toString()).some((op) => !['BiasAdd', 'FusedBatchNorm'].includes(op)))
+    .filter((n) =>
+      (n.attr?.fused_ops?.list?.s ?? [])
+        .map((b) => Buffer.from(b, 'base64').toString())
+        .some((op) => !['BiasAdd', 'FusedBatchNorm'].includes(op)),
+    )
     .map((n) => n.name),
 )
-const ACTIVATIONS = new Set(['Relu', 'Clip', 'Sigmoid', 'LeakyRelu', 'PRelu', 'Elu', 'Tanh', 'HardSigmoid', 'HardSwish'])
+const ACTIVATIONS = new Set([
+  'Relu',
+  'Clip',
+  'Sigmoid',
+  'LeakyRelu',
+  'PRelu',
+  'Elu',
+  'Tanh',
+  'HardSigmoid',
+  'HardSwish',
+])
 const model = onnxProto.onnx.ModelProto.decode(readFileSync(onnxPath(name)))
 const graph = model.graph!
 const consumers = new Map<string, { opType: string; output: string }[]>()
 for (const node of graph.node ?? []) {
   for (const input of node.input ?? []) {
-    consumers.set(input, [...(consumers.get(input) ?? []), { opType: node.opType ?? '', output: node.output?.[0] ?? '' }])
+    consumers.set(input, [
+      ...(consumers.get(input) ?? []),
+      { opType: node.opType ?? '', output: node.output?.[0] ?? '' },
+    ])
   }
 }
 /** ONNX value to fetch for each tfjs node name compared, in ONNX (topological) order. */
@@ -108,18 +160,26 @@ const tfjs = await loadTfjsModel(name, backend)
 // ---- inputs ------------------------------------------------------------------------------------
 const nchwInputs = nchwTensors(DIST_DIR, name).inputs
 const toOrt = (feeds: Record<string, TensorData>): Record<string, ort.Tensor> =>
-  Object.fromEntries(Object.entries(feeds).map(([k, t]) => {
-    const x = nchwInputs.has(k) ? nhwcToNchw(t) : t
-    return [k, new ort.Tensor('float32', x.data, x.dims)]
-  }))
-const fromOrt = (t: ort.Tensor): TensorData => ({ data: Float32Array.from(t.data as Float32Array), dims: [...t.dims] })
+  Object.fromEntries(
+    Object.entries(feeds).map(([k, t]) => {
+      const x = nchwInputs.has(k) ? nhwcToNchw(t) : t
+      return [k, new ort.Tensor('float32', x.data, x.dims)]
+    }),
+  )
+const fromOrt = (t: ort.Tensor): TensorData => ({
+  data: Float32Array.from(t.data as Float32Array),
+  dims: [...t.dims],
+})
 
 let feeds: Record<string, TensorData>
 let ortFeeds: Record<string, TensorData>
 let label: string
 if (name === 'rvm') {
   const n = Number(args.frame)
-  const size = args.width !== undefined && args.height !== undefined ? { width: Number(args.width), height: Number(args.height) } : {}
+  const size =
+    args.width !== undefined && args.height !== undefined
+      ? { width: Number(args.width), height: Number(args.height) }
+      : {}
   const frames = await videoFrames(args.video, { count: n + 1, ...size })
   const dr: TensorData = { data: Float32Array.of(Number(args.ratio)), dims: [1] }
   const zero: TensorData = { data: new Float32Array(1), dims: [1, 1, 1, 1] }
@@ -137,7 +197,11 @@ if (name === 'rvm') {
   label = `${args.video} frame ${n} @${args.ratio}`
 } else {
   const input = MODEL_INPUTS[name].inputs[0]!
-  const x = await photoTensor(args.photo, { width: input.dims[2]!, height: input.dims[1]! }, input.range ?? [0, 1])
+  const x = await photoTensor(
+    args.photo,
+    { width: input.dims[2]!, height: input.dims[1]! },
+    input.range ?? [0, 1],
+  )
   feeds = { [input.name]: x }
   ortFeeds = feeds
   label = args.photo
@@ -173,7 +237,9 @@ function asNhwc(t: TensorData, want: number[]): TensorData | undefined {
   return { data: out, dims: want }
 }
 
-const lines: string[] = [`${name}: tfjs-${backend} vs onnxruntime on ${label}; relative error = max|Δ| / max|ref|; threshold ${threshold}`]
+const lines: string[] = [
+  `${name}: tfjs-${backend} vs onnxruntime on ${label}; relative error = max|Δ| / max|ref|; threshold ${threshold}`,
+]
 let first: string | undefined
 const rows: { v: string; rel: number; line: string }[] = []
 const unlike: string[] = []
@@ -196,13 +262,29 @@ for (const v of onnxOrder) {
     first = line
   }
 }
-lines.push(`compared ${rows.length} intermediate tensors; ${unlike.length} not comparable (the converter changed their shape, e.g. SpaceToBatchND + conv → dilated conv)`)
+lines.push(
+  `compared ${rows.length} intermediate tensors; ${unlike.length} not comparable (the converter changed their shape, e.g. SpaceToBatchND + conv → dilated conv)`,
+)
 lines.push(...unlike.map((u) => `  ${u}`))
-lines.push(first === undefined ? `no tensor over the threshold` : `first over the threshold (ONNX order):\n  ${first}`)
+lines.push(
+  first === undefined
+    ? `no tensor over the threshold`
+    : `first over the threshold (ONNX order):\n  ${first}`,
+)
 lines.push(`in ONNX order, the first ${args.top} over the threshold:`)
-lines.push(...rows.filter((r) => r.rel > threshold).slice(0, Number(args.top)).map((r) => `  ${r.line}`))
+lines.push(
+  ...rows
+    .filter((r) => r.rel > threshold)
+    .slice(0, Number(args.top))
+    .map((r) => `  ${r.line}`),
+)
 lines.push(`largest relative errors:`)
-lines.push(...[...rows].sort((a, b) => b.rel - a.rel).slice(0, Number(args.top)).map((r) => `  ${r.line}`))
+lines.push(
+  ...[...rows]
+    .sort((a, b) => b.rel - a.rel)
+    .slice(0, Number(args.top))
+    .map((r) => `  ${r.line}`),
+)
 const text = lines.join('\n')
 console.log(text)
 const out = path.join(DIST_DIR, `divergence-${name}.txt`)

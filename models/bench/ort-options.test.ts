@@ -22,11 +22,15 @@ describe('parseOrtOptions', () => {
   })
   it('rejects unknown keys and bad values, naming them', () => {
     expect(() => parseOrtOptions('threads=2')).toThrow(/unknown option threads/)
-    expect(() => parseOrtOptions('graphOptimizationLevel=max')).toThrow(/disabled\|basic\|extended\|all/)
+    expect(() => parseOrtOptions('graphOptimizationLevel=max')).toThrow(
+      /disabled\|basic\|extended\|all/,
+    )
     expect(() => parseOrtOptions('enableCpuMemArena=no')).toThrow(/true or false/)
     expect(() => parseOrtOptions('intraOpNumThreads=-1')).toThrow(/non-negative integer/)
   })
   it('describes a set the way it is written', () => {
-    expect(describeOptions({ intraOpNumThreads: 2, enableMemPattern: false })).toBe('intraOpNumThreads=2,enableMemPattern=false')
+    expect(describeOptions({ intraOpNumThreads: 2, enableMemPattern: false })).toBe(
+      'intraOpNumThreads=2,enableMemPattern=false',
+    )
   })
 })

@@ -36,7 +36,10 @@ function parseInt1(key: string, v: string): number {
 
 export function parseOrtOptions(spec: string): OrtCpuOptions {
   const o: OrtCpuOptions = {}
-  for (const pair of spec.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const pair of spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const [key = '', value = ''] = pair.split('=').map((s) => s.trim())
     switch (key) {
       case 'intraOpNumThreads':
@@ -71,4 +74,8 @@ export function parseOrtOptions(spec: string): OrtCpuOptions {
 }
 
 export const describeOptions = (o: OrtCpuOptions): string =>
-  Object.keys(o).length === 0 ? 'defaults' : Object.entries(o).map(([k, v]) => `${k}=${String(v)}`).join(',')
+  Object.keys(o).length === 0
+    ? 'defaults'
+    : Object.entries(o)
+        .map(([k, v]) => `${k}=${String(v)}`)
+        .join(',')

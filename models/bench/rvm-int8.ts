@@ -40,18 +40,58 @@ const plan = planQdq(fp32, (n) => {
 const calibFrames = Number(args['calib-frames'])
 const t0 = performance.now()
 const { ranges, frames } = await calibrateRvm(fp32, plan.activations, [
-  { file: path.join(MEDIA_DIR, 'video_01.mp4'), width: 480, height: 908, ratio: 0.375, every: 4, max: calibFrames },
-  { file: path.join(MEDIA_DIR, 'video_02.mp4'), width: 1280, height: 720, ratio: 0.25, every: 4, max: calibFrames },
+  {
+    file: path.join(MEDIA_DIR, 'video_01.mp4'),
+    width: 480,
+    height: 908,
+    ratio: 0.375,
+    every: 4,
+    max: calibFrames,
+  },
+  {
+    file: path.join(MEDIA_DIR, 'video_02.mp4'),
+    width: 1280,
+    height: 720,
+    ratio: 0.25,
+    every: 4,
+    max: calibFrames,
+  },
 ])
-const int8 = quantizeQdq(fp32, plan, ranges, `rvm int8 QDQ (${scope}), calibrated on ${frames} frames`)
+const int8 = quantizeQdq(
+  fp32,
+  plan,
+  ranges,
+  `rvm int8 QDQ (${scope}), calibrated on ${frames} frames`,
+)
 writeFileSync(args.out, int8)
-console.log(`int8 (${scope}): ${plan.convs.length} convolutions, ${plan.activations.length} activations, calibrated on ${frames} frames in ${((performance.now() - t0) / 1000).toFixed(0)} s → ${args.out} (${(int8.length / 1e6).toFixed(1)} MB)`)
+console.log(
+  `int8 (${scope}): ${plan.convs.length} convolutions, ${plan.activations.length} activations, calibrated on ${frames} frames in ${((performance.now() - t0) / 1000).toFixed(0)} s → ${args.out} (${(int8.length / 1e6).toFixed(1)} MB)`,
+)
 
 // Speed, interleaved in the same run.
 const [W, H, N] = [1280, 720, Number(args.frames)]
 const src: Float32Array[] = []
-for await (const rgb of rgbFrames(path.join(MEDIA_DIR, 'video_02.mp4'), { width: W, height: H, max: 10 })) src.push(rgb24ToPlanar(rgb))
-const runs = [{ label: 'fp32', seq: await openRvmSequence(fp32Path, 0.25), ms: [] as number[], cpu: [] as number[] }, { label: `int8 ${scope}`, seq: await openRvmSequence(args.out, 0.25), ms: [] as number[], cpu: [] as number[] }]
+for await (const rgb of rgbFrames(path.join(MEDIA_DIR, 'video_02.mp4'), {
+  width: W,
+  height: H,
+  max: 10,
+})) {
+  src.push(rgb24ToPlanar(rgb))
+}
+const runs = [
+  {
+    label: 'fp32',
+    seq: await openRvmSequence(fp32Path, 0.25),
+    ms: [] as number[],
+    cpu: [] as number[],
+  },
+  {
+    label: `int8 ${scope}`,
+    seq: await openRvmSequence(args.out, 0.25),
+    ms: [] as number[],
+    cpu: [] as number[],
+  },
+]
 for (let i = 0; i < N + 3; i++) {
   for (const r of runs) {
     const c0 = process.cpuUsage()
@@ -65,11 +105,21 @@ for (let i = 0; i < N + 3; i++) {
   }
 }
 const median = (a: number[]): number => [...a].sort((x, y) => x - y)[a.length >> 1]!
-console.log(`speed 1280x720/0.25, ${N} frames each, interleaved, load ${os.loadavg()[0]!.toFixed(1)}:`)
+console.log(
+  `speed 1280x720/0.25, ${N} frames each, interleaved, load ${os.loadavg()[0]!.toFixed(1)}:`,
+)
 for (const r of runs) {
-  console.log(`  ${r.label.padEnd(16)} median ${median(r.ms).toFixed(1)} ms, ${median(r.cpu).toFixed(1)} CPU ms/frame`)
+  console.log(
+    `  ${r.label.padEnd(16)} median ${median(r.ms).toFixed(1)} ms, ${median(r.cpu).toFixed(1)} CPU ms/frame`,
+  )
   await r.seq.release()
 }
-const q = await compareAlpha({ file: path.join(MEDIA_DIR, 'video_02.mp4'), width: W, height: H, ratio: 0.3, max: N }, fp32Path, [{ label: 'int8', model: args.out }])
+const q = await compareAlpha(
+  { file: path.join(MEDIA_DIR, 'video_02.mp4'), width: W, height: H, ratio: 0.3, max: N },
+  fp32Path,
+  [{ label: 'int8', model: args.out }],
+)
 const r = q.get('int8')!
-console.log(`quality video_02 1280x720/0.3, ${r.frames} frames: mean |Δα| ${r.meanAbs.toFixed(5)}, within 0.03 ${(100 * r.withinShare).toFixed(2)} %, temporal ${r.temporalRef.toFixed(5)} / ${r.temporalVariant.toFixed(5)} (Δ ${r.temporalDiff.toFixed(5)}): ${r.pass ? 'pass' : 'FAIL'}`)
+console.log(
+  `quality video_02 1280x720/0.3, ${r.frames} frames: mean |Δα| ${r.meanAbs.toFixed(5)}, within 0.03 ${(100 * r.withinShare).toFixed(2)} %, temporal ${r.temporalRef.toFixed(5)} / ${r.temporalVariant.toFixed(5)} (Δ ${r.temporalDiff.toFixed(5)}): ${r.pass ? 'pass' : 'FAIL'}`,
+)

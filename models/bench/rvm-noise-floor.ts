@@ -29,13 +29,18 @@ const { values: args } = parseArgs({
 const STATES = ['r1', 'r2', 'r3', 'r4'] as const
 const OUTPUTS = ['pha', 'fgr', 'r1o', 'r2o', 'r3o', 'r4o'] as const
 const ratio = Number(args.ratio)
-const size = args.width !== undefined && args.height !== undefined ? { width: Number(args.width), height: Number(args.height) } : {}
+const size =
+  args.width !== undefined && args.height !== undefined
+    ? { width: Number(args.width), height: Number(args.height) }
+    : {}
 const frames = await videoFrames(args.video, { count: Number(args.frames), ...size })
 const dr: TensorData = { data: Float32Array.of(ratio), dims: [1] }
 const zero: TensorData = { data: new Float32Array(1), dims: [1, 1, 1, 1] }
 
 type Outs = Record<string, TensorData>[]
-async function sequence(run: (feeds: Record<string, TensorData>) => Promise<Record<string, TensorData>>): Promise<Outs> {
+async function sequence(
+  run: (feeds: Record<string, TensorData>) => Promise<Record<string, TensorData>>,
+): Promise<Outs> {
   let state: Record<string, TensorData> = Object.fromEntries(STATES.map((s) => [`${s}i`, zero]))
   const outs: Outs = []
   for (const src of frames) {
@@ -63,16 +68,25 @@ const pairs = [
 ] as const
 const table: Record<string, Record<string, { max: number; mean: number; over1e3: number }[]>> = {}
 const [, h, w] = frames[0]!.dims
-console.log(`rvm ${args.video} ${w}x${h} @${ratio}, ${frames.length} frames: max |Δ| (mean |Δ|, elements over 1e-3) per frame`)
+console.log(
+  `rvm ${args.video} ${w}x${h} @${ratio}, ${frames.length} frames: max |Δ| (mean |Δ|, elements over 1e-3) per frame`,
+)
 for (const [a, b] of pairs) {
   const key = `${a} vs ${b}`
   table[key] = {}
   for (const o of OUTPUTS) {
-    const per = runs[a]!.map((outs, i) => diffStats(outs[o]!, runs[b]![i]![o]!, { abs: 1e-3, rel: 0 }))
+    const per = runs[a]!.map((outs, i) =>
+      diffStats(outs[o]!, runs[b]![i]![o]!, { abs: 1e-3, rel: 0 }),
+    )
     table[key][o] = per.map((d) => ({ max: d.maxAbs, mean: d.meanAbs, over1e3: d.over }))
-    console.log(`${key.padEnd(26)} ${o.padEnd(4)} ${per.map((d) => `${fmt(d.maxAbs)} (${fmt(d.meanAbs)}, ${d.over}>1e-3)`).join('  ')}`)
+    console.log(
+      `${key.padEnd(26)} ${o.padEnd(4)} ${per.map((d) => `${fmt(d.maxAbs)} (${fmt(d.meanAbs)}, ${d.over}>1e-3)`).join('  ')}`,
+    )
   }
 }
 const out = path.join(DIST_DIR, 'rvm-noise-floor.json')
-writeFileSync(out, `${JSON.stringify({ video: args.video, width: w, height: h, ratio, frames: frames.length, table }, null, 1)}\n`)
+writeFileSync(
+  out,
+  `${JSON.stringify({ video: args.video, width: w, height: h, ratio, frames: frames.length, table }, null, 1)}\n`,
+)
 console.log(`written ${out}`)

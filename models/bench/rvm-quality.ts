@@ -31,19 +31,35 @@ const pct = (x: number): string => `${(100 * x).toFixed(2)} %`
 const row = (clip: string, label: string, q: AlphaQuality): string =>
   `| ${clip} | ${label} | ${q.frames} | ${q.meanAbs.toFixed(5)} | ${pct(q.withinShare)} | ${pct(q.worstFrameWithinShare)} | ${q.temporalRef.toFixed(5)} / ${q.temporalVariant.toFixed(5)} | ${q.temporalDiff.toFixed(5)} | ${q.pass ? 'pass' : 'FAIL'} |`
 
-console.log('| clip | variant | frames | mean abs Δα | within 0.03 | worst frame | temporal ref / variant | temporal Δ | bound |')
+console.log(
+  '| clip | variant | frames | mean abs Δα | within 0.03 | worst frame | temporal ref / variant | temporal Δ | bound |',
+)
 console.log('|---|---|---|---|---|---|---|---|---|')
 for (const name of args.clips.split(',')) {
   const base = CLIPS[name]
   if (base === undefined) throw new Error(`unknown clip ${name}`)
-  const clip: ClipSpec = { ...base, ...(args.ratio !== undefined ? { ratio: Number(args.ratio) } : {}), ...(args.max !== undefined ? { max: Number(args.max) } : {}) }
+  const clip: ClipSpec = {
+    ...base,
+    ...(args.ratio !== undefined ? { ratio: Number(args.ratio) } : {}),
+    ...(args.max !== undefined ? { max: Number(args.max) } : {}),
+  }
   const ref = path.join(DIST_DIR, 'rvm.onnx')
   if (args.ratios !== undefined) {
     const [first, ...rest] = args.ratios.split(',').map(Number)
-    const res = await compareAlpha({ ...clip, ratio: first! }, ref, rest.map((r) => ({ label: `rvm @${r} vs @${first}`, model: ref, ratio: r })))
+    const res = await compareAlpha(
+      { ...clip, ratio: first! },
+      ref,
+      rest.map((r) => ({ label: `rvm @${r} vs @${first}`, model: ref, ratio: r })),
+    )
     for (const [label, q] of res) console.log(row(`${name} ${clip.width}x${clip.height}`, label, q))
   } else {
-    const variants = args.variants.split(',').filter((v) => v !== '').map((v) => ({ label: `${v} @${clip.ratio}`, model: v.endsWith('.onnx') ? v : path.join(DIST_DIR, `${v}.onnx`) }))
+    const variants = args.variants
+      .split(',')
+      .filter((v) => v !== '')
+      .map((v) => ({
+        label: `${v} @${clip.ratio}`,
+        model: v.endsWith('.onnx') ? v : path.join(DIST_DIR, `${v}.onnx`),
+      }))
     const res = await compareAlpha(clip, ref, variants)
     for (const [label, q] of res) console.log(row(`${name} ${clip.width}x${clip.height}`, label, q))
   }

@@ -9,9 +9,19 @@ import { mkdir, readFile, readdir, rename, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { GENERATED, MODELS, SOURCE_PACKAGE, type GeneratedEntry, type ModelEntry } from './catalog.ts'
+import {
+  GENERATED,
+  MODELS,
+  SOURCE_PACKAGE,
+  type GeneratedEntry,
+  type ModelEntry,
+} from './catalog.ts'
 import { convertGraph } from './convert/convert.ts'
-import { opCountsOf, optimizedGraphReport, type OptimizedGraphReport } from './convert/graph-report.ts'
+import {
+  opCountsOf,
+  optimizedGraphReport,
+  type OptimizedGraphReport,
+} from './convert/graph-report.ts'
 import { OPSET } from './convert/onnx-builder.ts'
 import { loadTfjsGraphModel } from './convert/tfjs-model.ts'
 import { Manifest, type ManifestModel } from './manifest.ts'
@@ -39,25 +49,44 @@ async function lockfileIntegrity(): Promise<string | null> {
 
 async function converterFingerprint(sub = 'convert'): Promise<string> {
   const dir = path.join(here, sub)
-  const files = (await readdir(dir)).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts')).sort()
+  const files = (await readdir(dir))
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+    .sort()
   const h = createHash('sha256')
   for (const f of files) h.update(f).update(await readFile(path.join(dir, f)))
   return h.digest('hex')
 }
 
-export interface BuildReport { name: string; status: 'built' | 'up-to-date'; ms: number; bytes: number; nodes: number }
+export interface BuildReport {
+  name: string
+  status: 'built' | 'up-to-date'
+  ms: number
+  bytes: number
+  nodes: number
+}
 
-export async function buildModels(opts: { only?: string[]; log?: (s: string) => void } = {}): Promise<BuildReport[]> {
+export async function buildModels(
+  opts: { only?: string[]; log?: (s: string) => void } = {},
+): Promise<BuildReport[]> {
   const log = opts.log ?? (() => {})
   await mkdir(DIST_DIR, { recursive: true })
   const pkgDir = sourcePackageDir()
-  const pkgJson = JSON.parse(await readFile(path.join(pkgDir, 'package.json'), 'utf8')) as { version: string; license?: string }
+  const pkgJson = JSON.parse(await readFile(path.join(pkgDir, 'package.json'), 'utf8')) as {
+    version: string
+    license?: string
+  }
   if (pkgJson.version !== SOURCE_PACKAGE.version) {
-    throw new Error(`${SOURCE_PACKAGE.name} ${pkgJson.version} is installed, the catalog pins ${SOURCE_PACKAGE.version}`)
+    throw new Error(
+      `${SOURCE_PACKAGE.name} ${pkgJson.version} is installed, the catalog pins ${SOURCE_PACKAGE.version}`,
+    )
   }
   const manifestPath = path.join(DIST_DIR, 'manifest.json')
-  const previous = existsSync(manifestPath) ? Manifest.safeParse(JSON.parse(await readFile(manifestPath, 'utf8'))) : null
-  const prevModels = new Map((previous?.success ? previous.data.models : []).map((m) => [m.name, m]))
+  const previous = existsSync(manifestPath)
+    ? Manifest.safeParse(JSON.parse(await readFile(manifestPath, 'utf8')))
+    : null
+  const prevModels = new Map(
+    (previous?.success ? previous.data.models : []).map((m) => [m.name, m]),
+  )
   const integrity = await lockfileIntegrity()
   const converter = await converterFingerprint()
   const reports: BuildReport[] = []
@@ -72,16 +101,31 @@ export async function buildModels(opts: { only?: string[]; log?: (s: string) => 
     const t0 = performance.now()
     const jsonPath = path.join(pkgDir, entry.file)
     const jsonBytes = await readFile(jsonPath)
-    const shardNames = (JSON.parse(jsonBytes.toString('utf8')) as { weightsManifest: { paths: string[] }[] }).weightsManifest.flatMap((g) => g.paths)
+    const shardNames = (
+      JSON.parse(jsonBytes.toString('utf8')) as { weightsManifest: { paths: string[] }[] }
+    ).weightsManifest.flatMap((g) => g.paths)
     const sourceHash = createHash('sha256').update(jsonBytes)
-    for (const s of shardNames) sourceHash.update(await readFile(path.join(path.dirname(jsonPath), s)))
+    for (const s of shardNames) {
+      sourceHash.update(await readFile(path.join(path.dirname(jsonPath), s)))
+    }
     const buildKey = sha256(`${sourceHash.digest('hex')}|${converter}|${JSON.stringify(entry)}`)
     const file = `${entry.name}.onnx`
     const onnxPath = path.join(DIST_DIR, file)
     const prev = prevModels.get(entry.name)
-    if (prev && prev.buildKey === buildKey && existsSync(onnxPath) && sha256(await readFile(onnxPath)) === prev.sha256) {
+    if (
+      prev &&
+      prev.buildKey === buildKey &&
+      existsSync(onnxPath) &&
+      sha256(await readFile(onnxPath)) === prev.sha256
+    ) {
       out.push(prev)
-      reports.push({ name: entry.name, status: 'up-to-date', ms: performance.now() - t0, bytes: prev.bytes, nodes: prev.onnxNodeCount })
+      reports.push({
+        name: entry.name,
+        status: 'up-to-date',
+        ms: performance.now() - t0,
+        bytes: prev.bytes,
+        nodes: prev.onnxNodeCount,
+      })
       log(`${entry.name}: up to date`)
       continue
     }
@@ -91,7 +135,12 @@ export async function buildModels(opts: { only?: string[]; log?: (s: string) => 
       producerVersion: converter.slice(0, 12),
       docString: `${entry.name} from ${SOURCE_PACKAGE.name}@${SOURCE_PACKAGE.version}/${entry.file}; ${entry.licence}`,
       branches: entry.branches,
-      inputs: Object.fromEntries(entry.inputs.map((i) => [i.name, { dims: i.dims, layout: i.layout === 'NCHW' ? 'nchw' as const : 'nhwc' as const }])),
+      inputs: Object.fromEntries(
+        entry.inputs.map((i) => [
+          i.name,
+          { dims: i.dims, layout: i.layout === 'NCHW' ? ('nchw' as const) : ('nhwc' as const) },
+        ]),
+      ),
       outputs: Object.fromEntries(entry.outputs.map((o) => [o.name, o.from])),
       nchwOutputs: entry.outputs.filter((o) => o.layout === 'NCHW').map((o) => o.name),
     })
@@ -100,12 +149,33 @@ export async function buildModels(opts: { only?: string[]; log?: (s: string) => 
     await rename(tmp, onnxPath)
     const optimized = await optimizedGraphReport(bytes)
     if (optimized.transposePairs > 0 || optimized.transposeSandwichedConvs > 0) {
-      throw new Error(`${entry.name}: after onnxruntime's optimisation the graph still has ${optimized.transposePairs} back-to-back Transpose pairs and ${optimized.transposeSandwichedConvs} Transpose-sandwiched convolutions`)
+      throw new Error(
+        `${entry.name}: after onnxruntime's optimisation the graph still has ${optimized.transposePairs} back-to-back Transpose pairs and ${optimized.transposeSandwichedConvs} Transpose-sandwiched convolutions`,
+      )
     }
-    const m = manifestEntry(entry, { file, bytes, buildKey, integrity, opCounts, optimized, sourceFiles: [entry.file, ...shardNames.map((s) => path.posix.join(path.posix.dirname(entry.file), s))] })
+    const m = manifestEntry(entry, {
+      file,
+      bytes,
+      buildKey,
+      integrity,
+      opCounts,
+      optimized,
+      sourceFiles: [
+        entry.file,
+        ...shardNames.map((s) => path.posix.join(path.posix.dirname(entry.file), s)),
+      ],
+    })
     out.push(m)
-    reports.push({ name: entry.name, status: 'built', ms: performance.now() - t0, bytes: bytes.length, nodes: m.onnxNodeCount })
-    log(`${entry.name}: built ${file} (${(bytes.length / 1e6).toFixed(1)} MB, ${m.onnxNodeCount} nodes; ${optimized.nodeCount} after onnxruntime's optimiser, ${optimized.transposes} Transposes) in ${Math.round(performance.now() - t0)} ms`)
+    reports.push({
+      name: entry.name,
+      status: 'built',
+      ms: performance.now() - t0,
+      bytes: bytes.length,
+      nodes: m.onnxNodeCount,
+    })
+    log(
+      `${entry.name}: built ${file} (${(bytes.length / 1e6).toFixed(1)} MB, ${m.onnxNodeCount} nodes; ${optimized.nodeCount} after onnxruntime's optimiser, ${optimized.transposes} Transposes) in ${Math.round(performance.now() - t0)} ms`,
+    )
   }
   for (const gen of GENERATED) {
     if (opts.only && !opts.only.includes(gen.name)) {
@@ -113,11 +183,21 @@ export async function buildModels(opts: { only?: string[]; log?: (s: string) => 
       if (prev) out.push(prev)
       continue
     }
-    const r = await buildGenerated(gen, prevModels.get(gen.name), `${converter}|${await converterFingerprint(gen.sourceDir)}`, log)
+    const r = await buildGenerated(
+      gen,
+      prevModels.get(gen.name),
+      `${converter}|${await converterFingerprint(gen.sourceDir)}`,
+      log,
+    )
     out.push(r.entry)
     reports.push(r.report)
   }
-  const manifest = { schemaVersion: 1, opset: OPSET, source: { ...SOURCE_PACKAGE, integrity }, models: out }
+  const manifest = {
+    schemaVersion: 1,
+    opset: OPSET,
+    source: { ...SOURCE_PACKAGE, integrity },
+    models: out,
+  }
   Manifest.parse(manifest)
   const tmp = `${manifestPath}.tmp-${process.pid}`
   await writeFile(tmp, `${JSON.stringify(manifest, null, 2)}\n`)
@@ -125,14 +205,33 @@ export async function buildModels(opts: { only?: string[]; log?: (s: string) => 
   return reports
 }
 
-async function buildGenerated(gen: GeneratedEntry, prev: ManifestModel | undefined, fingerprint: string, log: (s: string) => void): Promise<{ entry: ManifestModel; report: BuildReport }> {
+async function buildGenerated(
+  gen: GeneratedEntry,
+  prev: ManifestModel | undefined,
+  fingerprint: string,
+  log: (s: string) => void,
+): Promise<{ entry: ManifestModel; report: BuildReport }> {
   const t0 = performance.now()
   const buildKey = sha256(`${fingerprint}|${gen.name}`)
   const file = `${gen.name}.onnx`
   const onnxPath = path.join(DIST_DIR, file)
-  if (prev && prev.buildKey === buildKey && existsSync(onnxPath) && sha256(await readFile(onnxPath)) === prev.sha256) {
+  if (
+    prev &&
+    prev.buildKey === buildKey &&
+    existsSync(onnxPath) &&
+    sha256(await readFile(onnxPath)) === prev.sha256
+  ) {
     log(`${gen.name}: up to date`)
-    return { entry: prev, report: { name: gen.name, status: 'up-to-date', ms: performance.now() - t0, bytes: prev.bytes, nodes: prev.onnxNodeCount } }
+    return {
+      entry: prev,
+      report: {
+        name: gen.name,
+        status: 'up-to-date',
+        ms: performance.now() - t0,
+        bytes: prev.bytes,
+        nodes: prev.onnxNodeCount,
+      },
+    }
   }
   const built = gen.build()
   const tmp = `${onnxPath}.tmp-${process.pid}`
@@ -146,27 +245,69 @@ async function buildGenerated(gen: GeneratedEntry, prev: ManifestModel | undefin
     sha256: sha256(built.bytes),
     bytes: built.bytes.length,
     buildKey,
-    source: { package: '@tailor/models', version: 'generated', integrity: null, files: [`models/src/${gen.sourceDir}`] },
+    source: {
+      package: '@tailor/models',
+      version: 'generated',
+      integrity: null,
+      files: [`models/src/${gen.sourceDir}`],
+    },
     origin: gen.origin,
     licence: gen.licence,
-    inputs: built.inputs.map((i) => ({ name: i.name, dtype: i.dtype, dims: i.dims, normalization: i.meaning })),
-    outputs: built.outputs.map((o) => ({ name: o.name, dtype: o.dtype, dims: o.dims, meaning: o.meaning })),
+    inputs: built.inputs.map((i) => ({
+      name: i.name,
+      dtype: i.dtype,
+      dims: i.dims,
+      normalization: i.meaning,
+    })),
+    outputs: built.outputs.map((o) => ({
+      name: o.name,
+      dtype: o.dtype,
+      dims: o.dims,
+      meaning: o.meaning,
+    })),
     onnxNodeCount: Object.values(opCounts).reduce((a, c) => a + c, 0),
     onnxOpCounts: opCounts,
     ortOptimized: optimized,
   }
-  log(`${gen.name}: built ${file} (${(built.bytes.length / 1e3).toFixed(1)} kB, generated; ${optimized.nodeCount} nodes after onnxruntime's optimiser) in ${Math.round(performance.now() - t0)} ms`)
-  return { entry, report: { name: gen.name, status: 'built', ms: performance.now() - t0, bytes: built.bytes.length, nodes: optimized.nodeCount } }
+  log(
+    `${gen.name}: built ${file} (${(built.bytes.length / 1e3).toFixed(1)} kB, generated; ${optimized.nodeCount} nodes after onnxruntime's optimiser) in ${Math.round(performance.now() - t0)} ms`,
+  )
+  return {
+    entry,
+    report: {
+      name: gen.name,
+      status: 'built',
+      ms: performance.now() - t0,
+      bytes: built.bytes.length,
+      nodes: optimized.nodeCount,
+    },
+  }
 }
 
-function manifestEntry(entry: ModelEntry, b: { file: string; bytes: Uint8Array; buildKey: string; integrity: string | null; opCounts: Record<string, number>; optimized: OptimizedGraphReport; sourceFiles: string[] }): ManifestModel {
+function manifestEntry(
+  entry: ModelEntry,
+  b: {
+    file: string
+    bytes: Uint8Array
+    buildKey: string
+    integrity: string | null
+    opCounts: Record<string, number>
+    optimized: OptimizedGraphReport
+    sourceFiles: string[]
+  },
+): ManifestModel {
   return {
     name: entry.name,
     file: b.file,
     sha256: sha256(b.bytes),
     bytes: b.bytes.length,
     buildKey: b.buildKey,
-    source: { package: SOURCE_PACKAGE.name, version: SOURCE_PACKAGE.version, integrity: b.integrity, files: b.sourceFiles },
+    source: {
+      package: SOURCE_PACKAGE.name,
+      version: SOURCE_PACKAGE.version,
+      integrity: b.integrity,
+      files: b.sourceFiles,
+    },
     origin: entry.origin,
     licence: entry.licence,
     inputs: entry.inputs,

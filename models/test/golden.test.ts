@@ -39,7 +39,10 @@ const GROWTH_SLACK = 1e-4
 const IMAGE_MODEL_TIMEOUT_MS = 180_000
 const RVM_CASE_TIMEOUT_MS = 420_000
 
-const backendEnv = z.enum(['cpu', 'wasm']).optional().parse(process.env.GOLDEN_TFJS_BACKEND || undefined)
+const backendEnv = z
+  .enum(['cpu', 'wasm'])
+  .optional()
+  .parse(process.env.GOLDEN_TFJS_BACKEND || undefined)
 const IMAGE_BACKEND: TfjsBackend = backendEnv ?? 'cpu'
 const RVM_BACKEND: TfjsBackend = backendEnv ?? 'wasm'
 
@@ -52,7 +55,9 @@ const ManifestOutput = z.object({
 const ManifestModel = z.object({
   name: z.string(),
   file: z.string(),
-  inputs: z.array(z.object({ name: z.string(), range: z.tuple([z.number(), z.number()]).optional() })),
+  inputs: z.array(
+    z.object({ name: z.string(), range: z.tuple([z.number(), z.number()]).optional() }),
+  ),
   outputs: z.array(ManifestOutput),
 })
 const Manifest = z.object({ models: z.array(ManifestModel) })
@@ -79,11 +84,17 @@ interface Bound {
 }
 function boundOf(m: ManifestModel, output: string): Bound {
   const o = m.outputs.find((x) => x.name === output)
-  return { abs: o?.tolerance ?? DEFAULT_TOLERANCE, rel: o?.relTolerance ?? 0, mean: o?.meanTolerance ?? Infinity }
+  return {
+    abs: o?.tolerance ?? DEFAULT_TOLERANCE,
+    rel: o?.relTolerance ?? 0,
+    mean: o?.meanTolerance ?? Infinity,
+  }
 }
-const within = (b: Bound, d: DiffStats): boolean => d.bad === 0 && d.maxExcess <= b.abs && d.meanAbs <= b.mean
+const within = (b: Bound, d: DiffStats): boolean =>
+  d.bad === 0 && d.maxExcess <= b.abs && d.meanAbs <= b.mean
 const boundText = (b: Bound): string =>
-  (b.rel > 0 ? `${fmt(b.abs)} + ${fmt(b.rel)}·|ref|` : fmt(b.abs)) + (Number.isFinite(b.mean) ? `, mean ≤ ${fmt(b.mean)}` : '')
+  (b.rel > 0 ? `${fmt(b.abs)} + ${fmt(b.rel)}·|ref|` : fmt(b.abs)) +
+  (Number.isFinite(b.mean) ? `, mean ≤ ${fmt(b.mean)}` : '')
 
 // ---- report ---------------------------------------------------------------------------------
 interface OutputRecord {
@@ -139,7 +150,9 @@ afterAll(() => {
       const worst = Math.max(...rs.map((r) => r.maxAbs))
       const mean = Math.max(...rs.map((r) => r.meanAbs))
       const ok = rs.every((r) => r.pass)
-      lines.push(`  ${model.padEnd(19)} ${out.padEnd(24)} max ${fmt(worst)}  mean ${fmt(mean)}  bound ${rs[0]!.bound}  ${ok ? 'ok' : 'FAIL'}`)
+      lines.push(
+        `  ${model.padEnd(19)} ${out.padEnd(24)} max ${fmt(worst)}  mean ${fmt(mean)}  bound ${rs[0]!.bound}  ${ok ? 'ok' : 'FAIL'}`,
+      )
     }
   }
   for (const c of report.rvm) {
@@ -156,15 +169,34 @@ afterAll(() => {
   console.log(lines.join('\n'))
 })
 
-function checkOutput(model: ManifestModel, caseName: string, output: string, ref: TensorData | undefined, got: TensorData | undefined, failures: string[]): DiffStats | undefined {
+function checkOutput(
+  model: ManifestModel,
+  caseName: string,
+  output: string,
+  ref: TensorData | undefined,
+  got: TensorData | undefined,
+  failures: string[],
+): DiffStats | undefined {
   if (ref === undefined || got === undefined) {
-    failures.push(`${model.name} ${caseName} ${output}: missing on ${ref === undefined ? 'tfjs' : 'onnxruntime'} side`)
+    failures.push(
+      `${model.name} ${caseName} ${output}: missing on ${ref === undefined ? 'tfjs' : 'onnxruntime'} side`,
+    )
     return undefined
   }
   const b = boundOf(model, output)
   const d = diffStats(ref, got, b)
   const pass = within(b, d)
-  ;(report.models[model.name] ??= []).push({ case: caseName, output, maxAbs: d.maxAbs, meanAbs: d.meanAbs, maxRef: d.maxRef, over: d.over, elements: ref.data.length, bound: boundText(b), pass })
+  ;(report.models[model.name] ??= []).push({
+    case: caseName,
+    output,
+    maxAbs: d.maxAbs,
+    meanAbs: d.meanAbs,
+    maxRef: d.maxRef,
+    over: d.over,
+    elements: ref.data.length,
+    bound: boundText(b),
+    pass,
+  })
   if (!pass) {
     failures.push(
       `${model.name} ${caseName} ${output}: max abs error ${fmt(d.maxAbs)}, mean ${fmt(d.meanAbs)}: over the bound ${boundText(b)} on ${d.over} of ${ref.data.length} elements ` +
@@ -174,14 +206,21 @@ function checkOutput(model: ManifestModel, caseName: string, output: string, ref
   return d
 }
 
-function checkInputRanges(name: ReferenceModelName, m: ManifestModel, failures: string[], skip: readonly string[] = []): void {
+function checkInputRanges(
+  name: ReferenceModelName,
+  m: ManifestModel,
+  failures: string[],
+  skip: readonly string[] = [],
+): void {
   for (const spec of MODEL_INPUTS[name].inputs) {
     if (skip.includes(spec.name)) continue
     const declared = m.inputs.find((i) => i.name === spec.name)
     if (declared === undefined) {
       failures.push(`${name}: manifest has no input ${spec.name}`)
     } else if (spec.range !== null && declared.range?.join() !== spec.range.join()) {
-      failures.push(`${name} ${spec.name}: manifest range [${declared.range?.join(', ')}], the source model expects [${spec.range.join(', ')}]`)
+      failures.push(
+        `${name} ${spec.name}: manifest range [${declared.range?.join(', ')}], the source model expects [${spec.range.join(', ')}]`,
+      )
     }
   }
 }
@@ -201,7 +240,11 @@ describe.each(IMAGE_MODELS)('golden %s', (name) => {
         expect([...onnx.inputNames].sort()).toEqual([...tfjs.inputNames].sort())
         expect([...onnx.outputNames].sort()).toEqual([...tfjs.outputNames].sort())
         for (const photo of PHOTOS) {
-          const x = await photoTensor(photo, { width: input.dims[2], height: input.dims[1] }, input.range ?? [0, 1])
+          const x = await photoTensor(
+            photo,
+            { width: input.dims[2], height: input.dims[1] },
+            input.range ?? [0, 1],
+          )
           const feeds = { [input.name]: x }
           const ref = await tfjs.run(feeds)
           const got = await onnx.run(feeds)
@@ -231,24 +274,45 @@ describe('golden rvm', () => {
       const failures: string[] = []
       // rvm-ratio1 is the same source graph with the ratio fixed to 1: no downsample_ratio input.
       checkInputRanges('rvm', m, failures, model === 'rvm' ? [] : ['downsample_ratio'])
-      const frames = await videoFrames(video, 'width' in c ? { count: RVM_FRAMES, width: c.width, height: c.height } : { count: RVM_FRAMES })
+      const frames = await videoFrames(
+        video,
+        'width' in c
+          ? { count: RVM_FRAMES, width: c.width, height: c.height }
+          : { count: RVM_FRAMES },
+      )
       const [, height = 0, width = 0] = frames[0]!.dims
       const tfjs = await loadTfjsModel('rvm', RVM_BACKEND)
       const onnx = await openOrtModel(model, {}, path.join(DIST_DIR, m.file))
       const takesRatio = onnx.inputNames.includes('downsample_ratio')
       const caseName = `${model} ${video}@${ratio}`
-      const rec: RvmCaseRecord = { model, video, ratio, width, height, frames: [], growth: { phaMeanFirst: 0, phaMeanLast: 0, phaMaxFirst: 0, phaMaxLast: 0 }, failures }
+      const rec: RvmCaseRecord = {
+        model,
+        video,
+        ratio,
+        width,
+        height,
+        frames: [],
+        growth: { phaMeanFirst: 0, phaMeanLast: 0, phaMaxFirst: 0, phaMaxLast: 0 },
+        failures,
+      }
       report.rvm.push(rec)
       const dr: TensorData = { data: Float32Array.of(ratio), dims: [1] }
-      let refState: Record<string, TensorData> = Object.fromEntries(RVM_STATES.map((s) => [`${s}i`, zeroState()]))
+      let refState: Record<string, TensorData> = Object.fromEntries(
+        RVM_STATES.map((s) => [`${s}i`, zeroState()]),
+      )
       let gotState = refState
       try {
         for (const [i, src] of frames.entries()) {
           const ref = await tfjs.run({ src, ...refState, downsample_ratio: dr })
-          const got = await onnx.run(takesRatio ? { src, ...gotState, downsample_ratio: dr } : { src, ...gotState })
+          const got = await onnx.run(
+            takesRatio ? { src, ...gotState, downsample_ratio: dr } : { src, ...gotState },
+          )
           const frameFailures: string[] = []
           const stats = Object.fromEntries(
-            tfjs.outputNames.map((o) => [o, checkOutput(m, `${caseName} frame ${i}`, o, ref[o], got[o], frameFailures)]),
+            tfjs.outputNames.map((o) => [
+              o,
+              checkOutput(m, `${caseName} frame ${i}`, o, ref[o], got[o], frameFailures),
+            ]),
           )
           failures.push(...frameFailures)
           rec.frames.push({
@@ -258,11 +322,17 @@ describe('golden rvm', () => {
             phaOver: stats.pha?.over ?? Infinity,
             fgrMax: stats.fgr?.maxAbs ?? Infinity,
             fgrMean: stats.fgr?.meanAbs ?? Infinity,
-            stateMax: Object.fromEntries(RVM_STATES.map((s) => [`${s}o`, stats[`${s}o`]?.maxAbs ?? Infinity])),
+            stateMax: Object.fromEntries(
+              RVM_STATES.map((s) => [`${s}o`, stats[`${s}o`]?.maxAbs ?? Infinity]),
+            ),
           })
           // Each side carries its own state forward, so drift would accumulate if it existed.
-          refState = Object.fromEntries(RVM_STATES.map((s) => [`${s}i`, ref[`${s}o`] ?? zeroState()]))
-          gotState = Object.fromEntries(RVM_STATES.map((s) => [`${s}i`, got[`${s}o`] ?? zeroState()]))
+          refState = Object.fromEntries(
+            RVM_STATES.map((s) => [`${s}i`, ref[`${s}o`] ?? zeroState()]),
+          )
+          gotState = Object.fromEntries(
+            RVM_STATES.map((s) => [`${s}i`, got[`${s}o`] ?? zeroState()]),
+          )
         }
       } finally {
         tfjs.dispose()
@@ -279,10 +349,14 @@ describe('golden rvm', () => {
       }
       const g = rec.growth
       if (!(g.phaMeanLast <= GROWTH_FACTOR * g.phaMeanFirst + GROWTH_SLACK)) {
-        failures.push(`${caseName} pha: mean abs error grows: last-${n} ${fmt(g.phaMeanLast)} > ${GROWTH_FACTOR}×first-${n} ${fmt(g.phaMeanFirst)} + ${fmt(GROWTH_SLACK)}`)
+        failures.push(
+          `${caseName} pha: mean abs error grows: last-${n} ${fmt(g.phaMeanLast)} > ${GROWTH_FACTOR}×first-${n} ${fmt(g.phaMeanFirst)} + ${fmt(GROWTH_SLACK)}`,
+        )
       }
       if (!(g.phaMaxLast <= GROWTH_FACTOR * g.phaMaxFirst + GROWTH_SLACK)) {
-        failures.push(`${caseName} pha: max abs error grows: last-${n} ${fmt(g.phaMaxLast)} > ${GROWTH_FACTOR}×first-${n} ${fmt(g.phaMaxFirst)} + ${fmt(GROWTH_SLACK)}`)
+        failures.push(
+          `${caseName} pha: max abs error grows: last-${n} ${fmt(g.phaMaxLast)} > ${GROWTH_FACTOR}×first-${n} ${fmt(g.phaMaxFirst)} + ${fmt(GROWTH_SLACK)}`,
+        )
       }
       expect(failures, failures.join('\n')).toEqual([])
     },

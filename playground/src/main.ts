@@ -3,7 +3,12 @@
  * typed client @tailor/client; local files and samples reach the service as uploads
  * (POST /v1/uploads → tailor://uploads/<id>), URLs are passed as they are.
  */
-import { TailorClient, TailorError, type JobStatusDocument, type OutputFormat } from '@tailor/client'
+import {
+  TailorClient,
+  TailorError,
+  type JobStatusDocument,
+  type OutputFormat,
+} from '@tailor/client'
 import { progressLabel } from './progress-label.ts'
 
 const KEY_STORAGE = 'tailor.apiKey'
@@ -11,8 +16,15 @@ const KEY_STORAGE = 'tailor.apiKey'
 const POLL_INTERVAL_MS = 300
 const ALPHA_FORMATS: readonly string[] = ['webm_vp9', 'mov_proresks', 'gif']
 const EXTENSIONS: Record<string, string> = {
-  mp4_h264: 'mp4', mp4_h265: 'mp4', webm_vp9: 'webm', mov_h265: 'mov', mov_proresks: 'mov',
-  mkv_h264: 'mkv', mkv_h265: 'mkv', mkv_vp9: 'mkv', gif: 'gif',
+  mp4_h264: 'mp4',
+  mp4_h265: 'mp4',
+  webm_vp9: 'webm',
+  mov_h265: 'mov',
+  mov_proresks: 'mov',
+  mkv_h264: 'mkv',
+  mkv_h265: 'mkv',
+  mkv_vp9: 'mkv',
+  gif: 'gif',
 }
 
 const $ = <T extends HTMLElement>(id: string): T => {
@@ -87,7 +99,10 @@ const describeError = (err: unknown): string =>
       : String(err)
 
 // ---- sources: sample, URL or local file ---------------------------------------------------------
-interface Samples { images: string[]; videos: string[] }
+interface Samples {
+  images: string[]
+  videos: string[]
+}
 let samplesLoaded: Promise<Samples> | null = null
 let samplesKey = ''
 
@@ -96,19 +111,22 @@ function loadSamples(): Promise<Samples> {
   const key = keyInput.value.trim()
   if (samplesLoaded === null || samplesKey !== key) {
     samplesKey = key
-    samplesLoaded = key === ''
-      ? Promise.resolve({ images: [], videos: [] })
-      : fetch('/playground/samples', { headers: { 'X-API-KEY': key } }).then(async (r) => {
-          if (r.ok) return (await r.json()) as Samples
-          samplesLoaded = null // a wrong key or a passing failure: ask again next time
-          return { images: [], videos: [] }
-        })
+    samplesLoaded =
+      key === ''
+        ? Promise.resolve({ images: [], videos: [] })
+        : fetch('/playground/samples', { headers: { 'X-API-KEY': key } }).then(async (r) => {
+            if (r.ok) return (await r.json()) as Samples
+            samplesLoaded = null // a wrong key or a passing failure: ask again next time
+            return { images: [], videos: [] }
+          })
   }
   return samplesLoaded
 }
 
 async function fetchSample(name: string): Promise<Blob> {
-  const r = await fetch(`/playground/samples/${encodeURIComponent(name)}`, { headers: { 'X-API-KEY': keyInput.value.trim() } })
+  const r = await fetch(`/playground/samples/${encodeURIComponent(name)}`, {
+    headers: { 'X-API-KEY': keyInput.value.trim() },
+  })
   if (!r.ok) throw new Error(`Sample ${name}: HTTP ${r.status}`)
   return r.blob()
 }
@@ -124,7 +142,12 @@ class Source {
   #userChoseKind = false
   #sampleBlob: { name: string; blob: Promise<Blob> } | null = null
 
-  constructor(readonly name: string, readonly media: 'image' | 'video', readonly preview: HTMLImageElement | HTMLVideoElement, readonly prefer: RegExp) {
+  constructor(
+    readonly name: string,
+    readonly media: 'image' | 'video',
+    readonly preview: HTMLImageElement | HTMLVideoElement,
+    readonly prefer: RegExp,
+  ) {
     this.kind = $(`${name}-kind`)
     this.sample = $(`${name}-sample`)
     this.url = $(`${name}-url`)
@@ -153,7 +176,10 @@ class Source {
   /** Fills the sample list (names matching `prefer` first); without samples, URL is the default. */
   fill(s: Samples): void {
     const names = this.media === 'image' ? s.images : s.videos
-    const sorted = [...names.filter((n) => this.prefer.test(n)), ...names.filter((n) => !this.prefer.test(n))]
+    const sorted = [
+      ...names.filter((n) => this.prefer.test(n)),
+      ...names.filter((n) => !this.prefer.test(n)),
+    ]
     const before = this.sample.value
     this.sample.replaceChildren(...sorted.map((n) => new Option(n, n)))
     if (sorted.includes(before)) this.sample.value = before
@@ -174,9 +200,12 @@ class Source {
     this.#objectUrl = null
     let src = ''
     try {
-      if (this.selected === 'sample' && this.sample.value !== '') src = this.#objectUrl = URL.createObjectURL(await this.#sample(this.sample.value))
-      else if (this.selected === 'url' && this.url.value !== '') src = this.url.value
-      else if (this.selected === 'file' && this.file.files?.[0]) src = this.#objectUrl = URL.createObjectURL(this.file.files[0])
+      if (this.selected === 'sample' && this.sample.value !== '') {
+        src = this.#objectUrl = URL.createObjectURL(await this.#sample(this.sample.value))
+      } else if (this.selected === 'url' && this.url.value !== '') src = this.url.value
+      else if (this.selected === 'file' && this.file.files?.[0]) {
+        src = this.#objectUrl = URL.createObjectURL(this.file.files[0])
+      }
     } catch {
       src = ''
     }
@@ -208,7 +237,10 @@ class Source {
       blob = f
     }
     status(`Uploading the ${this.name} (${(blob.size / 1e6).toFixed(1)} MB)…`)
-    const up = await c.upload(blob, blob.type || (this.media === 'image' ? 'image/jpeg' : 'video/mp4'))
+    const up = await c.upload(
+      blob,
+      blob.type || (this.media === 'image' ? 'image/jpeg' : 'video/mp4'),
+    )
     return up.url
   }
 }
@@ -250,7 +282,11 @@ async function runTryOn(): Promise<void> {
     tryOnDownload.download = `tailor-try-on-${job_id}.jpg`
     tryOnDownload.hidden = false
     reveal(tryOnResult.closest('figure')!)
-    say(tryOnStatus, `Done in ${((performance.now() - started) / 1000).toFixed(1)} s (job ${job_id}).`, 'ok')
+    say(
+      tryOnStatus,
+      `Done in ${((performance.now() - started) / 1000).toFixed(1)} s (job ${job_id}).`,
+      'ok',
+    )
   } catch (err) {
     say(tryOnStatus, describeError(err), 'error')
   } finally {
@@ -261,7 +297,12 @@ async function runTryOn(): Promise<void> {
 /** Brings a result into view when it is not (on a phone the gallery is stacked below the button). */
 function reveal(el: Element): void {
   const r = el.getBoundingClientRect()
-  if (r.top < 0 || r.bottom > window.innerHeight) el.scrollIntoView({ block: r.height > window.innerHeight ? 'start' : 'end', behavior: 'smooth' })
+  if (r.top < 0 || r.bottom > window.innerHeight) {
+    el.scrollIntoView({
+      block: r.height > window.innerHeight ? 'start' : 'end',
+      behavior: 'smooth',
+    })
+  }
 }
 
 function showImage(img: HTMLImageElement, src: string): Promise<void> {
@@ -285,7 +326,12 @@ const stage = $('video-stage')
 const videoResult = $<HTMLVideoElement>('video-result')
 const gifResult = $<HTMLImageElement>('video-result-gif')
 const videoDownload = $<HTMLAnchorElement>('video-download')
-let running: { client: TailorClient; jobId: string | null; abort: AbortController; cancelledByUser: boolean } | null = null
+let running: {
+  client: TailorClient
+  jobId: string | null
+  abort: AbortController
+  cancelledByUser: boolean
+} | null = null
 
 const syncBackground = (): void => {
   const alpha = ALPHA_FORMATS.includes(format.value)
@@ -326,7 +372,10 @@ async function runVideo(): Promise<void> {
     const background_color = transparent.checked ? 'transparent' : color.value
     status('Submitting…')
     const started = performance.now()
-    const { job_id } = await c.removeVideoBackground({ video_url, output_format, background_color }, { signal: abort.signal })
+    const { job_id } = await c.removeVideoBackground(
+      { video_url, output_format, background_color },
+      { signal: abort.signal },
+    )
     running.jobId = job_id
     videoCancel.disabled = false
     const doc = await c.waitForJob('remove-background', job_id, {
@@ -343,13 +392,18 @@ async function runVideo(): Promise<void> {
     videoDownload.download = `tailor-${job_id}.${EXTENSIONS[output_format] ?? 'bin'}`
     videoDownload.hidden = false
     reveal(stage.closest('figure')!)
-    say(videoStatus, `Done in ${((performance.now() - started) / 1000).toFixed(1)} s (job ${job_id}).`, 'ok')
+    say(
+      videoStatus,
+      `Done in ${((performance.now() - started) / 1000).toFixed(1)} s (job ${job_id}).`,
+      'ok',
+    )
   } catch (err) {
     const cancelled = err instanceof TailorError && err.errorCode === 'job_cancelled'
     setProgress(0, cancelled ? 'cancelled' : 'failed')
     // The user's own Cancel is what they asked for, not an error.
-    if (cancelled && running?.cancelledByUser === true) say(videoStatus, `Cancelled (job ${err.jobId ?? running.jobId}).`)
-    else say(videoStatus, describeError(err), 'error')
+    if (cancelled && running?.cancelledByUser === true) {
+      say(videoStatus, `Cancelled (job ${err.jobId ?? running.jobId}).`)
+    } else say(videoStatus, describeError(err), 'error')
   } finally {
     running = null
     videoRun.disabled = false
@@ -366,7 +420,8 @@ function showVideoResult(url: string, fmt: string, isTransparent: boolean): void
   }
   videoResult.src = url
   videoResult.hidden = false
-  videoResult.onerror = () => say(videoStatus, `This browser cannot play ${fmt}; use the download link.`, 'info')
+  videoResult.onerror = () =>
+    say(videoStatus, `This browser cannot play ${fmt}; use the download link.`, 'info')
   void videoResult.play().catch(() => undefined)
 }
 

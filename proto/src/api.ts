@@ -49,10 +49,21 @@ export const MAX_INPUT_URL_LENGTH = 2048
 /** An input URL field: http(s), or tailor://uploads/<id> from POST /v1/uploads (uploads.ts). */
 const url = (name: string) =>
   z
-    .string({ error: (i) => `${name} must be a string holding an http or https URL (or tailor://uploads/<id>); got ${show(i.input)}.` })
-    .max(MAX_INPUT_URL_LENGTH, { error: `${name} must be at most ${MAX_INPUT_URL_LENGTH} characters.`, abort: true })
-    .refine(isInputUrl, { error: (i) => `${name} must be an absolute http or https URL, or tailor://uploads/<id> from POST /v1/uploads; got ${show(i.input)}.` })
-    .refine((s) => !hasCredentials(s), { error: `${name} must not carry credentials (user:password@); give a URL that needs none.` })
+    .string({
+      error: (i) =>
+        `${name} must be a string holding an http or https URL (or tailor://uploads/<id>); got ${show(i.input)}.`,
+    })
+    .max(MAX_INPUT_URL_LENGTH, {
+      error: `${name} must be at most ${MAX_INPUT_URL_LENGTH} characters.`,
+      abort: true,
+    })
+    .refine(isInputUrl, {
+      error: (i) =>
+        `${name} must be an absolute http or https URL, or tailor://uploads/<id> from POST /v1/uploads; got ${show(i.input)}.`,
+    })
+    .refine((s) => !hasCredentials(s), {
+      error: `${name} must not carry credentials (user:password@); give a URL that needs none.`,
+    })
 
 /** Longest webhook_url accepted. */
 export const MAX_WEBHOOK_URL_LENGTH = 2048
@@ -62,15 +73,24 @@ export const MAX_WEBHOOK_URL_LENGTH = 2048
  * the job completes or fails, signed per Standard Webhooks (docs/api.md "Webhooks").
  */
 const webhookUrl = z
-  .string({ error: (i) => `webhook_url must be a string holding an http or https URL; got ${show(i.input)}.` })
-  .max(MAX_WEBHOOK_URL_LENGTH, { error: `webhook_url must be at most ${MAX_WEBHOOK_URL_LENGTH} characters.` })
-  .refine(isHttpUrl, { error: (i) => `webhook_url must be an absolute http or https URL; got ${show(i.input)}.` })
+  .string({
+    error: (i) =>
+      `webhook_url must be a string holding an http or https URL; got ${show(i.input)}.`,
+  })
+  .max(MAX_WEBHOOK_URL_LENGTH, {
+    error: `webhook_url must be at most ${MAX_WEBHOOK_URL_LENGTH} characters.`,
+  })
+  .refine(isHttpUrl, {
+    error: (i) => `webhook_url must be an absolute http or https URL; got ${show(i.input)}.`,
+  })
   .optional()
 
 /** "true" / "false" (the spec's form) or a JSON boolean → boolean. */
 const stringBool = (name: string, dflt: boolean) =>
   z
-    .union([z.enum(['true', 'false']), z.boolean()], { error: (i) => `${name} must be "true" or "false"; got ${show(i.input)}.` })
+    .union([z.enum(['true', 'false']), z.boolean()], {
+      error: (i) => `${name} must be "true" or "false"; got ${show(i.input)}.`,
+    })
     .default(dflt)
     .transform((v) => v === true || v === 'true')
 
@@ -79,10 +99,16 @@ export const TryOnBody = z.object({
   person_image_url: url('person_image_url'),
   garment_image_url: url('garment_image_url'),
   garment_mode: z
-    .enum(GARMENT_MODES, { error: (i) => `garment_mode must be one of ${GARMENT_MODES.join(', ')}; got ${show(i.input)}.` })
+    .enum(GARMENT_MODES, {
+      error: (i) =>
+        `garment_mode must be one of ${GARMENT_MODES.join(', ')}; got ${show(i.input)}.`,
+    })
     .optional(),
   garment_photo_type: z
-    .enum(GARMENT_PHOTO_TYPES, { error: (i) => `garment_photo_type must be one of ${GARMENT_PHOTO_TYPES.join(', ')}; got ${show(i.input)}.` })
+    .enum(GARMENT_PHOTO_TYPES, {
+      error: (i) =>
+        `garment_photo_type must be one of ${GARMENT_PHOTO_TYPES.join(', ')}; got ${show(i.input)}.`,
+    })
     .default('auto'),
   preprocess_garment: stringBool('preprocess_garment', true),
   remove_background: stringBool('remove_background', false),
@@ -98,11 +124,20 @@ export const RemoveBackgroundBody = z
   .object({
     video_url: url('video_url'),
     background_color: z
-      .string({ error: (i) => `background_color must be a string: "transparent", #RGB or #RRGGBB; got ${show(i.input)}.` })
-      .regex(BACKGROUND_COLOR_RE, { error: (i) => `background_color must be "transparent" or a hex colour #RGB or #RRGGBB; got ${show(i.input)}.` })
+      .string({
+        error: (i) =>
+          `background_color must be a string: "transparent", #RGB or #RRGGBB; got ${show(i.input)}.`,
+      })
+      .regex(BACKGROUND_COLOR_RE, {
+        error: (i) =>
+          `background_color must be "transparent" or a hex colour #RGB or #RRGGBB; got ${show(i.input)}.`,
+      })
       .default('#000000'),
     output_format: z
-      .enum(OUTPUT_FORMATS, { error: (i) => `output_format must be one of ${OUTPUT_FORMATS.join(', ')}; got ${show(i.input)}.` })
+      .enum(OUTPUT_FORMATS, {
+        error: (i) =>
+          `output_format must be one of ${OUTPUT_FORMATS.join(', ')}; got ${show(i.input)}.`,
+      })
       .default('mp4_h264'),
     webhook_url: webhookUrl,
   })
@@ -123,17 +158,27 @@ type Issues = { issues: readonly { message: string }[] }
 export function tryOnBodyError(raw: Raw, error: Issues): AppError {
   const missing = ['person_image_url', 'garment_image_url'].filter((k) => raw[k] === undefined)
   if (missing.length > 0) {
-    return new AppError('missing_parameter', `Missing required parameter ${missing.join(' and ')}: give the http or https URL of the ${missing.map((m) => m.replace('_image_url', '')).join(' and the ')} image.`)
+    return new AppError(
+      'missing_parameter',
+      `Missing required parameter ${missing.join(' and ')}: give the http or https URL of the ${missing.map((m) => m.replace('_image_url', '')).join(' and the ')} image.`,
+    )
   }
-  return new AppError('invalid_parameter', error.issues[0]?.message ?? 'Invalid parameters.', { cause: error })
+  return new AppError('invalid_parameter', error.issues[0]?.message ?? 'Invalid parameters.', {
+    cause: error,
+  })
 }
 
 /** The AppError for a failed RemoveBackgroundBody parse of `raw`. */
 export function removeBackgroundBodyError(raw: Raw, error: Issues): AppError {
   if (raw.video_url === undefined) {
-    return new AppError('missing_parameter', 'Missing required parameter video_url: give the http or https URL of the video to process.')
+    return new AppError(
+      'missing_parameter',
+      'Missing required parameter video_url: give the http or https URL of the video to process.',
+    )
   }
-  return new AppError('invalid_parameter', error.issues[0]?.message ?? 'Invalid parameters.', { cause: error })
+  return new AppError('invalid_parameter', error.issues[0]?.message ?? 'Invalid parameters.', {
+    cause: error,
+  })
 }
 
 /** Validates a try-on request object; throws AppError missing_parameter / invalid_parameter. */
@@ -158,7 +203,9 @@ export type JobAccepted = z.infer<typeof JobAccepted>
 export const TryOnCompleted = z.object({ result_url: z.string(), job_id: z.string() })
 export type TryOnCompleted = z.infer<typeof TryOnCompleted>
 
-export const ErrorCodeSchema = z.enum(ERROR_CODES as [typeof ERROR_CODES[number], ...(typeof ERROR_CODES[number])[]])
+export const ErrorCodeSchema = z.enum(
+  ERROR_CODES as [(typeof ERROR_CODES)[number], ...(typeof ERROR_CODES)[number][]],
+)
 
 /** Every HTTP error body (STYLE.md §3.4); a failed try-on wait adds the job_id. */
 export const ErrorBody = z.object({
@@ -193,6 +240,9 @@ export type CancelAccepted = z.infer<typeof CancelAccepted>
  * @grpc/proto-loader (include dir: JOB_EVENTS_PROTO_INCLUDE_DIR, the proto package root). Its
  * metadata entry for the API key, and the trailing metadata entry that names the error code.
  */
-export const TAILOR_API_PROTO_PATH: string = new URL('../tailor/v1/tailor_api.proto', import.meta.url).pathname
+export const TAILOR_API_PROTO_PATH: string = new URL(
+  '../tailor/v1/tailor_api.proto',
+  import.meta.url,
+).pathname
 export const GRPC_API_KEY_METADATA = 'x-api-key'
 export const GRPC_ERROR_CODE_METADATA = 'error-code'

@@ -92,10 +92,23 @@ export function listenFailure(err: unknown, variable: string, host: string, port
   const text = `${(err as NodeJS.ErrnoException | undefined)?.code ?? ''} ${err instanceof Error ? err.message : String(err)}`
   const at = `${variable}=${port}`
   if (/EADDRINUSE/.test(text)) {
-    return new StartupError(`${at}: port ${port} on ${host} is already in use; set ${variable} to a free port (or stop what is using it).`, { cause: err })
+    return new StartupError(
+      `${at}: port ${port} on ${host} is already in use; set ${variable} to a free port (or stop what is using it).`,
+      { cause: err },
+    )
   }
-  if (/EACCES/.test(text)) return new StartupError(`${at}: not allowed to listen on port ${port}; set ${variable} to a port above 1023.`, { cause: err })
-  if (/EADDRNOTAVAIL/.test(text)) return new StartupError(`HOST=${host}: not an address of this machine; set HOST to one of its addresses (or 0.0.0.0).`, { cause: err })
+  if (/EACCES/.test(text)) {
+    return new StartupError(
+      `${at}: not allowed to listen on port ${port}; set ${variable} to a port above 1023.`,
+      { cause: err },
+    )
+  }
+  if (/EADDRNOTAVAIL/.test(text)) {
+    return new StartupError(
+      `HOST=${host}: not an address of this machine; set HOST to one of its addresses (or 0.0.0.0).`,
+      { cause: err },
+    )
+  }
   return err
 }
 
@@ -106,7 +119,10 @@ export function isAppError(e: unknown): e is AppError {
 /** Anything thrown becomes an AppError; unknown errors are `unexpected_error` and retryable. */
 export function toAppError(e: unknown): AppError {
   if (e instanceof AppError) return e
-  return new AppError('unexpected_error', e instanceof Error ? e.message : String(e), { cause: e, retryable: true })
+  return new AppError('unexpected_error', e instanceof Error ? e.message : String(e), {
+    cause: e,
+    retryable: true,
+  })
 }
 
 /**
@@ -121,5 +137,12 @@ const ABS_PATH_RE = /(?<![\w.:/\\=?&%#~-])(?:\/[\w.@+-]+){2,}\/?|\b[A-Za-z]:\\(?
  * service keeps its files is nobody's business but the operator's (the logs keep the full cause).
  */
 export function redactPaths(message: string): string {
-  return message.replace(ABS_PATH_RE, (p) => p.replace(/[\\/]+$/, '').split(/[\\/]/).at(-1) ?? '')
+  return message.replace(
+    ABS_PATH_RE,
+    (p) =>
+      p
+        .replace(/[\\/]+$/, '')
+        .split(/[\\/]/)
+        .at(-1) ?? '',
+  )
 }

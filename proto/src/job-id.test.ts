@@ -29,7 +29,17 @@ describe('job ids (UUIDv7)', () => {
 
   it('is a valid job envelope id; random (v4) and malformed ids have no time', () => {
     const id = newJobId()
-    expect(JobEnvelope.safeParse({ id, kind: 'try-on', params: { person_image_url: 'https://example.com/p.jpg', garment_image_url: 'https://example.com/g.jpg' }, createdAt: new Date().toISOString() }).success).toBe(true)
+    expect(
+      JobEnvelope.safeParse({
+        id,
+        kind: 'try-on',
+        params: {
+          person_image_url: 'https://example.com/p.jpg',
+          garment_image_url: 'https://example.com/g.jpg',
+        },
+        createdAt: new Date().toISOString(),
+      }).success,
+    ).toBe(true)
     expect(jobIdTimeMs(randomUUID())).toBeNull()
     expect(jobIdTimeMs('not-an-id')).toBeNull()
     expect(jobIdTimeMs(id.toUpperCase())).toBeNull()

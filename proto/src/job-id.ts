@@ -62,7 +62,9 @@ export function newJobId(nowMs: number = Date.now()): string {
   bytes[7] = seq & 0xff
   bytes[8] = 0x80 | (bytes[8]! & 0x3f) // variant 10
   let h = ''
-  for (let i = 0; i < 16; i++) h += (i === 4 || i === 6 || i === 8 || i === 10 ? '-' : '') + HEX_BYTE[bytes[i]!]!
+  for (let i = 0; i < 16; i++) {
+    h += (i === 4 || i === 6 || i === 8 || i === 10 ? '-' : '') + HEX_BYTE[bytes[i]!]!
+  }
   return h
 }
 

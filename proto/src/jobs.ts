@@ -63,13 +63,25 @@ export type RemoveBackgroundParams = z.infer<typeof RemoveBackgroundParams>
 
 /** What a job message carries: references, never media bytes (ARCHITECTURE.md §5). */
 export const JobEnvelope = z.discriminatedUnion('kind', [
-  z.object({ id: z.string().uuid(), kind: z.literal('remove-background'), params: RemoveBackgroundParams, createdAt: z.string() }),
-  z.object({ id: z.string().uuid(), kind: z.literal('try-on'), params: TryOnParams, createdAt: z.string() }),
+  z.object({
+    id: z.string().uuid(),
+    kind: z.literal('remove-background'),
+    params: RemoveBackgroundParams,
+    createdAt: z.string(),
+  }),
+  z.object({
+    id: z.string().uuid(),
+    kind: z.literal('try-on'),
+    params: TryOnParams,
+    createdAt: z.string(),
+  }),
 ])
 export type JobEnvelope = z.infer<typeof JobEnvelope>
 
 /** A job's kind with its parameters: what is submitted, stored in the record and sent to a worker. */
-export type JobSubmission = { kind: 'try-on'; params: TryOnParams } | { kind: 'remove-background'; params: RemoveBackgroundParams }
+export type JobSubmission =
+  | { kind: 'try-on'; params: TryOnParams }
+  | { kind: 'remove-background'; params: RemoveBackgroundParams }
 
 /** The job message for a job (the record's id, kind and params). */
 export const jobEnvelope = (id: string, job: JobSubmission, createdAt: string): JobEnvelope =>

@@ -21,22 +21,78 @@ export interface OutputFormatSpec {
 }
 
 export const OUTPUT_FORMAT_SPECS = {
-  mp4_h264: { container: 'mp4', extension: 'mp4', contentType: 'video/mp4', alpha: false, encoder: 'h264' },
-  mp4_h265: { container: 'mp4', extension: 'mp4', contentType: 'video/mp4', alpha: false, encoder: 'h265' },
-  webm_vp9: { container: 'webm', extension: 'webm', contentType: 'video/webm', alpha: true, encoder: 'vp9' },
-  mov_h265: { container: 'mov', extension: 'mov', contentType: 'video/quicktime', alpha: false, encoder: 'h265' },
-  mov_proresks: { container: 'mov', extension: 'mov', contentType: 'video/quicktime', alpha: true, encoder: 'prores_4444' },
-  mkv_h264: { container: 'matroska', extension: 'mkv', contentType: 'video/x-matroska', alpha: false, encoder: 'h264' },
-  mkv_h265: { container: 'matroska', extension: 'mkv', contentType: 'video/x-matroska', alpha: false, encoder: 'h265' },
-  mkv_vp9: { container: 'matroska', extension: 'mkv', contentType: 'video/x-matroska', alpha: false, encoder: 'vp9' },
-  gif: { container: 'gif', extension: 'gif', contentType: 'image/gif', alpha: true, encoder: 'gif' },
+  mp4_h264: {
+    container: 'mp4',
+    extension: 'mp4',
+    contentType: 'video/mp4',
+    alpha: false,
+    encoder: 'h264',
+  },
+  mp4_h265: {
+    container: 'mp4',
+    extension: 'mp4',
+    contentType: 'video/mp4',
+    alpha: false,
+    encoder: 'h265',
+  },
+  webm_vp9: {
+    container: 'webm',
+    extension: 'webm',
+    contentType: 'video/webm',
+    alpha: true,
+    encoder: 'vp9',
+  },
+  mov_h265: {
+    container: 'mov',
+    extension: 'mov',
+    contentType: 'video/quicktime',
+    alpha: false,
+    encoder: 'h265',
+  },
+  mov_proresks: {
+    container: 'mov',
+    extension: 'mov',
+    contentType: 'video/quicktime',
+    alpha: true,
+    encoder: 'prores_4444',
+  },
+  mkv_h264: {
+    container: 'matroska',
+    extension: 'mkv',
+    contentType: 'video/x-matroska',
+    alpha: false,
+    encoder: 'h264',
+  },
+  mkv_h265: {
+    container: 'matroska',
+    extension: 'mkv',
+    contentType: 'video/x-matroska',
+    alpha: false,
+    encoder: 'h265',
+  },
+  mkv_vp9: {
+    container: 'matroska',
+    extension: 'mkv',
+    contentType: 'video/x-matroska',
+    alpha: false,
+    encoder: 'vp9',
+  },
+  gif: {
+    container: 'gif',
+    extension: 'gif',
+    contentType: 'image/gif',
+    alpha: true,
+    encoder: 'gif',
+  },
 } as const satisfies Record<string, OutputFormatSpec>
 
 export type OutputFormat = keyof typeof OUTPUT_FORMAT_SPECS
 /** Every output format, in the table's order (the order error messages and docs list them in). */
 export const OUTPUT_FORMATS = Object.keys(OUTPUT_FORMAT_SPECS) as [OutputFormat, ...OutputFormat[]]
 /** Formats whose container and codec can carry an alpha channel (spec 2.3). */
-export const ALPHA_FORMATS: readonly OutputFormat[] = OUTPUT_FORMATS.filter((f) => OUTPUT_FORMAT_SPECS[f].alpha)
+export const ALPHA_FORMATS: readonly OutputFormat[] = OUTPUT_FORMATS.filter(
+  (f) => OUTPUT_FORMAT_SPECS[f].alpha,
+)
 
 /**
  * The alpha rule, in one place: a transparent background (`background_color: transparent`) needs
@@ -52,7 +108,12 @@ export function transparencyIssue(transparent: boolean, format: OutputFormat): s
 
 /** MIME type by result-key extension: the output formats' plus try-on's JPEG. */
 const CONTENT_TYPES_BY_EXTENSION: Readonly<Record<string, string>> = {
-  ...Object.fromEntries(OUTPUT_FORMATS.map((f) => [OUTPUT_FORMAT_SPECS[f].extension, OUTPUT_FORMAT_SPECS[f].contentType])),
+  ...Object.fromEntries(
+    OUTPUT_FORMATS.map((f) => [
+      OUTPUT_FORMAT_SPECS[f].extension,
+      OUTPUT_FORMAT_SPECS[f].contentType,
+    ]),
+  ),
   jpg: 'image/jpeg',
 }
 

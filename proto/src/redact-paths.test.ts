@@ -3,8 +3,14 @@ import { redactPaths } from './errors.ts'
 
 describe('redactPaths', () => {
   it.each([
-    ['the file could not be read as a video: /srv/tailor/data/work/0193-ab/input: Invalid argument', 'the file could not be read as a video: input: Invalid argument'],
-    ["ENOENT: no such file or directory, open '/tmp/tailor-x/uploads/5f0c.json'", "ENOENT: no such file or directory, open '5f0c.json'"],
+    [
+      'the file could not be read as a video: /srv/tailor/data/work/0193-ab/input: Invalid argument',
+      'the file could not be read as a video: input: Invalid argument',
+    ],
+    [
+      "ENOENT: no such file or directory, open '/tmp/tailor-x/uploads/5f0c.json'",
+      "ENOENT: no such file or directory, open '5f0c.json'",
+    ],
     ['C:\\tailor\\data\\work\\job\\input: Invalid data', 'input: Invalid data'],
     ['written to /var/lib/tailor/', 'written to tailor'],
   ])('%s', (input, out) => expect(redactPaths(input)).toBe(out))

@@ -13,7 +13,10 @@ export interface ConfigProblem {
 
 /** A service's environment is not valid: every problem at once. */
 export class ConfigError extends Error {
-  constructor(readonly problems: readonly ConfigProblem[], prettified: string) {
+  constructor(
+    readonly problems: readonly ConfigProblem[],
+    prettified: string,
+  ) {
     super(`invalid environment\n${prettified}`)
     this.name = 'ConfigError'
   }
@@ -21,7 +24,10 @@ export class ConfigError extends Error {
 
 /** The ConfigError for a failed parse of a service's environment schema. */
 export function configError(err: z.ZodError): ConfigError {
-  const problems = err.issues.map((i) => ({ variable: i.path.length > 0 ? i.path.map(String).join('.') : 'environment', message: i.message }))
+  const problems = err.issues.map((i) => ({
+    variable: i.path.length > 0 ? i.path.map(String).join('.') : 'environment',
+    message: i.message,
+  }))
   return new ConfigError(problems, z.prettifyError(err))
 }
 
@@ -39,9 +45,21 @@ export function withoutCredentials(url: string): string {
     .join(',')
 }
 
-const chain = (err: unknown): { name: string; message: string; code: string | undefined; port: number | undefined; address: string | undefined }[] => {
+const chain = (
+  err: unknown,
+): {
+  name: string
+  message: string
+  code: string | undefined
+  port: number | undefined
+  address: string | undefined
+}[] => {
   const out = []
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 6; e = (e as { cause?: unknown }).cause, depth++) {
+  for (
+    let e: unknown = err, depth = 0;
+    e instanceof Error && depth < 6;
+    e = (e as { cause?: unknown }).cause, depth++
+  ) {
     const x = e as Error & { code?: unknown; port?: unknown; address?: unknown }
     out.push({
       name: x.name,
@@ -58,29 +76,55 @@ const chain = (err: unknown): { name: string; message: string; code: string | un
  * Lines for a start-up failure the operator can fix, each prefixed with `service: `; null when the
  * error is not one of those (a bug: keep its stack for the report).
  */
-export function describeStartupError(service: string, err: unknown, ctx: StartupContext = {}): string[] | null {
-  if (err instanceof ConfigError) return err.problems.map((p) => `${service}: ${p.variable}: ${p.message}`)
+export function describeStartupError(
+  service: string,
+  err: unknown,
+  ctx: StartupContext = {},
+): string[] | null {
+  if (err instanceof ConfigError) {
+    return err.problems.map((p) => `${service}: ${p.variable}: ${p.message}`)
+  }
   const errs = chain(err)
   const text = errs.map((e) => `${e.name} ${e.message}`).join(' | ')
   const nats = ctx.natsUrl === undefined ? 'NATS' : `NATS at ${withoutCredentials(ctx.natsUrl)}`
-  if (errs.some((e) => e.name === 'JetStreamNotEnabled') || /jetstream is not enabled/i.test(text)) {
-    return [`${service}: ${nats} has no JetStream: start the server with it, e.g. \`nats-server -js -sd ./nats-data\``]
+  if (
+    errs.some((e) => e.name === 'JetStreamNotEnabled') ||
+    /jetstream is not enabled/i.test(text)
+  ) {
+    return [
+      `${service}: ${nats} has no JetStream: start the server with it, e.g. \`nats-server -js -sd ./nats-data\``,
+    ]
   }
-  const inUse = errs.find((e) => e.code === 'EADDRINUSE') ?? (/EADDRINUSE/.test(text) ? errs[0] : undefined)
+  const inUse =
+    errs.find((e) => e.code === 'EADDRINUSE') ?? (/EADDRINUSE/.test(text) ? errs[0] : undefined)
   if (inUse !== undefined) {
-    const port = inUse.port ?? Number(/:(\d+)\b[^:]*$/.exec(/EADDRINUSE[^|]*/.exec(text)?.[0] ?? '')?.[1] ?? NaN)
+    const port =
+      inUse.port ??
+      Number(/:(\d+)\b[^:]*$/.exec(/EADDRINUSE[^|]*/.exec(text)?.[0] ?? '')?.[1] ?? NaN)
     const variable = Object.entries(ctx.ports ?? {}).find(([, p]) => p === port)?.[0]
-    const where = Number.isFinite(port) ? `port ${port}${inUse.address !== undefined ? ` on ${inUse.address}` : ''}` : 'a port it needs'
-    return [`${service}: cannot listen on ${where}: another process is using it${variable !== undefined ? ` (set ${variable} to a free port, or stop the other process)` : ''}`]
+    const where = Number.isFinite(port)
+      ? `port ${port}${inUse.address !== undefined ? ` on ${inUse.address}` : ''}`
+      : 'a port it needs'
+    return [
+      `${service}: cannot listen on ${where}: another process is using it${variable !== undefined ? ` (set ${variable} to a free port, or stop the other process)` : ''}`,
+    ]
   }
   if (errs.some((e) => e.code === 'EACCES' && e.port !== undefined)) {
     const e = errs.find((x) => x.code === 'EACCES')!
-    return [`${service}: not allowed to listen on port ${e.port} (ports below 1024 need privileges): choose a port of 1024 or more`]
+    return [
+      `${service}: not allowed to listen on port ${e.port} (ports below 1024 need privileges): choose a port of 1024 or more`,
+    ]
   }
-  if (/authorization violation|authentication/i.test(text) && /nats/i.test(text + errs.map((e) => e.name).join(' '))) {
+  if (
+    /authorization violation|authentication/i.test(text) &&
+    /nats/i.test(text + errs.map((e) => e.name).join(' '))
+  ) {
     return [`${service}: ${nats} refused this service's credentials (NATS_USER / NATS_PASSWORD)`]
   }
-  if (errs.some((e) => e.name === 'ConnectionError') || (errs.some((e) => e.code === 'ECONNREFUSED') && ctx.natsUrl !== undefined)) {
+  if (
+    errs.some((e) => e.name === 'ConnectionError') ||
+    (errs.some((e) => e.code === 'ECONNREFUSED') && ctx.natsUrl !== undefined)
+  ) {
     const why = errs.find((e) => e.code !== undefined)?.code ?? errs[0]?.message ?? 'no connection'
     return [`${service}: cannot reach ${nats} (${why}): is nats-server running there?`]
   }

@@ -12,7 +12,8 @@ export const UPLOADS_BUCKET = 'uploads'
 export const UPLOAD_URL_PREFIX = 'tailor://uploads/'
 /** Upload ids are UUIDs (lower case). */
 export const UPLOAD_ID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-const UPLOAD_URL_RE = /^tailor:\/\/uploads\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/
+const UPLOAD_URL_RE =
+  /^tailor:\/\/uploads\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/
 
 export const uploadUrl = (id: string): string => `${UPLOAD_URL_PREFIX}${id}`
 
@@ -22,12 +23,20 @@ export function parseUploadUrl(url: string): string | null {
 }
 
 /** True for the `tailor://uploads/…` scheme, well-formed or not (so a bad id gets its own message). */
-export const looksLikeUploadUrl = (url: string): boolean => url.toLowerCase().startsWith('tailor://')
+export const looksLikeUploadUrl = (url: string): boolean =>
+  url.toLowerCase().startsWith('tailor://')
 
 /** Media types an upload may carry, by the input kind whose size limit applies. GIF counts as video (an animated GIF is a video input). */
 export const UPLOAD_CONTENT_TYPES = {
   image: ['image/jpeg', 'image/png', 'image/webp', 'image/tiff', 'image/avif'],
-  video: ['video/mp4', 'video/quicktime', 'video/webm', 'video/x-matroska', 'video/matroska', 'image/gif'],
+  video: [
+    'video/mp4',
+    'video/quicktime',
+    'video/webm',
+    'video/x-matroska',
+    'video/matroska',
+    'image/gif',
+  ],
 } as const
 export type UploadMediaKind = keyof typeof UPLOAD_CONTENT_TYPES
 

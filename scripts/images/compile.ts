@@ -20,10 +20,15 @@ import { join, resolve } from 'node:path'
 
 const serviceDir = process.cwd()
 const out = resolve(process.argv[2] ?? 'dist')
-const pkg = JSON.parse(readFileSync(join(serviceDir, 'package.json'), 'utf8')) as { name: string; dependencies: Record<string, string> }
+const pkg = JSON.parse(readFileSync(join(serviceDir, 'package.json'), 'utf8')) as {
+  name: string
+  dependencies: Record<string, string>
+}
 /** The part of esbuild's API used here (esbuild is the service's devDependency, not the root's). */
 interface EsbuildApi {
-  build(o: Record<string, unknown>): Promise<{ metafile: { inputs: Record<string, unknown>; outputs: Record<string, { bytes: number }> } }>
+  build(o: Record<string, unknown>): Promise<{
+    metafile: { inputs: Record<string, unknown>; outputs: Record<string, { bytes: number }> }
+  }>
 }
 const { build } = createRequire(join(serviceDir, 'package.json'))('esbuild') as EsbuildApi
 
@@ -45,6 +50,12 @@ const result = await build({
   metafile: true,
 })
 const protoRoot = realpathSync(join(serviceDir, 'node_modules/@tailor/proto'))
-for (const d of ['inference', 'tailor']) cpSync(join(protoRoot, d), join(out, d), { recursive: true, filter: (p) => !p.endsWith('.ts') })
+for (const d of ['inference', 'tailor']) {
+  cpSync(join(protoRoot, d), join(out, d), { recursive: true, filter: (p) => !p.endsWith('.ts') })
+}
 const bytes = Object.values(result.metafile.outputs).reduce((n, o) => n + o.bytes, 0)
-console.log(`${pkg.name}: ${Object.keys(result.metafile.inputs).length} modules → ${Object.keys(entryPoints).map((e) => `src/${e}.js`).join(', ')} (${(bytes / 1024).toFixed(0)} KiB) in ${out}`)
+console.log(
+  `${pkg.name}: ${Object.keys(result.metafile.inputs).length} modules → ${Object.keys(entryPoints)
+    .map((e) => `src/${e}.js`)
+    .join(', ')} (${(bytes / 1024).toFixed(0)} KiB) in ${out}`,
+)

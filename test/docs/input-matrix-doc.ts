@@ -7,9 +7,22 @@ import { fileURLToPath } from 'node:url'
 import { HTTP_STATUS, type ErrorCode } from '@tailor/proto'
 import { refusedDestination } from '@tailor/proto/net'
 import { matrixTitle } from '@tailor/proto/net/testing'
-import { BODY_CASES, BODY_MATRIX_FILE, BODY_MATRIX_LAYER } from '@tailor/gateway/src/input-matrix.cases.ts'
-import { JOB_CASES, JOB_MATRIX_FILE, JOB_MATRIX_LAYER } from '@tailor/inference/src/jobs/input-matrix.cases.ts'
-import { NET_CASES, NET_MATRIX_FILE, NET_MATRIX_LAYER, STUB_DNS } from '../../proto/src/net/input-matrix.cases.ts'
+import {
+  BODY_CASES,
+  BODY_MATRIX_FILE,
+  BODY_MATRIX_LAYER,
+} from '@tailor/gateway/src/input-matrix.cases.ts'
+import {
+  JOB_CASES,
+  JOB_MATRIX_FILE,
+  JOB_MATRIX_LAYER,
+} from '@tailor/inference/src/jobs/input-matrix.cases.ts'
+import {
+  NET_CASES,
+  NET_MATRIX_FILE,
+  NET_MATRIX_LAYER,
+  STUB_DNS,
+} from '../../proto/src/net/input-matrix.cases.ts'
 
 export const DOC_PATH = fileURLToPath(new URL('../../docs/input-matrix.md', import.meta.url))
 
@@ -41,7 +54,9 @@ export const LAYERS: readonly MatrixLayer[] = [
     cases: NET_CASES,
     notes:
       'Each case calls `safeFetchToFile` with loopback allowed (as in tests) unless noted, a 1 MiB cap and a resolver stub ' +
-      `(${Object.entries(STUB_DNS).map(([h, a]) => `\`${h}\` → ${a.join(', ')}`).join('; ')}). ` +
+      `(${Object.entries(STUB_DNS)
+        .map(([h, a]) => `\`${h}\` → ${a.join(', ')}`)
+        .join('; ')}). ` +
       'Asserted every time: the code and message, no partial file left, and from the connection tripwire either no connection ' +
       'attempt at all (literal addresses, schemes, credentials and DNS answers are refused before connecting) or, for redirects ' +
       'and bodies, connections to the loopback test server only; literal addresses never even reach the resolver. ' +
@@ -58,7 +73,7 @@ export const LAYERS: readonly MatrixLayer[] = [
     casesName: 'JOB_CASES',
     cases: JOB_CASES,
     notes:
-      'The outcome is the job\'s `error.error_code` (GET …/job/{id}; a synchronous try-on answers it as the HTTP error). ' +
+      "The outcome is the job's `error.error_code` (GET …/job/{id}; a synchronous try-on answers it as the HTTP error). " +
       'The gateway accepts any syntactically valid http(s) URL; the address rules are enforced by the worker when it fetches. ' +
       'Asserted every time: the outcome, an empty work directory, no ffmpeg/ffprobe process left, no connection attempt to a ' +
       'non-loopback address; the `L` cases also no connection at all. "Never opened" is proved with a FIFO that the test holds ' +
@@ -99,17 +114,29 @@ export function renderInputMatrix(): string {
     'server the test itself started on 127.0.0.1 or ::1 (`{loopback}` below). Private, link-local, metadata and unique-local',
     'addresses are exercised through the address check and a resolver stub, and must be refused before any connection is',
     'attempted. Tests prove it with a connection tripwire (`@tailor/proto/net/testing`): every client socket of the test process',
-    'is observed through Node\'s `net.client.socket` diagnostics channel, each connection attempt is recorded, and a socket about',
+    "is observed through Node's `net.client.socket` diagnostics channel, each connection attempt is recorded, and a socket about",
     'to connect to anything but loopback is destroyed first (and the test fails).',
     '',
     'In production `TAILOR_FETCH_ALLOW_LOOPBACK` is false, so every loopback spelling is refused like a private address.',
     '',
   ]
   for (const l of LAYERS) {
-    out.push(`## ${l.title}`, '', `Layer checked ("${l.short}"): ${l.layer}. Tests: \`${l.file}\`.`, '', l.notes, '')
-    out.push('| ID | Case | Input | Layer checked | Expected outcome | Test name |', '|---|---|---|---|---|---|')
+    out.push(
+      `## ${l.title}`,
+      '',
+      `Layer checked ("${l.short}"): ${l.layer}. Tests: \`${l.file}\`.`,
+      '',
+      l.notes,
+      '',
+    )
+    out.push(
+      '| ID | Case | Input | Layer checked | Expected outcome | Test name |',
+      '|---|---|---|---|---|---|',
+    )
     for (const c of l.cases) {
-      out.push(`| ${c.id} | ${cell(c.case)} | ${cell(c.input)} | ${l.short} | ${outcome(c.expected)} | ${cell(matrixTitle(c))} |`)
+      out.push(
+        `| ${c.id} | ${cell(c.case)} | ${cell(c.input)} | ${l.short} | ${outcome(c.expected)} | ${cell(matrixTitle(c))} |`,
+      )
     }
     out.push('')
   }

@@ -18,7 +18,11 @@ export function apiClient(baseUrl: string, apiKey: string) {
   const headers = { 'content-type': 'application/json', 'x-api-key': apiKey }
   return {
     async submit(body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
-      const r = await fetch(`${baseUrl}/v1/video/remove-background`, { method: 'POST', headers, body: JSON.stringify(body) })
+      const r = await fetch(`${baseUrl}/v1/video/remove-background`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+      })
       return { status: r.status, body: (await r.json()) as Record<string, unknown> }
     },
     async start(body: unknown): Promise<string> {
@@ -32,7 +36,10 @@ export function apiClient(baseUrl: string, apiKey: string) {
       return (await r.json()) as JobStatusDoc
     },
     async cancel(id: string): Promise<{ status: number; body: Record<string, unknown> }> {
-      const r = await fetch(`${baseUrl}/v1/video/remove-background/job/${id}/cancel`, { method: 'POST', headers })
+      const r = await fetch(`${baseUrl}/v1/video/remove-background/job/${id}/cancel`, {
+        method: 'POST',
+        headers,
+      })
       return { status: r.status, body: (await r.json()) as Record<string, unknown> }
     },
     /** Polls until the job is completed or failed; records every status seen. */
@@ -47,16 +54,26 @@ export function apiClient(baseUrl: string, apiKey: string) {
           seen.push(s)
           if (s.status === 'completed' || s.status === 'failed') return s
         }
-        if (Date.now() > deadline) throw new Error(`job ${id} not finished within ${timeoutMs} ms: ${JSON.stringify(s)}`)
+        if (Date.now() > deadline) {
+          throw new Error(`job ${id} not finished within ${timeoutMs} ms: ${JSON.stringify(s)}`)
+        }
         await new Promise((r) => setTimeout(r, POLL_MS))
       }
     },
-    async waitUntil(id: string, pred: (s: JobStatusDoc) => boolean, timeoutMs: number): Promise<JobStatusDoc> {
+    async waitUntil(
+      id: string,
+      pred: (s: JobStatusDoc) => boolean,
+      timeoutMs: number,
+    ): Promise<JobStatusDoc> {
       const deadline = Date.now() + timeoutMs
       for (;;) {
         const s = await this.status(id)
         if (pred(s)) return s
-        if (Date.now() > deadline) throw new Error(`job ${id}: condition not met within ${timeoutMs} ms: ${JSON.stringify(s)}`)
+        if (Date.now() > deadline) {
+          throw new Error(
+            `job ${id}: condition not met within ${timeoutMs} ms: ${JSON.stringify(s)}`,
+          )
+        }
         await new Promise((r) => setTimeout(r, POLL_MS))
       }
     },

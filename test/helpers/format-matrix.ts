@@ -25,11 +25,23 @@ export async function runFormatMatrix(o: {
       return { format, source, transparent, color: transparent ? 'transparent' : '#00ff00' }
     })
     const ids: string[] = []
-    for (const j of jobs) ids.push(await o.api.start({ video_url: `${o.baseUrl}/${j.source}`, background_color: j.color, output_format: j.format }))
+    for (const j of jobs) {
+      ids.push(
+        await o.api.start({
+          video_url: `${o.baseUrl}/${j.source}`,
+          background_color: j.color,
+          output_format: j.format,
+        }),
+      )
+    }
     for (const [i, j] of jobs.entries()) {
       const seen: JobStatusDoc[] = []
       const s = await o.api.wait(ids[i]!, o.timeoutMs, seen)
-      expect(s, `${j.format}: ${JSON.stringify(s)}`).toMatchObject({ status: 'completed', progress: 1, error: null })
+      expect(s, `${j.format}: ${JSON.stringify(s)}`).toMatchObject({
+        status: 'completed',
+        progress: 1,
+        error: null,
+      })
       expect(seen.every((x, k) => k === 0 || x.progress >= seen[k - 1]!.progress)).toBe(true)
       const file = join(out, `${j.format}.${EXPECTED[j.format].formatName}`)
       const r = await fetch(s.result_url!)

@@ -22,7 +22,12 @@ export type WireJob = Job__Output
 
 export async function openGrpcApiClient(addr: string): Promise<TailorApiClient> {
   const def = await protoLoader.load(TAILOR_API_PROTO_PATH, {
-    keepCase: false, longs: Number, enums: String, defaults: true, oneofs: true, includeDirs: [JOB_EVENTS_PROTO_INCLUDE_DIR],
+    keepCase: false,
+    longs: Number,
+    enums: String,
+    defaults: true,
+    oneofs: true,
+    includeDirs: [JOB_EVENTS_PROTO_INCLUDE_DIR],
   })
   const pkg = grpc.loadPackageDefinition(def) as unknown as ProtoGrpcType
   return new pkg.tailor.v1.TailorApi(addr, grpc.credentials.createInsecure())
@@ -43,8 +48,17 @@ interface Unary {
 }
 
 /** Calls a unary method with `key` in the metadata (none when null); rejects with the ServiceError. */
-export function unary<M extends keyof Unary>(client: TailorApiClient, method: M, req: Unary[M][0], key: string | null): Promise<Unary[M][1]> {
-  const fn = client[method] as unknown as (req: Unary[M][0], md: grpc.Metadata, cb: (err: grpc.ServiceError | null, res?: Unary[M][1]) => void) => unknown
+export function unary<M extends keyof Unary>(
+  client: TailorApiClient,
+  method: M,
+  req: Unary[M][0],
+  key: string | null,
+): Promise<Unary[M][1]> {
+  const fn = client[method] as unknown as (
+    req: Unary[M][0],
+    md: grpc.Metadata,
+    cb: (err: grpc.ServiceError | null, res?: Unary[M][1]) => void,
+  ) => unknown
   return new Promise((resolve, reject) => {
     fn.call(client, req, keyMetadata(key), (err, res) => (err ? reject(err) : resolve(res!)))
   })
@@ -62,7 +76,11 @@ export async function rejection(p: Promise<unknown>): Promise<grpc.ServiceError>
 }
 
 /** Follows WatchJob to its end: every Job message, then the final status. */
-export function watchAll(client: TailorApiClient, jobId: string, key: string | null): Promise<{ jobs: WireJob[]; status: grpc.StatusObject }> {
+export function watchAll(
+  client: TailorApiClient,
+  jobId: string,
+  key: string | null,
+): Promise<{ jobs: WireJob[]; status: grpc.StatusObject }> {
   return new Promise((resolve) => {
     const jobs: WireJob[] = []
     const call = client.WatchJob({ jobId }, keyMetadata(key))
@@ -96,26 +114,57 @@ export interface DecodedDetails {
 export function decodeDetails(err: grpc.ServiceError): DecodedDetails {
   const bin = err.metadata.get('grpc-status-details-bin')[0]
   if (!(bin instanceof Buffer)) throw new Error('no grpc-status-details-bin in the error metadata')
-  const st = rpc.lookupType('google.rpc.Status').toObject(rpc.lookupType('google.rpc.Status').decode(bin), { longs: Number, defaults: true }) as {
-    code: number; message: string; details: { typeUrl: string; value: Uint8Array }[]
+  const st = rpc
+    .lookupType('google.rpc.Status')
+    .toObject(rpc.lookupType('google.rpc.Status').decode(bin), {
+      longs: Number,
+      defaults: true,
+    }) as {
+    code: number
+    message: string
+    details: { typeUrl: string; value: Uint8Array }[]
   }
   let errorInfo: DecodedDetails['errorInfo'] = null
   let retryDelayS: number | null = null
   for (const d of st.details) {
     if (d.typeUrl === 'type.googleapis.com/google.rpc.ErrorInfo') {
       const T = rpc.lookupType('google.rpc.ErrorInfo')
-      errorInfo = T.toObject(T.decode(d.value), { defaults: true }) as NonNullable<DecodedDetails['errorInfo']>
+      errorInfo = T.toObject(T.decode(d.value), { defaults: true }) as NonNullable<
+        DecodedDetails['errorInfo']
+      >
     }
     if (d.typeUrl === 'type.googleapis.com/google.rpc.RetryInfo') {
       const T = rpc.lookupType('google.rpc.RetryInfo')
-      retryDelayS = (T.toObject(T.decode(d.value), { longs: Number, defaults: true }) as { retryDelay: { seconds: number } }).retryDelay.seconds
+      retryDelayS = (
+        T.toObject(T.decode(d.value), { longs: Number, defaults: true }) as {
+          retryDelay: { seconds: number }
+        }
+      ).retryDelay.seconds
     }
   }
-  return { code: st.code, message: st.message, errorInfo, retryDelayS, typeUrls: st.details.map((d) => d.typeUrl) }
+  return {
+    code: st.code,
+    message: st.message,
+    errorInfo,
+    retryDelayS,
+    typeUrls: st.details.map((d) => d.typeUrl),
+  }
 }
 
 /** What a client reads of an error: status, sentence, `error-code` metadata and the ErrorInfo reason. */
-export function describeError(err: grpc.ServiceError): { code: grpc.status; details: string; errorCode: unknown; reason: string | undefined; domain: string | undefined } {
+export function describeError(err: grpc.ServiceError): {
+  code: grpc.status
+  details: string
+  errorCode: unknown
+  reason: string | undefined
+  domain: string | undefined
+} {
   const d = decodeDetails(err)
-  return { code: err.code, details: err.details, errorCode: err.metadata.get('error-code')[0], reason: d.errorInfo?.reason, domain: d.errorInfo?.domain }
+  return {
+    code: err.code,
+    details: err.details,
+    errorCode: err.metadata.get('error-code')[0],
+    reason: d.errorInfo?.reason,
+    domain: d.errorInfo?.domain,
+  }
 }

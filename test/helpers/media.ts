@@ -13,7 +13,9 @@ const FFMPEG_TIMEOUT_MS = 120_000
 
 /** Runs ffmpeg (argument array, no shell). */
 export async function ffmpeg(args: string[]): Promise<void> {
-  await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', ...args], { timeout: FFMPEG_TIMEOUT_MS })
+  await run('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', ...args], {
+    timeout: FFMPEG_TIMEOUT_MS,
+  })
 }
 
 export interface ProbeStream {
@@ -33,10 +35,14 @@ export interface Probe {
 
 /** ffprobe with frames counted by decoding (exact, whatever the container says). */
 export async function probe(path: string): Promise<Probe> {
-  const { stdout } = await run('ffprobe', ['-v', 'error', '-count_frames', '-show_format', '-show_streams', '-of', 'json', path], {
-    timeout: FFMPEG_TIMEOUT_MS,
-    maxBuffer: 16 * 1024 * 1024,
-  })
+  const { stdout } = await run(
+    'ffprobe',
+    ['-v', 'error', '-count_frames', '-show_format', '-show_streams', '-of', 'json', path],
+    {
+      timeout: FFMPEG_TIMEOUT_MS,
+      maxBuffer: 16 * 1024 * 1024,
+    },
+  )
   return JSON.parse(stdout) as Probe
 }
 
@@ -56,12 +62,70 @@ export async function createMediaFixtures(): Promise<MediaFixtures> {
   const src1 = join(SHARED_MEDIA_DIR, 'video_01.mp4')
   const src2 = join(SHARED_MEDIA_DIR, 'video_02.mp4')
   // 1 s of each clip (with audio), scaled down so the nine-format matrix runs in seconds on CPU.
-  await ffmpeg(['-i', src1, '-t', '1', '-vf', 'scale=-2:256', '-c:v', 'libx264', '-preset', 'veryfast', '-c:a', 'aac', join(dir, 'short_01.mp4')])
-  await ffmpeg(['-i', src2, '-t', '1', '-map', '0:v:0', '-map', '0:a:0', '-vf', 'scale=-2:180', '-c:v', 'libx264', '-preset', 'veryfast', '-c:a', 'aac', join(dir, 'short_02.mp4')])
+  await ffmpeg([
+    '-i',
+    src1,
+    '-t',
+    '1',
+    '-vf',
+    'scale=-2:256',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-c:a',
+    'aac',
+    join(dir, 'short_01.mp4'),
+  ])
+  await ffmpeg([
+    '-i',
+    src2,
+    '-t',
+    '1',
+    '-map',
+    '0:v:0',
+    '-map',
+    '0:a:0',
+    '-vf',
+    'scale=-2:180',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-c:a',
+    'aac',
+    join(dir, 'short_02.mp4'),
+  ])
   // A longer job for kill / restart / cancel tests.
-  await ffmpeg(['-i', src1, '-t', '6', '-vf', 'scale=-2:320', '-c:v', 'libx264', '-preset', 'veryfast', '-c:a', 'aac', join(dir, 'medium_01.mp4')])
+  await ffmpeg([
+    '-i',
+    src1,
+    '-t',
+    '6',
+    '-vf',
+    'scale=-2:320',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'veryfast',
+    '-c:a',
+    'aac',
+    join(dir, 'medium_01.mp4'),
+  ])
   // Bad inputs.
-  await ffmpeg(['-f', 'lavfi', '-i', 'testsrc=size=128x128:rate=2', '-t', '65', '-c:v', 'libx264', '-preset', 'ultrafast', join(dir, 'long.mp4')])
+  await ffmpeg([
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc=size=128x128:rate=2',
+    '-t',
+    '65',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    join(dir, 'long.mp4'),
+  ])
   await writeFile(join(dir, 'not-a-video.mp4'), 'this is not a video, just some text\n'.repeat(100))
   await writeFile(join(dir, 'empty.mp4'), Buffer.alloc(0))
   const full = await readFile(src1) // moov at the end: a cut leaves no index
@@ -69,7 +133,9 @@ export async function createMediaFixtures(): Promise<MediaFixtures> {
 
   const server: Server = createServer((req, res) => {
     const name = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname.slice(1))
-    const path = name.startsWith('shared/') ? join(SHARED_MEDIA_DIR, name.slice('shared/'.length)) : join(dir, name)
+    const path = name.startsWith('shared/')
+      ? join(SHARED_MEDIA_DIR, name.slice('shared/'.length))
+      : join(dir, name)
     if (name.includes('..') || name.length === 0) {
       res.writeHead(404).end()
       return

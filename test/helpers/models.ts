@@ -22,7 +22,9 @@ interface ManifestEntry {
  * matches it), so a `pnpm models` rebuild running beside the tests cannot break them halfway.
  * Waits (up to ~5 min) while models/dist is being rewritten.
  */
-export async function snapshotModels(names: string[] = ['rvm', 'rvm-ratio1']): Promise<{ dir: string; remove(): Promise<void> }> {
+export async function snapshotModels(
+  names: string[] = ['rvm', 'rvm-ratio1'],
+): Promise<{ dir: string; remove(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'tailor-models-'))
   let last = ''
   for (let attempt = 0; attempt < SNAPSHOT_ATTEMPTS; attempt++) {
@@ -34,7 +36,9 @@ export async function snapshotModels(names: string[] = ['rvm', 'rvm-ratio1']): P
         const e = manifest.models.find((m) => m.name === name)
         if (e === undefined) throw new Error(`model ${name} not in manifest (run pnpm models)`)
         await copyFile(join(MODELS_DIST_DIR, e.file), join(dir, e.file))
-        const sha = createHash('sha256').update(await readFile(join(dir, e.file))).digest('hex')
+        const sha = createHash('sha256')
+          .update(await readFile(join(dir, e.file)))
+          .digest('hex')
         if (sha !== e.sha256) {
           ok = false
           last = `${e.file} does not match the manifest (rebuild in progress?)`

@@ -37,7 +37,11 @@ export async function freePort(): Promise<number> {
   })
 }
 
-export async function waitForPort(port: number, timeoutMs: number, host = '127.0.0.1'): Promise<void> {
+export async function waitForPort(
+  port: number,
+  timeoutMs: number,
+  host = '127.0.0.1',
+): Promise<void> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const ok = await new Promise<boolean>((resolve) => {
@@ -53,11 +57,20 @@ export async function waitForPort(port: number, timeoutMs: number, host = '127.0
   }
 }
 
-async function spawnNatsServer(port: number, storeDir: string, extraArgs: string[] = [], env?: Record<string, string>): Promise<ChildProcess> {
-  const proc: ChildProcess = spawn(NATS_SERVER_BIN, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir, ...extraArgs], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    ...(env !== undefined ? { env: { ...process.env, ...env } } : {}),
-  })
+async function spawnNatsServer(
+  port: number,
+  storeDir: string,
+  extraArgs: string[] = [],
+  env?: Record<string, string>,
+): Promise<ChildProcess> {
+  const proc: ChildProcess = spawn(
+    NATS_SERVER_BIN,
+    ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', storeDir, ...extraArgs],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      ...(env !== undefined ? { env: { ...process.env, ...env } } : {}),
+    },
+  )
   let stderr = ''
   proc.stderr?.on('data', (d: Buffer) => {
     stderr = (stderr + d.toString()).slice(-4096)
@@ -83,7 +96,9 @@ async function stopProcess(proc: ChildProcess, signal: NodeJS.Signals = 'SIGTERM
  * Starts a real `nats-server -js` on a free loopback port with its own store dir; `config` is a
  * configuration file (accounts, TLS…) and `env` the variables it refers to.
  */
-export async function startNatsServer(o: { config?: string; env?: Record<string, string> } = {}): Promise<NatsServer> {
+export async function startNatsServer(
+  o: { config?: string; env?: Record<string, string> } = {},
+): Promise<NatsServer> {
   const port = await freePort()
   const storeDir = await mkdtemp(join(tmpdir(), 'tailor-nats-'))
   const args = o.config !== undefined ? ['-c', o.config] : []
@@ -121,12 +136,23 @@ export interface NatsCluster {
 export async function startNatsCluster(size = 3): Promise<NatsCluster> {
   const ports = await Promise.all(Array.from({ length: size }, () => freePort()))
   const routePorts = await Promise.all(Array.from({ length: size }, () => freePort()))
-  const dirs = await Promise.all(Array.from({ length: size }, () => mkdtemp(join(tmpdir(), 'tailor-nats-cluster-'))))
+  const dirs = await Promise.all(
+    Array.from({ length: size }, () => mkdtemp(join(tmpdir(), 'tailor-nats-cluster-'))),
+  )
   const routes = routePorts.map((p) => `nats://127.0.0.1:${p}`).join(',')
   const procs: ChildProcess[] = []
   try {
     for (let i = 0; i < size; i++) {
-      const args = ['-n', `tailor-${i}`, '--cluster_name', 'tailor', '--cluster', `nats://127.0.0.1:${routePorts[i]}`, '--routes', routes]
+      const args = [
+        '-n',
+        `tailor-${i}`,
+        '--cluster_name',
+        'tailor',
+        '--cluster',
+        `nats://127.0.0.1:${routePorts[i]}`,
+        '--routes',
+        routes,
+      ]
       procs.push(await spawnNatsServer(ports[i] ?? 0, dirs[i] ?? '', args))
     }
   } catch (err) {

@@ -23,7 +23,14 @@ export function startService(entry: string, env: Record<string, string>): Servic
     cwd: REPO_ROOT,
     // API_GRPC_PORT 0: a gateway's internal gRPC API on a free port unless the test names one;
     // JOB_EVENTS_TOKEN: the same job-events secret for every gateway and worker a test starts.
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'info', API_GRPC_PORT: '0', JOB_EVENTS_TOKEN: TEST_JOB_EVENTS_TOKEN, ...env },
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: process.env.HOME ?? '/tmp',
+      LOG_LEVEL: 'info',
+      API_GRPC_PORT: '0',
+      JOB_EVENTS_TOKEN: TEST_JOB_EVENTS_TOKEN,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let out = ''
@@ -53,7 +60,13 @@ export function startService(entry: string, env: Record<string, string>): Servic
     waitFor(text, timeoutMs = READY_TIMEOUT_MS) {
       if (out.includes(text)) return Promise.resolve()
       return new Promise((res, rej) => {
-        const t = setTimeout(() => rej(new Error(`${entry}: "${text}" not seen within ${timeoutMs} ms\n${out.slice(-3000)}`)), timeoutMs)
+        const t = setTimeout(
+          () =>
+            rej(
+              new Error(`${entry}: "${text}" not seen within ${timeoutMs} ms\n${out.slice(-3000)}`),
+            ),
+          timeoutMs,
+        )
         const w = { text, resolve: () => (clearTimeout(t), res()) }
         waiters.push(w)
         void exited.then(() => {
@@ -91,7 +104,13 @@ export async function childProcesses(pid: number): Promise<ProcInfo[]> {
     // pid (comm) state ppid …; comm may hold spaces or parentheses, so split at the last ')'.
     const close = stat.lastIndexOf(')')
     const [state, ppid] = stat.slice(close + 2).split(' ')
-    if (Number(ppid) === pid) out.push({ pid: Number(name), comm: stat.slice(stat.indexOf('(') + 1, close), state: state ?? '?' })
+    if (Number(ppid) === pid) {
+      out.push({
+        pid: Number(name),
+        comm: stat.slice(stat.indexOf('(') + 1, close),
+        state: state ?? '?',
+      })
+    }
   }
   return out
 }

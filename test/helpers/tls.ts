@@ -13,11 +13,42 @@ const run = promisify(execFile)
 export async function makeTestPki(dir: string, clients: string[] = []): Promise<void> {
   const ssl = (...args: string[]): Promise<unknown> => run('openssl', args, { cwd: dir })
   const key = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes']
-  await ssl('req', '-x509', ...key, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=tailor-test-ca')
+  await ssl(
+    'req',
+    '-x509',
+    ...key,
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=tailor-test-ca',
+  )
   await writeFile(join(dir, 'server.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n')
   await writeFile(join(dir, 'client.ext'), 'extendedKeyUsage=clientAuth\n')
-  for (const [name, cn, ext] of [['tls', 'nats', 'server.ext'], ...clients.map((c) => [c, c, 'client.ext'])] as [string, string, string][]) {
+  for (const [name, cn, ext] of [
+    ['tls', 'nats', 'server.ext'],
+    ...clients.map((c) => [c, c, 'client.ext']),
+  ] as [string, string, string][]) {
     await ssl('req', ...key, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`)
-    await ssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.crt`, '-days', '2', '-extfile', ext)
+    await ssl(
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      `${name}.crt`,
+      '-days',
+      '2',
+      '-extfile',
+      ext,
+    )
   }
 }

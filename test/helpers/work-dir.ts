@@ -12,14 +12,17 @@ import { join } from 'node:path'
 export async function workLeft(root: string): Promise<string[]> {
   const out: string[] = []
   for (const e of await readdir(root, { withFileTypes: true }).catch(() => [])) {
-    if (e.isDirectory() && e.name.startsWith('w-')) out.push(...(await readdir(join(root, e.name))).map((n) => `${e.name}/${n}`))
-    else out.push(e.name)
+    if (e.isDirectory() && e.name.startsWith('w-')) {
+      out.push(...(await readdir(join(root, e.name))).map((n) => `${e.name}/${n}`))
+    } else out.push(e.name)
   }
   return out
 }
 
 /** The directory a worker of this host that has died would have left in `root` (not created). */
 export function deadWorkerDir(root: string): string {
-  const host = hostname().replace(/[^A-Za-z0-9.]/g, '_').slice(0, 64)
+  const host = hostname()
+    .replace(/[^A-Za-z0-9.]/g, '_')
+    .slice(0, 64)
   return join(root, `w-${host}-${spawnSync('true').pid}-Dead00`)
 }

@@ -32,13 +32,25 @@ let nats: NatsServer
 let gateways: Gateway[] = []
 let urls: string[]
 
-function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runCli(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((res, rej) => {
-    const p = spawn(process.execPath, ['--import', 'tsx', resolve(REPO_ROOT, 'cli/src/main.ts'), 'keys', ...args], {
-      cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', NATS_URL: nats.url, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
+    const p = spawn(
+      process.execPath,
+      ['--import', 'tsx', resolve(REPO_ROOT, 'cli/src/main.ts'), 'keys', ...args],
+      {
+        cwd: REPO_ROOT,
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          HOME: process.env.HOME ?? '/tmp',
+          NATS_URL: nats.url,
+          ...env,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    )
     let stdout = ''
     let stderr = ''
     p.stdout.on('data', (d: Buffer) => (stdout += d.toString()))
@@ -53,7 +65,9 @@ function runCli(args: string[], env: Record<string, string> = {}): Promise<{ cod
 }
 
 /** A key made by the CLI (`cli: true`, a subprocess) or, faster, by the same KV adapter in this process. */
-async function createKey(o: { cli?: boolean; rateLimitPerS?: number; maxConcurrentJobs?: number; credits?: number } = {}): Promise<{ id: string; key: string }> {
+async function createKey(
+  o: { cli?: boolean; rateLimitPerS?: number; maxConcurrentJobs?: number; credits?: number } = {},
+): Promise<{ id: string; key: string }> {
   let out: { id: string; key: string }
   if (o.cli === true) {
     const r = await runCli(['create', '--name', 'access-test', '--json'])
@@ -70,20 +84,31 @@ async function createKey(o: { cli?: boolean; rateLimitPerS?: number; maxConcurre
     out = { id: record.id, key }
   }
   // Every replica knows a new key as soon as its KV watch delivers it.
-  await until(async () => (await Promise.all(urls.map((u) => status(u, out.key)))).every((s) => s === 404), REVOKE_BOUND_MS)
+  await until(
+    async () => (await Promise.all(urls.map((u) => status(u, out.key)))).every((s) => s === 404),
+    REVOKE_BOUND_MS,
+  )
   return out
 }
 
-const status = async (base: string, key: string, path = UNKNOWN_JOB): Promise<number> => (await fetch(base + path, { headers: { 'x-api-key': key } })).status
+const status = async (base: string, key: string, path = UNKNOWN_JOB): Promise<number> =>
+  (await fetch(base + path, { headers: { 'x-api-key': key } })).status
 const submit = (base: string, key: string): Promise<Response> =>
-  fetch(`${base}/v1/video/remove-background`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: BODY })
-const jobIdOf = async (r: Response): Promise<string> => ((await r.json()) as { job_id: string }).job_id
+  fetch(`${base}/v1/video/remove-background`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+    body: BODY,
+  })
+const jobIdOf = async (r: Response): Promise<string> =>
+  ((await r.json()) as { job_id: string }).job_id
 
 async function until(cond: () => Promise<boolean>, withinMs: number): Promise<number> {
   const t0 = performance.now()
   for (;;) {
     if (await cond()) return performance.now() - t0
-    if (performance.now() - t0 > withinMs) throw new Error(`condition not met within ${withinMs} ms`)
+    if (performance.now() - t0 > withinMs) {
+      throw new Error(`condition not met within ${withinMs} ms`)
+    }
     await new Promise((r) => setTimeout(r, 10))
   }
 }
@@ -96,7 +121,16 @@ beforeAll(async () => {
   nats = await startNatsServer()
   const logger = createLogger('silent')
   for (let i = 0; i < 2; i++) {
-    const config = loadConfig({ NATS_URL: nats.url, JOB_EVENTS_TOKEN: TEST_JOB_EVENTS_TOKEN, HOST: '127.0.0.1', PORT: '0', GRPC_PORT: '0', API_GRPC_PORT: '0', API_KEYS: ENV_KEY, RESULT_URL_SECRET: SECRET })
+    const config = loadConfig({
+      NATS_URL: nats.url,
+      JOB_EVENTS_TOKEN: TEST_JOB_EVENTS_TOKEN,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      GRPC_PORT: '0',
+      API_GRPC_PORT: '0',
+      API_KEYS: ENV_KEY,
+      RESULT_URL_SECRET: SECRET,
+    })
     gateways.push(await start(config, { logger, rateClock }))
   }
   urls = gateways.map((g) => `http://127.0.0.1:${g.port}`)
@@ -116,21 +150,32 @@ describe('API keys across gateway replicas (NATS KV)', () => {
     const list = await runCli(['list', '--json'])
     expect(list.code).toBe(0)
     const listed = JSON.parse(list.stdout) as Record<string, unknown>[]
-    expect(listed.find((k) => k.id === id)).toMatchObject({ name: 'access-test', revokedAt: null, rateLimitPerS: null })
+    expect(listed.find((k) => k.id === id)).toMatchObject({
+      name: 'access-test',
+      revokedAt: null,
+      rateLimitPerS: null,
+    })
     expect(list.stdout).not.toContain(key)
     expect(list.stdout).not.toContain('sha256')
     const table = await runCli(['list'])
-    expect(table.stdout).toMatch(new RegExp(`${id}\\s+access-test\\s+\\S+Z\\s+-\\s+default\\s+default`))
+    expect(table.stdout).toMatch(
+      new RegExp(`${id}\\s+access-test\\s+\\S+Z\\s+-\\s+default\\s+default`),
+    )
 
     const revoke = await runCli(['revoke', id])
     expect(revoke.code, revoke.stderr).toBe(0)
-    const ms = await until(async () => (await Promise.all(urls.map((u) => status(u, key)))).every((s) => s === 401), REVOKE_BOUND_MS)
+    const ms = await until(
+      async () => (await Promise.all(urls.map((u) => status(u, key)))).every((s) => s === 401),
+      REVOKE_BOUND_MS,
+    )
     expect(ms).toBeLessThan(REVOKE_BOUND_MS)
     const again = await runCli(['list', '--json'])
-    expect((JSON.parse(again.stdout) as Record<string, unknown>[]).find((k) => k.id === id)?.revokedAt).toEqual(expect.any(String))
+    expect(
+      (JSON.parse(again.stdout) as Record<string, unknown>[]).find((k) => k.id === id)?.revokedAt,
+    ).toEqual(expect.any(String))
   })
 
-  it('a burst spread over both replicas is held to the key\'s one budget; 429s carry Retry-After and RateLimit-*', async () => {
+  it("a burst spread over both replicas is held to the key's one budget; 429s carry Retry-After and RateLimit-*", async () => {
     const { key } = await createKey({ rateLimitPerS: 10, maxConcurrentJobs: 0 })
     // The budgets' clock stands still during the burst: nothing refills, however slow the host, so
     // the bound is the bucket itself (a store that is not shared would admit up to 20).
@@ -152,10 +197,15 @@ describe('API keys across gateway replicas (NATS KV)', () => {
     expect(r.headers.get('RateLimit-Limit')).toBe('10')
     expect(r.headers.get('RateLimit-Remaining')).toMatch(/^\d+$/)
     expect(r.headers.get('RateLimit-Reset')).toMatch(/^\d+$/)
-    expect(await r.json()).toMatchObject({ error_code: 'rate_limit_exceeded', error: expect.stringMatching(/10 requests per second/) })
+    expect(await r.json()).toMatchObject({
+      error_code: 'rate_limit_exceeded',
+      error: expect.stringMatching(/10 requests per second/),
+    })
     // Polls do not count against the budget.
     const id = await jobIdOf(rs.find((x) => x.status === 202)!)
-    for (const u of urls) expect(await status(u, key, `/v1/video/remove-background/job/${id}`)).toBe(200)
+    for (const u of urls) {
+      expect(await status(u, key, `/v1/video/remove-background/job/${id}`)).toBe(200)
+    }
   })
 
   it('the concurrent-job cap is shared: a job cancelled on the other replica frees its slot, a lost release is reclaimed', async () => {
@@ -167,9 +217,15 @@ describe('API keys across gateway replicas (NATS KV)', () => {
     const over = await submit(a, key)
     expect(over.status).toBe(429)
     expect(over.headers.get('Retry-After')).toBe('5')
-    expect(await over.json()).toMatchObject({ error_code: 'rate_limit_exceeded', error: expect.stringMatching(/already has 2 jobs pending or running/) })
+    expect(await over.json()).toMatchObject({
+      error_code: 'rate_limit_exceeded',
+      error: expect.stringMatching(/already has 2 jobs pending or running/),
+    })
 
-    const cancel = await fetch(`${b}/v1/video/remove-background/job/${await jobIdOf(first)}/cancel`, { method: 'POST', headers: { 'x-api-key': key } })
+    const cancel = await fetch(
+      `${b}/v1/video/remove-background/job/${await jobIdOf(first)}/cancel`,
+      { method: 'POST', headers: { 'x-api-key': key } },
+    )
     expect(cancel.status).toBe(200)
     const third = await submit(a, key)
     expect(third.status).toBe(202)
@@ -182,7 +238,15 @@ describe('API keys across gateway replicas (NATS KV)', () => {
       const kv = await new Kvm(nc).open('jobs')
       const id = await jobIdOf(second)
       const e = await kv.get(id)
-      await kv.update(id, JSON.stringify({ ...e!.json<Record<string, unknown>>(), status: 'failed', error: { code: 'worker_crashed', message: 'x' } }), e!.revision)
+      await kv.update(
+        id,
+        JSON.stringify({
+          ...e!.json<Record<string, unknown>>(),
+          status: 'failed',
+          error: { code: 'worker_crashed', message: 'x' },
+        }),
+        e!.revision,
+      )
     } finally {
       await nc.close()
     }
@@ -195,15 +259,37 @@ describe('API keys across gateway replicas (NATS KV)', () => {
     expect(made.code, made.stderr).toBe(0)
     const { key, id } = JSON.parse(made.stdout) as { key: string; id: string }
     expect(JSON.parse(made.stdout)).toMatchObject({ credits: 2, creditsRemaining: 2 })
-    await until(async () => (await Promise.all(urls.map((u) => status(u, key)))).every((s) => s === 404), REVOKE_BOUND_MS)
-    const credits = async (u: string, k = key): Promise<unknown> => (await fetch(`${u}/v1/credits`, { headers: { 'x-api-key': k } })).json()
-    for (const u of urls) expect(await credits(u)).toEqual({ credits_remaining: 2, unlimited: false })
-    for (const u of urls) expect(await credits(u, ENV_KEY)).toEqual({ credits_remaining: null, unlimited: true })
-    const everywhere = (n: number) => until(async () => (await Promise.all(urls.map((u) => credits(u)))).every((c) => (c as { credits_remaining: number }).credits_remaining === n), REVOKE_BOUND_MS)
+    await until(
+      async () => (await Promise.all(urls.map((u) => status(u, key)))).every((s) => s === 404),
+      REVOKE_BOUND_MS,
+    )
+    const credits = async (u: string, k = key): Promise<unknown> =>
+      (await fetch(`${u}/v1/credits`, { headers: { 'x-api-key': k } })).json()
+    for (const u of urls) {
+      expect(await credits(u)).toEqual({ credits_remaining: 2, unlimited: false })
+    }
+    for (const u of urls) {
+      expect(await credits(u, ENV_KEY)).toEqual({ credits_remaining: null, unlimited: true })
+    }
+    const everywhere = (n: number) =>
+      until(
+        async () =>
+          (await Promise.all(urls.map((u) => credits(u)))).every(
+            (c) => (c as { credits_remaining: number }).credits_remaining === n,
+          ),
+        REVOKE_BOUND_MS,
+      )
     const end = (g: Gateway, jobId: string, status: 'completed' | 'failed') =>
       g.jobs.update(jobId, (r) => ({
-        ...r, status, progress: 1, updatedAt: new Date().toISOString(),
-        ...(status === 'completed' ? { result: { key: `remove-background/${jobId}.mp4`, contentType: 'video/mp4', bytes: 1 } } : { error: { code: 'malformed_video' as const, message: 'x' } }),
+        ...r,
+        status,
+        progress: 1,
+        updatedAt: new Date().toISOString(),
+        ...(status === 'completed'
+          ? {
+              result: { key: `remove-background/${jobId}.mp4`, contentType: 'video/mp4', bytes: 1 },
+            }
+          : { error: { code: 'malformed_video' as const, message: 'x' } }),
       }))
     const [a, b] = gateways as [Gateway, Gateway]
     const one = await jobIdOf(await submit(urls[0]!, key))
@@ -221,10 +307,15 @@ describe('API keys across gateway replicas (NATS KV)', () => {
     for (const u of urls) {
       const r = await submit(u, key)
       expect(r.status).toBe(403)
-      expect(await r.json()).toMatchObject({ error_code: 'insufficient_api_credits', error: expect.stringMatching(/no credits left/) })
+      expect(await r.json()).toMatchObject({
+        error_code: 'insufficient_api_credits',
+        error: expect.stringMatching(/no credits left/),
+      })
     }
     const table = await runCli(['list'])
-    expect(table.stdout).toMatch(new RegExp(`${id}\\s+credits-test\\s+\\S+Z\\s+-\\s+default\\s+default\\s+0 of 2`))
+    expect(table.stdout).toMatch(
+      new RegExp(`${id}\\s+credits-test\\s+\\S+Z\\s+-\\s+default\\s+default\\s+0 of 2`),
+    )
   })
 
   it("another key's job is 404 not_found on every replica, for status and cancel", async () => {
@@ -232,7 +323,10 @@ describe('API keys across gateway replicas (NATS KV)', () => {
     const id = await jobIdOf(await submit(urls[0]!, key))
     for (const u of urls) {
       expect(await status(u, ENV_KEY, `/v1/video/remove-background/job/${id}`)).toBe(404)
-      const c = await fetch(`${u}/v1/video/remove-background/job/${id}/cancel`, { method: 'POST', headers: { 'x-api-key': ENV_KEY } })
+      const c = await fetch(`${u}/v1/video/remove-background/job/${id}/cancel`, {
+        method: 'POST',
+        headers: { 'x-api-key': ENV_KEY },
+      })
       expect(c.status).toBe(404)
       expect(await c.json()).toMatchObject({ error_code: 'not_found' })
       expect(await status(u, key, `/v1/video/remove-background/job/${id}`)).toBe(200)
@@ -242,23 +336,40 @@ describe('API keys across gateway replicas (NATS KV)', () => {
   it('after NATS restarts, a new key and its revocation still reach both replicas within a second', async () => {
     await nats.restart({ downMs: 500 })
     // The replicas reconnect on their own; wait until both answer from NATS again.
-    await until(async () => (await Promise.all(urls.map((u) => fetch(`${u}/readyz`).then((r) => r.status)))).every((st) => st === 200), NATS_BACK_MS)
+    await until(
+      async () =>
+        (await Promise.all(urls.map((u) => fetch(`${u}/readyz`).then((r) => r.status)))).every(
+          (st) => st === 200,
+        ),
+      NATS_BACK_MS,
+    )
     const { id, key } = await createKey()
     const nc = await connect({ servers: nats.url })
     try {
-      await (await openKvKeyStore(nc)).update(id, (r) => ({ ...r, revokedAt: new Date().toISOString() }))
+      await (
+        await openKvKeyStore(nc)
+      ).update(id, (r) => ({ ...r, revokedAt: new Date().toISOString() }))
     } finally {
       await nc.close()
     }
-    await until(async () => (await Promise.all(urls.map((u) => status(u, key)))).every((st) => st === 401), REVOKE_BOUND_MS)
+    await until(
+      async () => (await Promise.all(urls.map((u) => status(u, key)))).every((st) => st === 401),
+      REVOKE_BOUND_MS,
+    )
   })
 
   it('tailor keys: an unknown id and an unreachable NATS fail with exit code 1 and a clear message', async () => {
     const err: string[] = []
-    const io = { stdout: { write: () => true }, stderr: { write: (x: string) => err.push(x), isTTY: false }, env: { NATS_URL: nats.url } }
+    const io = {
+      stdout: { write: () => true },
+      stderr: { write: (x: string) => err.push(x), isTTY: false },
+      env: { NATS_URL: nats.url },
+    }
     expect(await keysCommand(['revoke', 'key_AAAAAAAAAAAAAAAA'], io)).toBe(1)
     expect(err.join('')).toContain('no API key with id "key_AAAAAAAAAAAAAAAA"')
-    expect(await keysCommand(['list', '--nats-url', `nats://127.0.0.1:${await freePort()}`], io)).toBe(1)
+    expect(
+      await keysCommand(['list', '--nats-url', `nats://127.0.0.1:${await freePort()}`], io),
+    ).toBe(1)
     expect(err.join('')).toContain('cannot open the key store at NATS nats://127.0.0.1:')
   })
 })

@@ -22,8 +22,16 @@ beforeAll(async () => {
   nats = await startNatsServer()
   gateway = await start(
     loadConfig({
-      NATS_URL: nats.url, JOB_EVENTS_TOKEN: TEST_JOB_EVENTS_TOKEN, HOST: '127.0.0.1', PORT: '0', GRPC_PORT: '0', API_GRPC_PORT: '0',
-      API_KEYS: KEY, RESULT_URL_SECRET: 'auth-throttle-int-secret-0123456789abcdef', AUTH_FAILURE_LIMIT: '3', AUTH_FAILURE_WINDOW_S: '600',
+      NATS_URL: nats.url,
+      JOB_EVENTS_TOKEN: TEST_JOB_EVENTS_TOKEN,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      GRPC_PORT: '0',
+      API_GRPC_PORT: '0',
+      API_KEYS: KEY,
+      RESULT_URL_SECRET: 'auth-throttle-int-secret-0123456789abcdef',
+      AUTH_FAILURE_LIMIT: '3',
+      AUTH_FAILURE_WINDOW_S: '600',
     }),
     { logger: createLogger('silent') },
   )
@@ -35,10 +43,14 @@ afterAll(async () => {
 
 describe('failed authentications per client address, HTTP and gRPC together', () => {
   it('two unknown keys over HTTP and one over gRPC use up the allowance; then both edges refuse, the valid key too', async () => {
-    const http = (key: string) => fetch(`http://127.0.0.1:${gateway.port}/v1/credits`, { headers: { 'x-api-key': key } })
+    const http = (key: string) =>
+      fetch(`http://127.0.0.1:${gateway.port}/v1/credits`, { headers: { 'x-api-key': key } })
     const client = await openGrpcApiClient(`127.0.0.1:${gateway.apiGrpcPort}`)
     try {
-      const valid = await unary(client, 'GetJob', { jobId: JOB }, KEY).then(() => 'answered', (e: { code: number }) => e.code)
+      const valid = await unary(client, 'GetJob', { jobId: JOB }, KEY).then(
+        () => 'answered',
+        (e: { code: number }) => e.code,
+      )
       expect(valid, 'a valid key is not counted').not.toBe(grpcStatus.UNAUTHENTICATED)
       expect((await http('wrong-1')).status).toBe(401)
       expect((await http('wrong-2')).status).toBe(401)
@@ -50,7 +62,10 @@ describe('failed authentications per client address, HTTP and gRPC together', ()
       const r = await http(KEY)
       expect(r.status).toBe(429)
       expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
-      expect(await r.json()).toMatchObject({ error_code: 'too_many_auth_failures', error: expect.stringMatching(/Too many failed authentications from this address/) })
+      expect(await r.json()).toMatchObject({
+        error_code: 'too_many_auth_failures',
+        error: expect.stringMatching(/Too many failed authentications from this address/),
+      })
     } finally {
       client.close()
     }

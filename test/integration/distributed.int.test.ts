@@ -49,15 +49,27 @@ beforeAll(async () => {
   const [port, grpcPort] = [await freePort(), await freePort()]
   healthPort = await freePort()
   gatewayEnv = {
-    PORT: String(port), HOST: '127.0.0.1', GRPC_PORT: String(grpcPort), NATS_URL: nats.url,
-    API_KEYS: API_KEY, RESULT_URL_SECRET: 'distributed-test-secret-0123456789abcdef',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    GRPC_PORT: String(grpcPort),
+    NATS_URL: nats.url,
+    API_KEYS: API_KEY,
+    RESULT_URL_SECRET: 'distributed-test-secret-0123456789abcdef',
     // The format matrix submits nine jobs in a row: the key's budget is above that (limits: access.int.test.ts).
-    DEFAULT_RATE_LIMIT_PER_S: '100', DEFAULT_MAX_CONCURRENT_JOBS: '20',
+    DEFAULT_RATE_LIMIT_PER_S: '100',
+    DEFAULT_MAX_CONCURRENT_JOBS: '20',
   }
   inferenceEnv = {
-    NATS_URL: nats.url, GATEWAY_GRPC_ADDR: `127.0.0.1:${grpcPort}`, TAILOR_WORK_DIR: workDir,
-    TAILOR_FETCH_ALLOW_LOOPBACK: 'true', ACK_WAIT_MS: '3000', MAX_DELIVER: '3', ORT_EP: 'cpu', MODELS_DIR: models.dir,
-    HEALTH_PORT: String(healthPort), HEALTH_HOST: '127.0.0.1',
+    NATS_URL: nats.url,
+    GATEWAY_GRPC_ADDR: `127.0.0.1:${grpcPort}`,
+    TAILOR_WORK_DIR: workDir,
+    TAILOR_FETCH_ALLOW_LOOPBACK: 'true',
+    ACK_WAIT_MS: '3000',
+    MAX_DELIVER: '3',
+    ORT_EP: 'cpu',
+    MODELS_DIR: models.dir,
+    HEALTH_PORT: String(healthPort),
+    HEALTH_HOST: '127.0.0.1',
   }
   await Promise.all([startGateway(), startInference()])
   api = apiClient(`http://127.0.0.1:${port}`, API_KEY)
@@ -79,7 +91,11 @@ describe('distributed: gateway and inference as separate processes (NATS JetStre
   it('reports health: the gateway sees the worker, inference names its execution provider', async () => {
     const g = await fetch(`http://127.0.0.1:${gatewayEnv.PORT}/healthz`)
     expect(g.status).toBe(200)
-    expect(await g.json()).toMatchObject({ status: 'ok', mode: 'distributed', workers_connected: 1 })
+    expect(await g.json()).toMatchObject({
+      status: 'ok',
+      mode: 'distributed',
+      workers_connected: 1,
+    })
     const i = await fetch(`http://127.0.0.1:${healthPort}/healthz`)
     expect(i.status).toBe(200)
     expect(await i.json()).toMatchObject({ status: 'ok', provider: 'cpu', in_flight: 0 })
@@ -91,7 +107,10 @@ describe('distributed: gateway and inference as separate processes (NATS JetStre
   })
 
   it('serves results with ranges, and refuses tampered URLs', async () => {
-    const id = await api.start({ video_url: `${media.baseUrl}/short_02.mp4`, output_format: 'mp4_h264' })
+    const id = await api.start({
+      video_url: `${media.baseUrl}/short_02.mp4`,
+      output_format: 'mp4_h264',
+    })
     const s = await api.wait(id, JOB_TIMEOUT_MS)
     const head = await fetch(s.result_url!, { headers: { range: 'bytes=0-99' } })
     expect(head.status).toBe(206)
@@ -118,30 +137,50 @@ describe('distributed: gateway and inference as separate processes (NATS JetStre
     ])('%s → failed %s, nothing left behind', async (_name, file, code) => {
       const id = await api.start({ video_url: `${media.baseUrl}/${file}` })
       const s = await api.wait(id, JOB_TIMEOUT_MS)
-      expect(s).toMatchObject({ status: 'failed', result_url: null, error: { error_code: code, message: expect.any(String) } })
+      expect(s).toMatchObject({
+        status: 'failed',
+        result_url: null,
+        error: { error_code: code, message: expect.any(String) },
+      })
       expect(await workLeft()).toEqual([])
     })
 
     it('an unreachable URL → failed input_fetch_failed', async () => {
       const closed = await freePort()
-      const s = await api.wait(await api.start({ video_url: `http://127.0.0.1:${closed}/v.mp4` }), JOB_TIMEOUT_MS)
+      const s = await api.wait(
+        await api.start({ video_url: `http://127.0.0.1:${closed}/v.mp4` }),
+        JOB_TIMEOUT_MS,
+      )
       expect(s).toMatchObject({ status: 'failed', error: { error_code: 'input_fetch_failed' } })
       expect(s.error!.message).toMatch(/ECONNREFUSED/)
       expect(await workLeft()).toEqual([])
     })
 
-    it.each(['http://10.0.0.1/v.mp4', 'http://169.254.169.254/latest/meta-data/', 'http://[fd00::1]/v.mp4', 'http://192.168.0.10/v.mp4'])(
-      'a private-address URL %s → failed input_fetch_failed without connecting',
-      async (url) => {
-        const s = await api.wait(await api.start({ video_url: url }), JOB_TIMEOUT_MS)
-        expect(s).toMatchObject({ status: 'failed', error: { error_code: 'input_fetch_failed', message: expect.stringMatching(/not allowed/) } })
-        expect(await workLeft()).toEqual([])
-      },
-    )
+    it.each([
+      'http://10.0.0.1/v.mp4',
+      'http://169.254.169.254/latest/meta-data/',
+      'http://[fd00::1]/v.mp4',
+      'http://192.168.0.10/v.mp4',
+    ])('a private-address URL %s → failed input_fetch_failed without connecting', async (url) => {
+      const s = await api.wait(await api.start({ video_url: url }), JOB_TIMEOUT_MS)
+      expect(s).toMatchObject({
+        status: 'failed',
+        error: { error_code: 'input_fetch_failed', message: expect.stringMatching(/not allowed/) },
+      })
+      expect(await workLeft()).toEqual([])
+    })
 
     it.each([
       ['wrong field types', { video_url: 12, output_format: true }, 'invalid_parameter'],
-      ['transparent with mp4_h264', { video_url: 'http://127.0.0.1/v.mp4', background_color: 'transparent', output_format: 'mp4_h264' }, 'invalid_parameter'],
+      [
+        'transparent with mp4_h264',
+        {
+          video_url: 'http://127.0.0.1/v.mp4',
+          background_color: 'transparent',
+          output_format: 'mp4_h264',
+        },
+        'invalid_parameter',
+      ],
       ['no video_url', { output_format: 'gif' }, 'missing_parameter'],
     ])('%s → 400 %s, no job', async (_name, body, code) => {
       const r = await api.submit(body)
@@ -151,13 +190,19 @@ describe('distributed: gateway and inference as separate processes (NATS JetStre
   })
 
   it('cancels a running job within a second and frees its work dir', async () => {
-    const id = await api.start({ video_url: `${media.baseUrl}/medium_01.mp4`, output_format: 'mkv_vp9' })
+    const id = await api.start({
+      video_url: `${media.baseUrl}/medium_01.mp4`,
+      output_format: 'mkv_vp9',
+    })
     await api.waitUntil(id, (s) => s.status === 'running' && s.progress > 0, JOB_TIMEOUT_MS)
     const before = inference.output().length
     const t0 = Date.now()
     const c = await api.cancel(id)
     expect(c.status).toBe(200)
-    expect(await api.status(id)).toMatchObject({ status: 'failed', error: { error_code: 'job_cancelled' } })
+    expect(await api.status(id)).toMatchObject({
+      status: 'failed',
+      error: { error_code: 'job_cancelled' },
+    })
     await inference.waitFor('"msg":"job cancelled"', 10_000)
     expect(inference.output().slice(before)).toContain(id)
     expect(Date.now() - t0).toBeLessThan(CANCEL_DEADLINE_MS + 500)
@@ -166,7 +211,11 @@ describe('distributed: gateway and inference as separate processes (NATS JetStre
   })
 
   it('redelivers a job whose worker was killed, and completes it once', async () => {
-    const id = await api.start({ video_url: `${media.baseUrl}/medium_01.mp4`, output_format: 'mp4_h264', background_color: '#fff' })
+    const id = await api.start({
+      video_url: `${media.baseUrl}/medium_01.mp4`,
+      output_format: 'mp4_h264',
+      background_color: '#fff',
+    })
     await api.waitUntil(id, (s) => s.status === 'running' && s.progress >= 0.2, JOB_TIMEOUT_MS)
     await inference.stop('SIGKILL')
     const stalled = await api.status(id)
@@ -183,14 +232,23 @@ describe('distributed: gateway and inference as separate processes (NATS JetStre
     expect(consumer.num_ack_pending).toBe(0)
     expect((await jsm.streams.info('JOBS')).state.messages).toBe(0)
     const objects = await jsm.streams.info('OBJ_results', { subjects_filter: '$O.results.M.>' })
-    const names = Object.keys(objects.state.subjects ?? {}).map((k) => Buffer.from(k.slice('$O.results.M.'.length), 'base64url').toString())
+    const names = Object.keys(objects.state.subjects ?? {}).map((k) =>
+      Buffer.from(k.slice('$O.results.M.'.length), 'base64url').toString(),
+    )
     expect(names.filter((n) => n.includes(id))).toEqual([`remove-background/${id}.mp4`])
   })
 
   it('keeps serving a job status across a gateway restart, and the job completes', async () => {
-    const id = await api.start({ video_url: `${media.baseUrl}/medium_01.mp4`, output_format: 'webm_vp9', background_color: 'transparent' })
+    const id = await api.start({
+      video_url: `${media.baseUrl}/medium_01.mp4`,
+      output_format: 'webm_vp9',
+      background_color: 'transparent',
+    })
     await api.waitUntil(id, (s) => s.status === 'running', JOB_TIMEOUT_MS)
-    const queued = await api.start({ video_url: `${media.baseUrl}/short_02.mp4`, output_format: 'mp4_h264' }) // waits behind it
+    const queued = await api.start({
+      video_url: `${media.baseUrl}/short_02.mp4`,
+      output_format: 'mp4_h264',
+    }) // waits behind it
     await gateway.stop()
     await startGateway()
     const s1 = await api.status(id)
@@ -199,10 +257,17 @@ describe('distributed: gateway and inference as separate processes (NATS JetStre
     expect(s).toMatchObject({ status: 'completed', progress: 1 })
     expect((await fetch(s.result_url!)).status).toBe(200)
     // Nothing lost: the job queued before the restart completes too, each with exactly one result.
-    expect(await api.wait(queued, JOB_TIMEOUT_MS)).toMatchObject({ status: 'completed', progress: 1 })
+    expect(await api.wait(queued, JOB_TIMEOUT_MS)).toMatchObject({
+      status: 'completed',
+      progress: 1,
+    })
     const jsm = await jetstreamManager(nc)
     const objects = await jsm.streams.info('OBJ_results', { subjects_filter: '$O.results.M.>' })
-    const names = Object.keys(objects.state.subjects ?? {}).map((k) => Buffer.from(k.slice('$O.results.M.'.length), 'base64url').toString())
-    expect(names.filter((n) => n.includes(id) || n.includes(queued)).sort()).toEqual([`remove-background/${id}.webm`, `remove-background/${queued}.mp4`].sort())
+    const names = Object.keys(objects.state.subjects ?? {}).map((k) =>
+      Buffer.from(k.slice('$O.results.M.'.length), 'base64url').toString(),
+    )
+    expect(names.filter((n) => n.includes(id) || n.includes(queued)).sort()).toEqual(
+      [`remove-background/${id}.webm`, `remove-background/${queued}.mp4`].sort(),
+    )
   })
 })

@@ -24,14 +24,25 @@ afterAll(async () => {
 describe('REQUIRE_EXECUTION_PROVIDER', () => {
   it('cuda required, only the CPU provider loadable: start-up fails with one clear line', async () => {
     const w = startService('services/inference/src/main.ts', {
-      NATS_URL: nats.url, GATEWAY_GRPC_ADDR: `127.0.0.1:${await freePort()}`, MODELS_DIR: models.dir,
-      ORT_EP: 'cuda', REQUIRE_EXECUTION_PROVIDER: 'cuda', JOB_KINDS: 'remove-background',
+      NATS_URL: nats.url,
+      GATEWAY_GRPC_ADDR: `127.0.0.1:${await freePort()}`,
+      MODELS_DIR: models.dir,
+      ORT_EP: 'cuda',
+      REQUIRE_EXECUTION_PROVIDER: 'cuda',
+      JOB_KINDS: 'remove-background',
     })
-    const code = await new Promise<number | null>((resolve) => w.proc.once('exit', (c) => resolve(c)))
+    const code = await new Promise<number | null>((resolve) =>
+      w.proc.once('exit', (c) => resolve(c)),
+    )
     expect(code).toBe(1)
-    const ours = w.output().split('\n').filter((l) => l.startsWith('inference: '))
+    const ours = w
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('inference: '))
     expect(ours).toHaveLength(1)
-    expect(ours[0]).toMatch(/^inference: REQUIRE_EXECUTION_PROVIDER=cuda: the matting models did not load on cuda: rvm: .*cuda/)
+    expect(ours[0]).toMatch(
+      /^inference: REQUIRE_EXECUTION_PROVIDER=cuda: the matting models did not load on cuda: rvm: .*cuda/,
+    )
     expect(w.output()).not.toMatch(/^\s+at /m) // no stack trace
     expect(w.output()).not.toContain('inference consuming jobs')
   })
@@ -39,15 +50,26 @@ describe('REQUIRE_EXECUTION_PROVIDER', () => {
   it('a worker that starts reports the provider in use and the required one on /readyz', async () => {
     const healthPort = await freePort()
     const w = startService('services/inference/src/main.ts', {
-      NATS_URL: nats.url, GATEWAY_GRPC_ADDR: `127.0.0.1:${await freePort()}`, MODELS_DIR: models.dir,
-      ORT_EP: 'cpu', REQUIRE_EXECUTION_PROVIDER: 'cpu', JOB_KINDS: 'remove-background',
-      HEALTH_PORT: String(healthPort), HEALTH_HOST: '127.0.0.1',
+      NATS_URL: nats.url,
+      GATEWAY_GRPC_ADDR: `127.0.0.1:${await freePort()}`,
+      MODELS_DIR: models.dir,
+      ORT_EP: 'cpu',
+      REQUIRE_EXECUTION_PROVIDER: 'cpu',
+      JOB_KINDS: 'remove-background',
+      HEALTH_PORT: String(healthPort),
+      HEALTH_HOST: '127.0.0.1',
     })
     try {
       await w.waitFor('inference consuming jobs')
       const r = await fetch(`http://127.0.0.1:${healthPort}/readyz`)
       expect(r.status).toBe(200)
-      expect(await r.json()).toMatchObject({ status: 'ready', provider: 'cpu', required_provider: 'cpu', fallbacks: [], job_kinds: ['remove-background'] })
+      expect(await r.json()).toMatchObject({
+        status: 'ready',
+        provider: 'cpu',
+        required_provider: 'cpu',
+        fallbacks: [],
+        job_kinds: ['remove-background'],
+      })
     } finally {
       await w.stop()
     }

@@ -33,7 +33,8 @@ const startTailor = async (): Promise<void> => {
   await tailor.waitFor('Tailor is running at')
 }
 const workLeft = (): Promise<string[]> => jobDirsLeft(join(dataDir, 'work'))
-const ls = async (d: string): Promise<string[]> => (await readdir(join(dataDir, d), { recursive: true })).map(String).sort()
+const ls = async (d: string): Promise<string[]> =>
+  (await readdir(join(dataDir, d), { recursive: true })).map(String).sort()
 
 beforeAll(async () => {
   models = await snapshotModels()
@@ -41,8 +42,13 @@ beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'tailor-data-faults-'))
   const port = await freePort()
   env = {
-    PORT: String(port), HOST: '127.0.0.1', TAILOR_DATA_DIR: dataDir, TAILOR_API_KEY: API_KEY, TAILOR_FETCH_ALLOW_LOOPBACK: 'true',
-    MODELS_DIR: models.dir, MAX_DELIVER: String(MAX_DELIVER),
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    TAILOR_DATA_DIR: dataDir,
+    TAILOR_API_KEY: API_KEY,
+    TAILOR_FETCH_ALLOW_LOOPBACK: 'true',
+    MODELS_DIR: models.dir,
+    MAX_DELIVER: String(MAX_DELIVER),
   }
   api = apiClient(`http://127.0.0.1:${port}`, API_KEY)
 })
@@ -62,7 +68,10 @@ describe('embedded mode faults (real process)', () => {
     await mkdir(join(dataDir, 'jobs'), { recursive: true })
     await writeFile(join(dataDir, 'jobs', `${STALE_ID}.json.tmp`), '{"half')
     await mkdir(join(dataDir, 'results', 'remove-background'), { recursive: true })
-    await writeFile(join(dataDir, 'results', 'remove-background', `${STALE_ID}.mp4.partial`), 'half a result')
+    await writeFile(
+      join(dataDir, 'results', 'remove-background', `${STALE_ID}.mp4.partial`),
+      'half a result',
+    )
     await startTailor()
     expect(await workLeft()).toEqual([])
     expect((await ls('work')).filter((n) => n.startsWith(basename(stale)))).toEqual([])
@@ -71,20 +80,33 @@ describe('embedded mode faults (real process)', () => {
   })
 
   it(`a job whose process dies on every run → failed worker_crashed after MAX_DELIVER (${MAX_DELIVER}) at the next start; the next job completes`, async () => {
-    const id = await api.start({ video_url: `${media.baseUrl}/medium_01.mp4`, output_format: 'mp4_h264' })
+    const id = await api.start({
+      video_url: `${media.baseUrl}/medium_01.mp4`,
+      output_format: 'mp4_h264',
+    })
     await api.waitUntil(id, (s) => s.status === 'running', JOB_TIMEOUT_MS)
     // "running" is recorded as the job starts; its scratch dir appears as the download begins.
-    const hasScratch = async (): Promise<boolean> => (await ls('work')).some((n) => n.includes(`/${id}-`))
+    const hasScratch = async (): Promise<boolean> =>
+      (await ls('work')).some((n) => n.includes(`/${id}-`))
     const deadline = Date.now() + JOB_TIMEOUT_MS
-    while (!(await hasScratch()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+    while (!(await hasScratch()) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20))
+    }
     await tailor.stop('SIGKILL')
     expect(await hasScratch()).toBe(true) // the dead run's scratch files
     await startTailor() // requeues the unfinished job: its delivery MAX_DELIVER + 1 records the failure
     const s = await api.wait(id, JOB_TIMEOUT_MS)
-    expect(s).toMatchObject({ status: 'failed', result_url: null, error: { error_code: 'worker_crashed' } })
+    expect(s).toMatchObject({
+      status: 'failed',
+      result_url: null,
+      error: { error_code: 'worker_crashed' },
+    })
     expect(tailor.output()).not.toContain('"msg":"job started"')
     expect(await workLeft()).toEqual([])
-    const next = await api.wait(await api.start({ video_url: `${media.baseUrl}/short_01.mp4` }), JOB_TIMEOUT_MS)
+    const next = await api.wait(
+      await api.start({ video_url: `${media.baseUrl}/short_01.mp4` }),
+      JOB_TIMEOUT_MS,
+    )
     expect(next).toMatchObject({ status: 'completed' })
     expect(await workLeft()).toEqual([])
   })

@@ -48,18 +48,27 @@ const startInference = async (extra: Record<string, string> = {}): Promise<void>
 }
 const workLeft = async (): Promise<string[]> => jobDirsLeft(workDir)
 const ffmpegChildren = async (): Promise<number[]> =>
-  (await childProcesses(inference.proc.pid!)).filter((p) => p.comm === 'ffmpeg' || p.comm === 'ffprobe').map((p) => p.pid)
+  (await childProcesses(inference.proc.pid!))
+    .filter((p) => p.comm === 'ffmpeg' || p.comm === 'ffprobe')
+    .map((p) => p.pid)
 /** Waits until the worker runs `n` ffmpeg processes (a video job's decoder and encoder). */
 async function waitForFfmpeg(n: number, timeoutMs: number): Promise<number[]> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
-    const ff = (await childProcesses(inference.proc.pid!)).filter((p) => p.comm === 'ffmpeg').map((p) => p.pid)
+    const ff = (await childProcesses(inference.proc.pid!))
+      .filter((p) => p.comm === 'ffmpeg')
+      .map((p) => p.pid)
     if (ff.length >= n) return ff
-    if (Date.now() > deadline) throw new Error(`${n} ffmpeg processes not seen within ${timeoutMs} ms`)
+    if (Date.now() > deadline) {
+      throw new Error(`${n} ffmpeg processes not seen within ${timeoutMs} ms`)
+    }
     await new Promise((r) => setTimeout(r, 20))
   }
 }
-const video = (file: string, format = 'mp4_h264'): Record<string, string> => ({ video_url: `${media.baseUrl}/${file}`, output_format: format })
+const video = (file: string, format = 'mp4_h264'): Record<string, string> => ({
+  video_url: `${media.baseUrl}/${file}`,
+  output_format: format,
+})
 
 /** The stored result objects whose name mentions `id` (exactly one after any fault). */
 async function storedResults(id: string): Promise<string[]> {
@@ -74,11 +83,20 @@ const linesOf = (id: string, attempt: number, msg?: string): string[] =>
   inference
     .output()
     .split('\n')
-    .filter((l) => l.includes(id) && l.includes(`"attempt":${attempt},`) && (msg === undefined || l.includes(`"msg":"${msg}"`)))
+    .filter(
+      (l) =>
+        l.includes(id) &&
+        l.includes(`"attempt":${attempt},`) &&
+        (msg === undefined || l.includes(`"msg":"${msg}"`)),
+    )
 async function waitForAttempt(id: string, attempt: number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (linesOf(id, attempt).length === 0) {
-    if (Date.now() > deadline) throw new Error(`delivery ${attempt} of ${id} not seen within ${timeoutMs} ms\n${inference.output().slice(-3000)}`)
+    if (Date.now() > deadline) {
+      throw new Error(
+        `delivery ${attempt} of ${id} not seen within ${timeoutMs} ms\n${inference.output().slice(-3000)}`,
+      )
+    }
     await new Promise((r) => setTimeout(r, 50))
   }
 }
@@ -86,7 +104,15 @@ async function queueDrained(): Promise<void> {
   const jsm = await jetstreamManager(nc)
   const ci = await jsm.consumers.info('JOBS', 'inference-remove-background')
   const si = await jsm.streams.info('JOBS')
-  const state = JSON.stringify({ pending: ci.num_pending, ackPending: ci.num_ack_pending, redelivered: ci.num_redelivered, waiting: ci.num_waiting, delivered: ci.delivered, ackFloor: ci.ack_floor, stream: si.state })
+  const state = JSON.stringify({
+    pending: ci.num_pending,
+    ackPending: ci.num_ack_pending,
+    redelivered: ci.num_redelivered,
+    waiting: ci.num_waiting,
+    delivered: ci.delivered,
+    ackFloor: ci.ack_floor,
+    stream: si.state,
+  })
   expect(ci.num_ack_pending, state).toBe(0)
   expect(si.state.messages, state).toBe(0)
 }
@@ -99,13 +125,24 @@ beforeAll(async () => {
   workDir = await mkdtemp(join(tmpdir(), 'tailor-work-faults-'))
   const [port, grpcPort] = [await freePort(), await freePort()]
   gatewayEnv = {
-    PORT: String(port), HOST: '127.0.0.1', GRPC_PORT: String(grpcPort), NATS_URL: nats.url,
-    API_KEYS: API_KEY, RESULT_URL_SECRET: 'faults-test-secret-0123456789abcdefgh',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    GRPC_PORT: String(grpcPort),
+    NATS_URL: nats.url,
+    API_KEYS: API_KEY,
+    RESULT_URL_SECRET: 'faults-test-secret-0123456789abcdefgh',
   }
   inferenceEnv = {
-    NATS_URL: nats.url, GATEWAY_GRPC_ADDR: `127.0.0.1:${grpcPort}`, TAILOR_WORK_DIR: workDir, TAILOR_FETCH_ALLOW_LOOPBACK: 'true',
-    ACK_WAIT_MS: String(ACK_WAIT_MS), MAX_DELIVER: String(MAX_DELIVER), ORT_EP: 'cpu', MODELS_DIR: models.dir,
-    VIDEO_JOB_TIMEOUT_S: String(VIDEO_JOB_TIMEOUT_S), SHUTDOWN_TIMEOUT_MS: '60000',
+    NATS_URL: nats.url,
+    GATEWAY_GRPC_ADDR: `127.0.0.1:${grpcPort}`,
+    TAILOR_WORK_DIR: workDir,
+    TAILOR_FETCH_ALLOW_LOOPBACK: 'true',
+    ACK_WAIT_MS: String(ACK_WAIT_MS),
+    MAX_DELIVER: String(MAX_DELIVER),
+    ORT_EP: 'cpu',
+    MODELS_DIR: models.dir,
+    VIDEO_JOB_TIMEOUT_S: String(VIDEO_JOB_TIMEOUT_S),
+    SHUTDOWN_TIMEOUT_MS: '60000',
   }
   gateway = startService('services/gateway/src/main.ts', gatewayEnv)
   await gateway.waitFor('gateway listening')
@@ -124,25 +161,39 @@ afterAll(async () => {
 })
 
 describe('worker faults (real processes)', () => {
-  it('start-up sweeps the work dir: a dead predecessor\'s files are gone', async () => {
+  it("start-up sweeps the work dir: a dead predecessor's files are gone", async () => {
     const dead = deadWorkerDir(workDir) // w-<host>-<a pid no longer running>-…
     await mkdir(join(dead, '0190c0de-dead-7000-8000-000000000000-abc123'), { recursive: true })
-    await writeFile(join(dead, '0190c0de-dead-7000-8000-000000000000-abc123', 'input'), 'stale download')
+    await writeFile(
+      join(dead, '0190c0de-dead-7000-8000-000000000000-abc123', 'input'),
+      'stale download',
+    )
     await writeFile(join(dead, 'stray.partial'), 'stale')
     await startInference()
     expect(await workLeft()).toEqual([])
     expect((await readdir(workDir)).filter((n) => join(workDir, n) === dead)).toEqual([])
   })
 
-  it('a hung ffmpeg → request_timeout after the kind\'s limit, every ffmpeg killed, no temp files, next job runs', async () => {
+  it("a hung ffmpeg → request_timeout after the kind's limit, every ffmpeg killed, no temp files, next job runs", async () => {
     const id = await api.start(video('medium_01.mp4'))
     const hung = await waitForFfmpeg(2, JOB_TIMEOUT_MS) // the decoder and the encoder
     for (const pid of hung) process.kill(pid, 'SIGSTOP')
-    await expect.poll(async () => (await childProcesses(inference.proc.pid!)).filter((p) => hung.includes(p.pid)).map((p) => p.state).join('')).toBe('TT')
+    await expect
+      .poll(async () =>
+        (await childProcesses(inference.proc.pid!))
+          .filter((p) => hung.includes(p.pid))
+          .map((p) => p.state)
+          .join(''),
+      )
+      .toBe('TT')
     const t0 = Date.now()
     const s = await api.wait(id, VIDEO_JOB_TIMEOUT_S * 1000 + TIMEOUT_SLACK_MS)
     timings.hungFfmpegToFailedMs = Date.now() - t0
-    expect(s).toMatchObject({ status: 'failed', result_url: null, error: { error_code: 'request_timeout', message: expect.stringMatching(/longer than 20 s/) } })
+    expect(s).toMatchObject({
+      status: 'failed',
+      result_url: null,
+      error: { error_code: 'request_timeout', message: expect.stringMatching(/longer than 20 s/) },
+    })
     await inference.waitFor('"msg":"job failed"', 10_000)
     expect(await ffmpegChildren()).toEqual([])
     for (const pid of hung) expect(() => process.kill(pid, 0)).toThrow() // gone, not merely detached
@@ -166,7 +217,9 @@ describe('worker faults (real processes)', () => {
     const s = await api.wait(id, JOB_TIMEOUT_MS)
     timings.poisonToFailedMs = Date.now() - t0
     expect(s).toMatchObject({
-      status: 'failed', result_url: null, error: { error_code: 'worker_crashed', message: expect.stringMatching(/delivered 2 times/) },
+      status: 'failed',
+      result_url: null,
+      error: { error_code: 'worker_crashed', message: expect.stringMatching(/delivered 2 times/) },
     })
     // Delivery MAX_DELIVER + 1 recorded the failure without running the job, and terminated the message.
     expect(linesOf(id, MAX_DELIVER + 1, 'job gave up after too many deliveries')).toHaveLength(1)
@@ -212,7 +265,10 @@ describe('worker faults (real processes)', () => {
     expect(s).toMatchObject({ status: 'completed', progress: 1 })
     // Completed once, by the new worker, on a later delivery (2, or 3 when the stopping worker's
     // last pull caught the handed-back message and handed it back again).
-    const done = inference.output().split('\n').filter((l) => l.includes(id) && l.includes('"msg":"job completed"'))
+    const done = inference
+      .output()
+      .split('\n')
+      .filter((l) => l.includes(id) && l.includes('"msg":"job completed"'))
     expect(done).toHaveLength(1)
     expect(done[0]).not.toContain('"attempt":1,')
     expect(await storedResults(id)).toEqual([`remove-background/${id}.mp4`])

@@ -15,7 +15,14 @@ import { openKvKeyStore } from '@tailor/gateway/src/access/key-store-kv.ts'
 import { loadConfig } from '@tailor/gateway/src/config.ts'
 import { createLogger } from '@tailor/gateway/src/logger.ts'
 import { start as startGateway, type Gateway } from '@tailor/gateway/src/start.ts'
-import { describeError, keyMetadata, openGrpcApiClient, rejection, unary, type WireJob } from '../helpers/grpc-api.ts'
+import {
+  describeError,
+  keyMetadata,
+  openGrpcApiClient,
+  rejection,
+  unary,
+  type WireJob,
+} from '../helpers/grpc-api.ts'
 import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts'
 import { TEST_JOB_EVENTS_TOKEN } from '../helpers/processes.ts'
 
@@ -47,8 +54,14 @@ beforeAll(async () => {
   keySlow = await make('slow', 1)
   gateway = await startGateway(
     loadConfig({
-      NATS_URL: nats.url, JOB_EVENTS_TOKEN: TEST_JOB_EVENTS_TOKEN, HOST: '127.0.0.1', PORT: '0', GRPC_PORT: '0', API_GRPC_PORT: '0',
-      RESULT_URL_SECRET: 'r'.repeat(40), GRPC_MAX_WATCHES_PER_KEY: String(MAX_WATCHES),
+      NATS_URL: nats.url,
+      JOB_EVENTS_TOKEN: TEST_JOB_EVENTS_TOKEN,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      GRPC_PORT: '0',
+      API_GRPC_PORT: '0',
+      RESULT_URL_SECRET: 'r'.repeat(40),
+      GRPC_MAX_WATCHES_PER_KEY: String(MAX_WATCHES),
     }),
     { logger: createLogger('silent') },
   )
@@ -64,10 +77,15 @@ afterAll(async () => {
 })
 
 /** A pending job of `key` (no worker takes it). */
-const submit = async (key: string): Promise<string> => (await unary(client, 'RemoveVideoBackground', { videoUrl: 'https://example.com/v.mp4' }, key)).jobId
+const submit = async (key: string): Promise<string> =>
+  (await unary(client, 'RemoveVideoBackground', { videoUrl: 'https://example.com/v.mp4' }, key))
+    .jobId
 
 /** Opens a WatchJob stream: resolves with its first message (the stream stays open), or rejects with the error that ended it. */
-function openWatch(jobId: string, key: string): Promise<{ call: grpc.ClientReadableStream<WireJob>; first: WireJob }> {
+function openWatch(
+  jobId: string,
+  key: string,
+): Promise<{ call: grpc.ClientReadableStream<WireJob>; first: WireJob }> {
   const call = client.WatchJob({ jobId }, keyMetadata(key))
   calls.push(call)
   return new Promise((resolve, reject) => {
@@ -80,14 +98,24 @@ describe('gRPC WatchJob limits per API key', () => {
   it(`a key holds at most ${MAX_WATCHES} streams: one more is RESOURCE_EXHAUSTED watch_limit_exceeded; another key still watches; an ended stream frees a place`, async () => {
     const jobA = await submit(keyA)
     const open = await Promise.all(Array.from({ length: MAX_WATCHES }, () => openWatch(jobA, keyA)))
-    for (const o of open) expect(o.first).toMatchObject({ jobId: jobA, status: 'JOB_STATUS_PENDING' })
+    for (const o of open) {
+      expect(o.first).toMatchObject({ jobId: jobA, status: 'JOB_STATUS_PENDING' })
+    }
 
     const err = await rejection(openWatch(jobA, keyA))
-    expect(describeError(err)).toMatchObject({ code: grpc.status.RESOURCE_EXHAUSTED, errorCode: 'watch_limit_exceeded', reason: 'watch_limit_exceeded', domain: 'tailor' })
+    expect(describeError(err)).toMatchObject({
+      code: grpc.status.RESOURCE_EXHAUSTED,
+      errorCode: 'watch_limit_exceeded',
+      reason: 'watch_limit_exceeded',
+      domain: 'tailor',
+    })
     expect(err.details).toContain(`at most ${MAX_WATCHES}`)
 
     const jobB = await submit(keyB)
-    expect((await openWatch(jobB, keyB)).first).toMatchObject({ jobId: jobB, status: 'JOB_STATUS_PENDING' })
+    expect((await openWatch(jobB, keyB)).first).toMatchObject({
+      jobId: jobB,
+      status: 'JOB_STATUS_PENDING',
+    })
 
     // The client ends one stream: the gateway sees the cancel and gives the place back.
     open[0]!.call.cancel()
@@ -97,26 +125,42 @@ describe('gRPC WatchJob limits per API key', () => {
         expect((await openWatch(jobA, keyA)).first.jobId).toBe(jobA)
         break
       } catch (e) {
-        if (Date.now() > deadline || (e as grpc.ServiceError).metadata?.get('error-code')[0] !== 'watch_limit_exceeded') throw e
+        if (
+          Date.now() > deadline ||
+          (e as grpc.ServiceError).metadata?.get('error-code')[0] !== 'watch_limit_exceeded'
+        ) {
+          throw e
+        }
         await new Promise((r) => setTimeout(r, 50))
       }
     }
   })
 
-  it('opening a stream takes a request from the key\'s rate budget: a burst of 60 at 1 request/s is refused with rate_limit_exceeded', async () => {
+  it("opening a stream takes a request from the key's rate budget: a burst of 60 at 1 request/s is refused with rate_limit_exceeded", async () => {
     const job = await submit(keySlow) // spends the key's one-second budget
     const started = Date.now()
-    const outcomes = await Promise.allSettled(Array.from({ length: 60 }, () => openWatch(job, keySlow)))
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 60 }, () => openWatch(job, keySlow)),
+    )
     const elapsedS = (Date.now() - started) / 1000
-    const refused = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected').map((o) => o.reason as grpc.ServiceError)
+    const refused = outcomes
+      .filter((o): o is PromiseRejectedResult => o.status === 'rejected')
+      .map((o) => o.reason as grpc.ServiceError)
     // Streams admitted beyond the budget are refused by the watch cap instead; none may pass uncharged.
     const codes = new Set(refused.map((e) => String(e.metadata.get('error-code')[0])))
-    expect(codes.has('rate_limit_exceeded'), `${[...codes].join(',')} after ${elapsedS} s`).toBe(true)
-    const rateRefusals = refused.filter((e) => e.metadata.get('error-code')[0] === 'rate_limit_exceeded')
+    expect(codes.has('rate_limit_exceeded'), `${[...codes].join(',')} after ${elapsedS} s`).toBe(
+      true,
+    )
+    const rateRefusals = refused.filter(
+      (e) => e.metadata.get('error-code')[0] === 'rate_limit_exceeded',
+    )
     // Fixed bound: 1 request/s refills at most a handful of tokens while 60 calls are opened.
     expect(rateRefusals.length).toBeGreaterThanOrEqual(60 - MAX_WATCHES - 10)
     const e = rateRefusals[0]!
-    expect(describeError(e)).toMatchObject({ code: grpc.status.RESOURCE_EXHAUSTED, errorCode: 'rate_limit_exceeded' })
+    expect(describeError(e)).toMatchObject({
+      code: grpc.status.RESOURCE_EXHAUSTED,
+      errorCode: 'rate_limit_exceeded',
+    })
     expect(Number(e.metadata.get('retry-after')[0])).toBeGreaterThanOrEqual(1)
   })
 })

@@ -26,9 +26,14 @@ const claim = (jobId: string) => ({ jobId, fingerprint: 'f1', createdAt: new Dat
 
 describe('JetStream KV idempotency store (bucket `idempotency`)', () => {
   it('of concurrent claims from two replicas exactly one wins; the others see its claim', async () => {
-    const [a, b] = [await openKvIdempotencyStore(nc1, { ttlMs: TTL_MS }), await openKvIdempotencyStore(nc2, { ttlMs: TTL_MS })]
+    const [a, b] = [
+      await openKvIdempotencyStore(nc1, { ttlMs: TTL_MS }),
+      await openKvIdempotencyStore(nc2, { ttlMs: TTL_MS }),
+    ]
     const key = idempotencyStorageKey('key-1', 'race')
-    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).claim(key, claim(`job-${i}`))))
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).claim(key, claim(`job-${i}`))),
+    )
     const winners = results.flatMap((r, i) => (r === null ? [`job-${i}`] : []))
     expect(winners).toHaveLength(1)
     for (const r of results) if (r !== null) expect(r.jobId).toBe(winners[0])

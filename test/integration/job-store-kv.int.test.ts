@@ -16,8 +16,20 @@ afterAll(async () => {
 })
 
 const record = (id: string): JobRecord => ({
-  id, kind: 'remove-background', status: 'pending', progress: 0, params: { video_url: 'https://example.com/v.mp4', background_color: '#000000', output_format: 'mp4_h264' }, result: null, error: null, attempts: 0,
-  createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z',
+  id,
+  kind: 'remove-background',
+  status: 'pending',
+  progress: 0,
+  params: {
+    video_url: 'https://example.com/v.mp4',
+    background_color: '#000000',
+    output_format: 'mp4_h264',
+  },
+  result: null,
+  error: null,
+  attempts: 0,
+  createdAt: '2026-01-01T00:00:00.000Z',
+  updatedAt: '2026-01-01T00:00:00.000Z',
 })
 
 describe('JetStream KV job store (bucket `jobs`)', () => {
@@ -28,7 +40,9 @@ describe('JetStream KV job store (bucket `jobs`)', () => {
     await a.create(record(id))
     expect(await b.get(id)).toEqual(record(id))
     await Promise.all(
-      Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).update(id, (r) => ({ ...r, attempts: r.attempts + 1 }))),
+      Array.from({ length: 10 }, (_, i) =>
+        (i % 2 === 0 ? a : b).update(id, (r) => ({ ...r, attempts: r.attempts + 1 })),
+      ),
     )
     expect((await a.get(id))?.attempts).toBe(10)
     expect(await a.update(id, () => null)).toMatchObject({ attempts: 10 })

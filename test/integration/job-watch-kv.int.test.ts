@@ -30,7 +30,22 @@ afterAll(async () => {
 
 const pending = (): JobRecord => {
   const now = new Date().toISOString()
-  return { id: newJobId(), kind: 'remove-background', status: 'pending', progress: 0, params: { video_url: 'https://example.com/v.mp4', background_color: '#000000', output_format: 'mp4_h264' }, result: null, error: null, attempts: 0, createdAt: now, updatedAt: now }
+  return {
+    id: newJobId(),
+    kind: 'remove-background',
+    status: 'pending',
+    progress: 0,
+    params: {
+      video_url: 'https://example.com/v.mp4',
+      background_color: '#000000',
+      output_format: 'mp4_h264',
+    },
+    result: null,
+    error: null,
+    attempts: 0,
+    createdAt: now,
+    updatedAt: now,
+  }
 }
 
 const consumers = async (): Promise<number> => {
@@ -62,10 +77,17 @@ describe('KV job store: watch', () => {
     await a.update(rec.id, (r) => ({ ...r, status: 'completed', progress: 1 }))
     await done
     expect(seen.map((r) => [r?.status, r?.progress])).toEqual([
-      ['pending', 0], ['running', 0], ['running', 0.25], ['running', 0.5], ['running', 0.75], ['completed', 1],
+      ['pending', 0],
+      ['running', 0],
+      ['running', 0.25],
+      ['running', 0.5],
+      ['running', 0.75],
+      ['completed', 1],
     ])
     const deadline = Date.now() + CONSUMER_GONE_MS
-    while ((await consumers()) > before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100))
+    while ((await consumers()) > before && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100))
+    }
     expect(await consumers()).toBe(before)
   })
 

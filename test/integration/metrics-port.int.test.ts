@@ -16,8 +16,15 @@ beforeAll(async () => {
   nats = await startNatsServer()
   gateway = await start(
     loadConfig({
-      NATS_URL: nats.url, JOB_EVENTS_TOKEN: TEST_JOB_EVENTS_TOKEN, HOST: '127.0.0.1', PORT: '0', GRPC_PORT: '0', API_GRPC_PORT: '0', METRICS_PORT: '0',
-      TAILOR_API_KEY: 'metrics-port-test-key-0123456789abcdef', RESULT_URL_SECRET: 'metrics-port-test-secret-0123456789abcdef',
+      NATS_URL: nats.url,
+      JOB_EVENTS_TOKEN: TEST_JOB_EVENTS_TOKEN,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      GRPC_PORT: '0',
+      API_GRPC_PORT: '0',
+      METRICS_PORT: '0',
+      TAILOR_API_KEY: 'metrics-port-test-key-0123456789abcdef',
+      RESULT_URL_SECRET: 'metrics-port-test-secret-0123456789abcdef',
     }),
     { logger: createLogger('silent') },
   )

@@ -36,21 +36,38 @@ let base: string
 beforeAll(async () => {
   // The server configuration shipped in the ConfigMap: its accounts and TLS files, verbatim.
   confDir = await mkdtemp(join(tmpdir(), 'tailor-nats-auth-'))
-  for (const f of ['accounts.conf', 'tls.conf']) await writeFile(join(confDir, f), await readFile(resolve(REPO_ROOT, 'deploy/k8s/base/nats', f)))
+  for (const f of ['accounts.conf', 'tls.conf']) {
+    await writeFile(join(confDir, f), await readFile(resolve(REPO_ROOT, 'deploy/k8s/base/nats', f)))
+  }
   await writeFile(join(confDir, 'nats.conf'), 'include ./accounts.conf\ninclude ./tls.conf\n')
-  nats = await startNatsServer({ config: join(confDir, 'nats.conf'), env: { NATS_GATEWAY_PASSWORD: GATEWAY_PASSWORD, NATS_INFERENCE_PASSWORD: INFERENCE_PASSWORD } })
+  nats = await startNatsServer({
+    config: join(confDir, 'nats.conf'),
+    env: { NATS_GATEWAY_PASSWORD: GATEWAY_PASSWORD, NATS_INFERENCE_PASSWORD: INFERENCE_PASSWORD },
+  })
   models = await snapshotModels()
   media = await createMediaFixtures()
   workDir = await mkdtemp(join(tmpdir(), 'tailor-work-nats-auth-'))
   const [port, grpcPort] = [await freePort(), await freePort()]
   gateway = startService('services/gateway/src/main.ts', {
-    PORT: String(port), HOST: '127.0.0.1', GRPC_PORT: String(grpcPort), NATS_URL: nats.url, NATS_USER: 'gateway', NATS_PASSWORD: GATEWAY_PASSWORD,
-    API_KEYS: API_KEY, RESULT_URL_SECRET: 'nats-auth-test-secret-0123456789abcdefgh',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    GRPC_PORT: String(grpcPort),
+    NATS_URL: nats.url,
+    NATS_USER: 'gateway',
+    NATS_PASSWORD: GATEWAY_PASSWORD,
+    API_KEYS: API_KEY,
+    RESULT_URL_SECRET: 'nats-auth-test-secret-0123456789abcdefgh',
   })
   await gateway.waitFor('gateway listening')
   inference = startService('services/inference/src/main.ts', {
-    NATS_URL: nats.url, NATS_USER: 'inference', NATS_PASSWORD: INFERENCE_PASSWORD, GATEWAY_GRPC_ADDR: `127.0.0.1:${grpcPort}`,
-    TAILOR_WORK_DIR: workDir, ORT_EP: 'cpu', MODELS_DIR: models.dir, JOB_KINDS: 'remove-background',
+    NATS_URL: nats.url,
+    NATS_USER: 'inference',
+    NATS_PASSWORD: INFERENCE_PASSWORD,
+    GATEWAY_GRPC_ADDR: `127.0.0.1:${grpcPort}`,
+    TAILOR_WORK_DIR: workDir,
+    ORT_EP: 'cpu',
+    MODELS_DIR: models.dir,
+    JOB_KINDS: 'remove-background',
   })
   await inference.waitFor('inference consuming jobs')
   base = `http://127.0.0.1:${port}`
@@ -69,7 +86,11 @@ afterAll(async () => {
 
 describe('NATS accounts and users (deploy/k8s accounts.conf)', () => {
   it('gateway and inference with their own users complete a job read from an upload; the result is fetched', async () => {
-    const up = await fetch(`${base}/v1/uploads`, { method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'video/mp4' }, body: await readFile(join(media.dir, 'short_01.mp4')) })
+    const up = await fetch(`${base}/v1/uploads`, {
+      method: 'POST',
+      headers: { 'x-api-key': API_KEY, 'content-type': 'video/mp4' },
+      body: await readFile(join(media.dir, 'short_01.mp4')),
+    })
     expect(up.status).toBe(201)
     const { url } = (await up.json()) as { url: string }
     const id = await api.start({ video_url: url, output_format: 'mp4_h264' })
@@ -82,24 +103,36 @@ describe('NATS accounts and users (deploy/k8s accounts.conf)', () => {
   })
 
   it('an anonymous client or a wrong password is refused', async () => {
-    await expect(connect({ servers: nats.url, maxReconnectAttempts: 0 })).rejects.toThrow(/Authorization/i)
-    await expect(connect({ servers: nats.url, user: 'inference', pass: 'wrong', maxReconnectAttempts: 0 })).rejects.toThrow(/Authorization/i)
+    await expect(connect({ servers: nats.url, maxReconnectAttempts: 0 })).rejects.toThrow(
+      /Authorization/i,
+    )
+    await expect(
+      connect({ servers: nats.url, user: 'inference', pass: 'wrong', maxReconnectAttempts: 0 }),
+    ).rejects.toThrow(/Authorization/i)
   })
 
   it('the inference user cannot read api_keys, nor copy it into a stream of its own; the gateway user can', async () => {
     const inf = await connect({ servers: nats.url, user: 'inference', pass: INFERENCE_PASSWORD })
     try {
       const kvm = new Kvm(inf)
-      await expect((async () => (await kvm.open('api_keys')).get('anything'))()).rejects.toThrow(/permission|timeout|no responders/i)
+      await expect((async () => (await kvm.open('api_keys')).get('anything'))()).rejects.toThrow(
+        /permission|timeout|no responders/i,
+      )
       const jsm = await jetstreamManager(inf)
-      await expect(jsm.streams.add({ name: 'COPY', subjects: ['copy.>'], sources: [{ name: 'KV_api_keys' }] })).rejects.toThrow(/permission|timeout|no responders/i)
-      await expect(jsm.streams.info('KV_api_keys')).rejects.toThrow(/permission|timeout|no responders/i)
+      await expect(
+        jsm.streams.add({ name: 'COPY', subjects: ['copy.>'], sources: [{ name: 'KV_api_keys' }] }),
+      ).rejects.toThrow(/permission|timeout|no responders/i)
+      await expect(jsm.streams.info('KV_api_keys')).rejects.toThrow(
+        /permission|timeout|no responders/i,
+      )
     } finally {
       await inf.close()
     }
     const gw = await connect({ servers: nats.url, user: 'gateway', pass: GATEWAY_PASSWORD })
     try {
-      expect((await (await jetstreamManager(gw)).streams.info('KV_api_keys')).config.name).toBe('KV_api_keys')
+      expect((await (await jetstreamManager(gw)).streams.info('KV_api_keys')).config.name).toBe(
+        'KV_api_keys',
+      )
     } finally {
       await gw.close()
     }

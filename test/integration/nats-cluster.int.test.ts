@@ -18,7 +18,11 @@ const submit = async (): Promise<{ status: number; body: Record<string, unknown>
   const r = await fetch(`${base}/v1/video/remove-background`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-api-key': API_KEY },
-    body: JSON.stringify({ video_url: 'https://example.com/clip.mp4', output_format: 'webm_vp9', background_color: 'transparent' }),
+    body: JSON.stringify({
+      video_url: 'https://example.com/clip.mp4',
+      output_format: 'webm_vp9',
+      background_color: 'transparent',
+    }),
   })
   return { status: r.status, body: (await r.json()) as Record<string, unknown> }
 }
@@ -40,8 +44,13 @@ beforeAll(async () => {
   const [port, grpcPort] = [await freePort(), await freePort()]
   base = `http://127.0.0.1:${port}`
   gateway = startService('services/gateway/src/main.ts', {
-    PORT: String(port), HOST: '127.0.0.1', GRPC_PORT: String(grpcPort), NATS_URL: cluster.urls[0] ?? '', NATS_REPLICAS: '3',
-    API_KEYS: API_KEY, RESULT_URL_SECRET: 'nats-cluster-test-secret-0123456789abcdef',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    GRPC_PORT: String(grpcPort),
+    NATS_URL: cluster.urls[0] ?? '',
+    NATS_REPLICAS: '3',
+    API_KEYS: API_KEY,
+    RESULT_URL_SECRET: 'nats-cluster-test-secret-0123456789abcdef',
   })
   await gateway.waitFor('gateway listening')
 })
@@ -75,7 +84,10 @@ describe('a 3-server JetStream cluster (as deploy/k8s runs NATS) with NATS_REPLI
     expect(second.status, JSON.stringify(second.body)).toBe(202)
     const jsm = await jetstreamManager(nc)
     expect((await jsm.streams.info('JOBS')).state.messages).toBe(2)
-    const status = await fetch(`${base}/v1/video/remove-background/job/${String(first.body.job_id)}`, { headers: { 'x-api-key': API_KEY } })
+    const status = await fetch(
+      `${base}/v1/video/remove-background/job/${String(first.body.job_id)}`,
+      { headers: { 'x-api-key': API_KEY } },
+    )
     expect(status.status).toBe(200)
     expect(await status.json()).toMatchObject({ status: 'pending' })
   })

@@ -43,8 +43,12 @@ function parseMetrics(text: string): Sample[] {
 }
 /** The one sample called `name` whose labels include `labels`; undefined when none. */
 function sample(samples: Sample[], name: string, labels: Labels = {}): number | undefined {
-  const hits = samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
-  if (hits.length > 1) throw new Error(`${name} ${JSON.stringify(labels)} matches ${hits.length} samples`)
+  const hits = samples.filter(
+    (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
+  )
+  if (hits.length > 1) {
+    throw new Error(`${name} ${JSON.stringify(labels)} matches ${hits.length} samples`)
+  }
   return hits[0]?.value
 }
 const scrape = async (url: string): Promise<Sample[]> => {
@@ -57,12 +61,19 @@ const getJson = async (url: string): Promise<{ status: number; body: Record<stri
   const r = await fetch(url)
   return { status: r.status, body: (await r.json()) as Record<string, unknown> }
 }
-const until = async <T>(what: string, f: () => Promise<T>, ok: (v: T) => boolean, timeoutMs: number): Promise<T> => {
+const until = async <T>(
+  what: string,
+  f: () => Promise<T>,
+  ok: (v: T) => boolean,
+  timeoutMs: number,
+): Promise<T> => {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const v = await f()
     if (ok(v)) return v
-    if (Date.now() > deadline) throw new Error(`${what}: not seen within ${timeoutMs} ms (last: ${JSON.stringify(v)})`)
+    if (Date.now() > deadline) {
+      throw new Error(`${what}: not seen within ${timeoutMs} ms (last: ${JSON.stringify(v)})`)
+    }
     await new Promise((r) => setTimeout(r, 200))
   }
 }
@@ -106,7 +117,14 @@ describe('observability, embedded mode (one process, as `pnpm start` runs it)', 
   it('/readyz reports the warmed-up models and the provider in use; /healthz stays liveness', async () => {
     const ready = await getJson(`${base}/readyz`)
     expect(ready.status).toBe(200)
-    expect(ready.body).toMatchObject({ status: 'ready', mode: 'embedded', job_store: true, models_loaded: true, warmed_up: true, provider: 'cpu' })
+    expect(ready.body).toMatchObject({
+      status: 'ready',
+      mode: 'embedded',
+      job_store: true,
+      models_loaded: true,
+      warmed_up: true,
+      provider: 'cpu',
+    })
     expect((await getJson(`${base}/healthz`)).status).toBe(200)
   })
 
@@ -115,7 +133,10 @@ describe('observability, embedded mode (one process, as `pnpm start` runs it)', 
     const submitted = await fetch(`${base}/v1/video/remove-background`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': API_KEY },
-      body: JSON.stringify({ video_url: `${media.baseUrl}/short_02.mp4`, output_format: 'mp4_h264' }),
+      body: JSON.stringify({
+        video_url: `${media.baseUrl}/short_02.mp4`,
+        output_format: 'mp4_h264',
+      }),
     })
     expect(submitted.status).toBe(202)
     const requestId = submitted.headers.get('x-request-id')
@@ -128,22 +149,50 @@ describe('observability, embedded mode (one process, as `pnpm start` runs it)', 
     const rb = { kind: 'remove-background' }
     // Gateway side.
     expect(sample(m, 'tailor_jobs_submitted_total', rb)).toBe(1)
-    expect(sample(m, 'tailor_jobs_finished_total', { ...rb, status: 'completed', error_code: '' })).toBe(1)
+    expect(
+      sample(m, 'tailor_jobs_finished_total', { ...rb, status: 'completed', error_code: '' }),
+    ).toBe(1)
     expect(sample(m, 'tailor_job_duration_seconds_count', { ...rb, status: 'completed' })).toBe(1)
-    expect(sample(m, 'tailor_job_duration_seconds_sum', { ...rb, status: 'completed' })).toBeGreaterThan(0)
+    expect(
+      sample(m, 'tailor_job_duration_seconds_sum', { ...rb, status: 'completed' }),
+    ).toBeGreaterThan(0)
     expect(sample(m, 'tailor_queue_depth')).toBe(0)
-    expect(sample(m, 'tailor_http_requests_total', { method: 'POST', route: '/v1/video/remove-background', status: '202' })).toBe(1)
-    expect(sample(m, 'tailor_http_requests_total', { method: 'GET', route: '/v1/video/remove-background/job/:id', status: '200' })).toBeGreaterThanOrEqual(1)
-    expect(sample(m, 'tailor_http_request_duration_seconds_count', { method: 'POST', route: '/v1/video/remove-background', status: '202' })).toBe(1)
+    expect(
+      sample(m, 'tailor_http_requests_total', {
+        method: 'POST',
+        route: '/v1/video/remove-background',
+        status: '202',
+      }),
+    ).toBe(1)
+    expect(
+      sample(m, 'tailor_http_requests_total', {
+        method: 'GET',
+        route: '/v1/video/remove-background/job/:id',
+        status: '200',
+      }),
+    ).toBeGreaterThanOrEqual(1)
+    expect(
+      sample(m, 'tailor_http_request_duration_seconds_count', {
+        method: 'POST',
+        route: '/v1/video/remove-background',
+        status: '202',
+      }),
+    ).toBe(1)
     // Inference side, in the same registry.
-    expect(sample(m, 'tailor_inference_jobs_total', { ...rb, status: 'completed', error_code: '' })).toBe(1)
-    expect(sample(m, 'tailor_inference_job_duration_seconds_count', { ...rb, status: 'completed' })).toBe(1)
+    expect(
+      sample(m, 'tailor_inference_jobs_total', { ...rb, status: 'completed', error_code: '' }),
+    ).toBe(1)
+    expect(
+      sample(m, 'tailor_inference_job_duration_seconds_count', { ...rb, status: 'completed' }),
+    ).toBe(1)
     const frames = sample(m, 'tailor_video_frames_total') ?? 0
     expect(frames).toBeGreaterThan(10) // 1 s of video
     expect(sample(m, 'tailor_video_frames_per_second_count')).toBe(1)
     expect(sample(m, 'tailor_video_frames_per_second_sum')).toBeGreaterThan(0)
     // Every frame ran one model (rvm or rvm-ratio1), plus the warm-up runs.
-    const runs = (sample(m, 'tailor_model_run_duration_seconds_count', { model: 'rvm' }) ?? 0) + (sample(m, 'tailor_model_run_duration_seconds_count', { model: 'rvm-ratio1' }) ?? 0)
+    const runs =
+      (sample(m, 'tailor_model_run_duration_seconds_count', { model: 'rvm' }) ?? 0) +
+      (sample(m, 'tailor_model_run_duration_seconds_count', { model: 'rvm-ratio1' }) ?? 0)
     expect(runs).toBeGreaterThanOrEqual(frames)
     expect(sample(m, 'tailor_inference_execution_provider', { provider: 'cpu' })).toBe(1)
     expect(sample(m, 'tailor_inference_jobs_in_flight')).toBe(0)
@@ -158,13 +207,22 @@ describe('observability, embedded mode (one process, as `pnpm start` runs it)', 
     const requestLines = lines.filter((l) => l.msg === 'request completed')
     expect(requestLines.length).toBeGreaterThanOrEqual(3)
     for (const l of requestLines) expect(l.request_id, JSON.stringify(l)).toMatch(/.+/)
-    expect(requestLines.find((l) => l.request_id === requestId)).toMatchObject({ method: 'POST', route: '/v1/video/remove-background', status: 202 })
+    expect(requestLines.find((l) => l.request_id === requestId)).toMatchObject({
+      method: 'POST',
+      route: '/v1/video/remove-background',
+      status: 202,
+    })
     // Every line about this job, on either side, names it in job_id (or is a request line with its request_id).
     const aboutJob = lines.filter((l) => JSON.stringify(l).includes(jobId))
     expect(aboutJob.length).toBeGreaterThanOrEqual(3)
-    for (const l of aboutJob) expect(l.job_id === jobId || typeof l.request_id === 'string', JSON.stringify(l)).toBe(true)
+    for (const l of aboutJob) {
+      expect(l.job_id === jobId || typeof l.request_id === 'string', JSON.stringify(l)).toBe(true)
+    }
     for (const msg of ['job started', 'job completed', 'job finished']) {
-      expect(lines.find((l) => l.msg === msg && l.job_id === jobId), msg).toBeDefined()
+      expect(
+        lines.find((l) => l.msg === msg && l.job_id === jobId),
+        msg,
+      ).toBeDefined()
     }
   })
 })
@@ -181,7 +239,9 @@ describe('observability, distributed mode (real NATS; gateway and a worker in th
     'tailor',
     new Writable({
       write(chunk: Buffer, _enc, cb) {
-        for (const l of chunk.toString().split('\n')) if (l.startsWith('{')) logs.push(JSON.parse(l) as Record<string, unknown>)
+        for (const l of chunk.toString().split('\n')) {
+          if (l.startsWith('{')) logs.push(JSON.parse(l) as Record<string, unknown>)
+        }
         cb()
       },
     }),
@@ -201,11 +261,25 @@ describe('observability, distributed mode (real NATS; gateway and a worker in th
 
   it('queue depth, readiness and job metrics follow NATS, the queue and the worker', async () => {
     gateway = await startGateway(
-      loadGatewayConfig({ NATS_URL: nats.url, JOB_EVENTS_TOKEN: TEST_JOB_EVENTS_TOKEN, HOST: '127.0.0.1', PORT: '0', GRPC_PORT: '0', API_GRPC_PORT: '0', TAILOR_API_KEY: API_KEY, RESULT_URL_SECRET: SECRET }),
+      loadGatewayConfig({
+        NATS_URL: nats.url,
+        JOB_EVENTS_TOKEN: TEST_JOB_EVENTS_TOKEN,
+        HOST: '127.0.0.1',
+        PORT: '0',
+        GRPC_PORT: '0',
+        API_GRPC_PORT: '0',
+        TAILOR_API_KEY: API_KEY,
+        RESULT_URL_SECRET: SECRET,
+      }),
       { logger },
     )
     const gw = `http://127.0.0.1:${gateway.port}`
-    expect((await getJson(`${gw}/readyz`)).body).toMatchObject({ status: 'ready', mode: 'distributed', nats_connected: true, job_store: true })
+    expect((await getJson(`${gw}/readyz`)).body).toMatchObject({
+      status: 'ready',
+      mode: 'distributed',
+      nats_connected: true,
+      job_store: true,
+    })
 
     // A job no worker has taken yet waits in the stream; its input is refused (loopback) once one does.
     const api = apiClient(gw, API_KEY)
@@ -226,7 +300,13 @@ describe('observability, distributed mode (real NATS; gateway and a worker in th
       { logger },
     )
     const health = `http://127.0.0.1:${healthPort}`
-    expect((await getJson(`${health}/readyz`)).body).toMatchObject({ status: 'ready', provider: 'cpu', models_loaded: true, warmed_up: true, nats_connected: true })
+    expect((await getJson(`${health}/readyz`)).body).toMatchObject({
+      status: 'ready',
+      provider: 'cpu',
+      models_loaded: true,
+      warmed_up: true,
+      nats_connected: true,
+    })
     expect((await getJson(`${health}/healthz`)).status).toBe(200)
     expect((await getJson(`${health}/nope`)).status).toBe(404)
 
@@ -235,10 +315,24 @@ describe('observability, distributed mode (real NATS; gateway and a worker in th
     const g = await scrape(`${gw}/metrics`)
     expect(sample(g, 'tailor_queue_depth')).toBe(0)
     expect(sample(g, 'tailor_jobs_submitted_total', { kind: 'remove-background' })).toBe(1)
-    expect(sample(g, 'tailor_jobs_finished_total', { kind: 'remove-background', status: 'failed', error_code: 'input_fetch_failed' })).toBe(1)
+    expect(
+      sample(g, 'tailor_jobs_finished_total', {
+        kind: 'remove-background',
+        status: 'failed',
+        error_code: 'input_fetch_failed',
+      }),
+    ).toBe(1)
     const w = await scrape(`${health}/metrics`)
-    expect(sample(w, 'tailor_inference_jobs_total', { kind: 'remove-background', status: 'failed', error_code: 'input_fetch_failed' })).toBe(1)
-    expect(sample(w, 'tailor_model_run_duration_seconds_count', { model: 'rvm' })).toBeGreaterThan(0) // the warm-up runs
+    expect(
+      sample(w, 'tailor_inference_jobs_total', {
+        kind: 'remove-background',
+        status: 'failed',
+        error_code: 'input_fetch_failed',
+      }),
+    ).toBe(1)
+    expect(sample(w, 'tailor_model_run_duration_seconds_count', { model: 'rvm' })).toBeGreaterThan(
+      0,
+    ) // the warm-up runs
     expect(sample(w, 'tailor_inference_execution_provider', { provider: 'cpu' })).toBe(1)
     expect(sample(w, 'tailor_jobs_submitted_total')).toBeUndefined() // each process serves its own
     for (const l of logs.filter((x) => JSON.stringify(x).includes(jobId))) {
@@ -248,15 +342,35 @@ describe('observability, distributed mode (real NATS; gateway and a worker in th
     // NATS goes away: both turn unready (liveness unaffected), and ready again once it is back.
     const restarted = nats.restart({ downMs: NATS_DOWN_MS })
     const notReady = (r: { status: number }): boolean => r.status === 503
-    const gDown = await until('gateway unready', () => getJson(`${gw}/readyz`), notReady, PROBE_CHANGE_TIMEOUT_MS)
+    const gDown = await until(
+      'gateway unready',
+      () => getJson(`${gw}/readyz`),
+      notReady,
+      PROBE_CHANGE_TIMEOUT_MS,
+    )
     expect(gDown.body).toMatchObject({ status: 'unavailable', nats_connected: false })
-    const wDown = await until('worker unready', () => getJson(`${health}/readyz`), notReady, PROBE_CHANGE_TIMEOUT_MS)
+    const wDown = await until(
+      'worker unready',
+      () => getJson(`${health}/readyz`),
+      notReady,
+      PROBE_CHANGE_TIMEOUT_MS,
+    )
     expect(wDown.body).toMatchObject({ status: 'unavailable', nats_connected: false })
     expect((await getJson(`${health}/healthz`)).status).toBe(200)
     expect((await getJson(`${gw}/healthz`)).status).toBe(200)
     await restarted
     const isReady = (r: { status: number }): boolean => r.status === 200
-    await until('gateway ready again', () => getJson(`${gw}/readyz`), isReady, PROBE_CHANGE_TIMEOUT_MS)
-    await until('worker ready again', () => getJson(`${health}/readyz`), isReady, PROBE_CHANGE_TIMEOUT_MS)
+    await until(
+      'gateway ready again',
+      () => getJson(`${gw}/readyz`),
+      isReady,
+      PROBE_CHANGE_TIMEOUT_MS,
+    )
+    await until(
+      'worker ready again',
+      () => getJson(`${health}/readyz`),
+      isReady,
+      PROBE_CHANGE_TIMEOUT_MS,
+    )
   })
 })

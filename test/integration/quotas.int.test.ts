@@ -34,7 +34,13 @@ const bytes = (n: number, seed = 1): ReadableStream<Uint8Array> =>
   new ReadableStream({ start: (c) => (c.enqueue(new Uint8Array(body(n, seed))), c.close()) })
 const meta = (owner: string) => {
   const now = Date.now()
-  return { id: crypto.randomUUID(), ownerKeyId: owner, contentType: 'image/png', createdAt: new Date(now).toISOString(), expiresAt: new Date(now + UPLOAD_TTL_MS).toISOString() }
+  return {
+    id: crypto.randomUUID(),
+    ownerKeyId: owner,
+    contentType: 'image/png',
+    createdAt: new Date(now).toISOString(),
+    expiresAt: new Date(now + UPLOAD_TTL_MS).toISOString(),
+  }
 }
 
 describe('embedded: one key at its upload quota, another key unaffected', () => {
@@ -46,11 +52,32 @@ describe('embedded: one key at its upload quota, another key unaffected', () => 
     dir = await mkdtemp(join(tmpdir(), 'tailor-quota-'))
     models = await snapshotModels()
     // A 0.5 s 96x96 clip: key B's job.
-    await ffmpeg(['-f', 'lavfi', '-i', 'testsrc=size=96x96:rate=10', '-t', '0.5', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', join(dir, 'clip.mp4')])
+    await ffmpeg([
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc=size=96x96:rate=10',
+      '-t',
+      '0.5',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-pix_fmt',
+      'yuv420p',
+      join(dir, 'clip.mp4'),
+    ])
     const port = await freePort()
     tailor = startService('services/embedded/src/main.ts', {
-      PORT: String(port), HOST: '127.0.0.1', TAILOR_DATA_DIR: join(dir, 'data'), MODELS_DIR: models.dir, API_KEYS: `${KEY_A},${KEY_B}`,
-      TAILOR_API_KEY: KEY_A, UPLOAD_QUOTA_BYTES: String(QUOTA_BYTES), UPLOAD_QUOTA_COUNT: '3', DEFAULT_RATE_LIMIT_PER_S: '100',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      TAILOR_DATA_DIR: join(dir, 'data'),
+      MODELS_DIR: models.dir,
+      API_KEYS: `${KEY_A},${KEY_B}`,
+      TAILOR_API_KEY: KEY_A,
+      UPLOAD_QUOTA_BYTES: String(QUOTA_BYTES),
+      UPLOAD_QUOTA_COUNT: '3',
+      DEFAULT_RATE_LIMIT_PER_S: '100',
     })
     await tailor.waitFor('Tailor is running at')
     base = `http://127.0.0.1:${port}`
@@ -62,39 +89,52 @@ describe('embedded: one key at its upload quota, another key unaffected', () => 
   })
 
   const upload = async (key: string, data: Uint8Array, type = 'image/png') => {
-    const r = await fetch(`${base}/v1/uploads`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': type }, body: new Uint8Array(data) })
+    const r = await fetch(`${base}/v1/uploads`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': type },
+      body: new Uint8Array(data),
+    })
     return { status: r.status, body: (await r.json()) as Record<string, string> }
   }
 
-  it('key A: uploads until its byte quota, then 429 upload_quota_exceeded (declared or streamed); count quota too; key B uploads and completes a job', async () => {
-    expect((await upload(KEY_A, body(25_000, 1))).status).toBe(201)
-    expect((await upload(KEY_A, body(25_000, 2))).status).toBe(201)
-    // 50 000 of 60 000 held: a 25 000-byte upload does not fit.
-    const refused = await upload(KEY_A, body(25_000, 3))
-    expect(refused.status).toBe(429)
-    expect(refused.body.error_code).toBe('upload_quota_exceeded')
-    expect(refused.body.error).toMatch(/quota is 3 uploads and 0\.1 MB per key/)
-    // Chunked (no Content-Length): written, counted, then deleted — nothing kept.
-    const chunked = await fetch(`${base}/v1/uploads`, {
-      method: 'POST', headers: { 'x-api-key': KEY_A, 'content-type': 'image/png' }, body: bytes(25_000), duplex: 'half',
-    } as RequestInit)
-    expect(chunked.status).toBe(429)
-    expect(((await chunked.json()) as { error_code: string }).error_code).toBe('upload_quota_exceeded')
-    const files = await readdir(join(dir, 'data', 'uploads'))
-    expect(files.filter((f) => f.endsWith('.json'))).toHaveLength(2)
-    // Count: a third small upload fits, a fourth does not.
-    expect((await upload(KEY_A, body(100, 4))).status).toBe(201)
-    const fourth = await upload(KEY_A, body(100, 5))
-    expect([fourth.status, fourth.body.error_code]).toEqual([429, 'upload_quota_exceeded'])
+  it(
+    'key A: uploads until its byte quota, then 429 upload_quota_exceeded (declared or streamed); count quota too; key B uploads and completes a job',
+    async () => {
+      expect((await upload(KEY_A, body(25_000, 1))).status).toBe(201)
+      expect((await upload(KEY_A, body(25_000, 2))).status).toBe(201)
+      // 50 000 of 60 000 held: a 25 000-byte upload does not fit.
+      const refused = await upload(KEY_A, body(25_000, 3))
+      expect(refused.status).toBe(429)
+      expect(refused.body.error_code).toBe('upload_quota_exceeded')
+      expect(refused.body.error).toMatch(/quota is 3 uploads and 0\.1 MB per key/)
+      // Chunked (no Content-Length): written, counted, then deleted — nothing kept.
+      const chunked = await fetch(`${base}/v1/uploads`, {
+        method: 'POST',
+        headers: { 'x-api-key': KEY_A, 'content-type': 'image/png' },
+        body: bytes(25_000),
+        duplex: 'half',
+      } as RequestInit)
+      expect(chunked.status).toBe(429)
+      expect(((await chunked.json()) as { error_code: string }).error_code).toBe(
+        'upload_quota_exceeded',
+      )
+      const files = await readdir(join(dir, 'data', 'uploads'))
+      expect(files.filter((f) => f.endsWith('.json'))).toHaveLength(2)
+      // Count: a third small upload fits, a fourth does not.
+      expect((await upload(KEY_A, body(100, 4))).status).toBe(201)
+      const fourth = await upload(KEY_A, body(100, 5))
+      expect([fourth.status, fourth.body.error_code]).toEqual([429, 'upload_quota_exceeded'])
 
-    // Key B is not touched by A's quota: upload a clip, remove its background.
-    const clip = await upload(KEY_B, await readFile(join(dir, 'clip.mp4')), 'video/mp4')
-    expect(clip.status, JSON.stringify(clip.body)).toBe(201)
-    const api = apiClient(base, KEY_B)
-    const id = await api.start({ video_url: clip.body.url, output_format: 'mp4_h264' })
-    const done = await api.wait(id, JOB_TIMEOUT_MS)
-    expect(done.status, JSON.stringify(done.error)).toBe('completed')
-  }, JOB_TIMEOUT_MS + 30_000)
+      // Key B is not touched by A's quota: upload a clip, remove its background.
+      const clip = await upload(KEY_B, await readFile(join(dir, 'clip.mp4')), 'video/mp4')
+      expect(clip.status, JSON.stringify(clip.body)).toBe(201)
+      const api = apiClient(base, KEY_B)
+      const id = await api.start({ video_url: clip.body.url, output_format: 'mp4_h264' })
+      const done = await api.wait(id, JOB_TIMEOUT_MS)
+      expect(done.status, JSON.stringify(done.error)).toBe('completed')
+    },
+    JOB_TIMEOUT_MS + 30_000,
+  )
 })
 
 describe('shared byte caps', () => {
@@ -109,27 +149,38 @@ describe('shared byte caps', () => {
     await nats?.stop()
   })
 
-  it('NATS: the gateway sets each bucket\'s max_bytes (discard new); a full uploads bucket answers storage_full, a full results bucket too', async () => {
+  it("NATS: the gateway sets each bucket's max_bytes (discard new); a full uploads bucket answers storage_full, a full results bucket too", async () => {
     const uploads = await openObjectStoreUploadStore(nc)
     const results = await openObjectStoreResultStore(nc, { maxResultBytes: 1_000_000 })
-    await ensureByteCaps(nc, { uploadsMaxBytes: 300_000, resultsMaxBytes: 300_000, streamMaxBytes: 1_000_000 }, createLogger('silent'))
+    await ensureByteCaps(
+      nc,
+      { uploadsMaxBytes: 300_000, resultsMaxBytes: 300_000, streamMaxBytes: 1_000_000 },
+      createLogger('silent'),
+    )
     const jsm = await jetstreamManager(nc)
     const info = await jsm.streams.info(`OBJ_${UPLOADS_BUCKET}`)
     expect([info.config.max_bytes, info.config.discard]).toEqual([300_000, 'new'])
     // Two keys share the bucket: once it is full, the next write fails storage_full, nothing of it kept.
     await uploads.put(meta('k1'), bytes(120_000, 1), 10_000_000)
     await uploads.put(meta('k2'), bytes(120_000, 2), 10_000_000)
-    await expect(uploads.put(meta('k2'), bytes(120_000, 3), 10_000_000)).rejects.toMatchObject({ code: 'storage_full', retryable: true })
+    await expect(uploads.put(meta('k2'), bytes(120_000, 3), 10_000_000)).rejects.toMatchObject({
+      code: 'storage_full',
+      retryable: true,
+    })
     expect(await uploads.usage('k1')).toMatchObject({ count: 1, bytes: 120_000 })
     expect(await uploads.usage('k2')).toMatchObject({ count: 1, bytes: 120_000 })
     // Results: one over RESULT_MAX_BYTES is refused before it is sent; the bucket's cap gives storage_full.
     const tmp = await mkdtemp(join(tmpdir(), 'tailor-quota-res-'))
     try {
       await writeFile(join(tmp, 'big'), body(1_000_001, 7))
-      await expect(results.put('remove-background/a.webm', join(tmp, 'big'), 'video/webm')).rejects.toMatchObject({ code: 'result_too_large' })
+      await expect(
+        results.put('remove-background/a.webm', join(tmp, 'big'), 'video/webm'),
+      ).rejects.toMatchObject({ code: 'result_too_large' })
       await writeFile(join(tmp, 'r'), body(200_000, 8))
       await results.put('remove-background/b.webm', join(tmp, 'r'), 'video/webm')
-      await expect(results.put('remove-background/c.webm', join(tmp, 'r'), 'video/webm')).rejects.toMatchObject({ code: 'storage_full', retryable: true })
+      await expect(
+        results.put('remove-background/c.webm', join(tmp, 'r'), 'video/webm'),
+      ).rejects.toMatchObject({ code: 'storage_full', retryable: true })
     } finally {
       await rm(tmp, { recursive: true, force: true })
     }
@@ -144,14 +195,33 @@ describe('shared byte caps', () => {
       const err = await uploads.put(meta('k2'), bytes(120_000), 10_000_000).catch((e: unknown) => e)
       expect(err).toBeInstanceOf(AppError)
       expect((err as AppError).code).toBe('storage_full')
-      expect((await readdir(join(dir, 'uploads'))).filter((f) => f.endsWith('.partial'))).toEqual([])
+      expect((await readdir(join(dir, 'uploads'))).filter((f) => f.endsWith('.partial'))).toEqual(
+        [],
+      )
       await uploads.close()
-      const results = createFileResultStore(join(dir, 'results'), { maxResultBytes: 1_000_000, maxTotalBytes: 300_000 })
+      const results = createFileResultStore(join(dir, 'results'), {
+        maxResultBytes: 1_000_000,
+        maxTotalBytes: 300_000,
+      })
       await writeFile(join(dir, 'r'), body(200_000, 8))
-      await results.put('remove-background/0190f3a0-0000-7000-8000-00000000000a.webm', join(dir, 'r'), 'video/webm')
+      await results.put(
+        'remove-background/0190f3a0-0000-7000-8000-00000000000a.webm',
+        join(dir, 'r'),
+        'video/webm',
+      )
       // The same key again (a redelivered job) replaces its file: fits.
-      await results.put('remove-background/0190f3a0-0000-7000-8000-00000000000a.webm', join(dir, 'r'), 'video/webm')
-      await expect(results.put('remove-background/0190f3a0-0000-7000-8000-00000000000b.webm', join(dir, 'r'), 'video/webm')).rejects.toMatchObject({ code: 'storage_full' })
+      await results.put(
+        'remove-background/0190f3a0-0000-7000-8000-00000000000a.webm',
+        join(dir, 'r'),
+        'video/webm',
+      )
+      await expect(
+        results.put(
+          'remove-background/0190f3a0-0000-7000-8000-00000000000b.webm',
+          join(dir, 'r'),
+          'video/webm',
+        ),
+      ).rejects.toMatchObject({ code: 'storage_full' })
     } finally {
       await rm(dir, { recursive: true, force: true })
     }

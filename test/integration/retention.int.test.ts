@@ -32,13 +32,30 @@ afterAll(async () => {
 
 const record = (id: string): JobRecord => {
   const now = new Date().toISOString()
-  return { id, kind: 'remove-background', status: 'pending', progress: 0, params: { video_url: 'https://example.com/v.mp4', background_color: '#000000', output_format: 'mp4_h264' }, result: null, error: null, attempts: 0, createdAt: now, updatedAt: now }
+  return {
+    id,
+    kind: 'remove-background',
+    status: 'pending',
+    progress: 0,
+    params: {
+      video_url: 'https://example.com/v.mp4',
+      background_color: '#000000',
+      output_format: 'mp4_h264',
+    },
+    result: null,
+    error: null,
+    attempts: 0,
+    createdAt: now,
+    updatedAt: now,
+  }
 }
 
 async function until(what: string, pred: () => Promise<boolean>): Promise<number> {
   const t0 = Date.now()
   while (!(await pred())) {
-    if (Date.now() - t0 > EXPIRY_BOUND_MS) throw new Error(`${what} not within ${EXPIRY_BOUND_MS} ms`)
+    if (Date.now() - t0 > EXPIRY_BOUND_MS) {
+      throw new Error(`${what} not within ${EXPIRY_BOUND_MS} ms`)
+    }
     await new Promise((r) => setTimeout(r, 100))
   }
   return Date.now() - t0

@@ -34,15 +34,28 @@ beforeAll(async () => {
   workDir = await mkdtemp(join(tmpdir(), 'tailor-work-tryon-dist-'))
   const [port, grpcPort, healthPort] = [await freePort(), await freePort(), await freePort()]
   gateway = startService('services/gateway/src/main.ts', {
-    PORT: String(port), HOST: '127.0.0.1', GRPC_PORT: String(grpcPort), NATS_URL: nats.url,
-    API_KEYS: API_KEY, RESULT_URL_SECRET: 'tryon-distributed-secret-0123456789abcdef', TRYON_WAIT_TIMEOUT_MS: '90000',
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    GRPC_PORT: String(grpcPort),
+    NATS_URL: nats.url,
+    API_KEYS: API_KEY,
+    RESULT_URL_SECRET: 'tryon-distributed-secret-0123456789abcdef',
+    TRYON_WAIT_TIMEOUT_MS: '90000',
   })
   inference = startService('services/inference/src/main.ts', {
-    NATS_URL: nats.url, GATEWAY_GRPC_ADDR: `127.0.0.1:${grpcPort}`, TAILOR_WORK_DIR: workDir,
-    TAILOR_FETCH_ALLOW_LOOPBACK: 'true', ORT_EP: 'cpu', MODELS_DIR: models.dir,
-    HEALTH_PORT: String(healthPort), HEALTH_HOST: '127.0.0.1',
+    NATS_URL: nats.url,
+    GATEWAY_GRPC_ADDR: `127.0.0.1:${grpcPort}`,
+    TAILOR_WORK_DIR: workDir,
+    TAILOR_FETCH_ALLOW_LOOPBACK: 'true',
+    ORT_EP: 'cpu',
+    MODELS_DIR: models.dir,
+    HEALTH_PORT: String(healthPort),
+    HEALTH_HOST: '127.0.0.1',
   })
-  await Promise.all([gateway.waitFor('gateway listening'), inference.waitFor('inference consuming jobs')])
+  await Promise.all([
+    gateway.waitFor('gateway listening'),
+    inference.waitFor('inference consuming jobs'),
+  ])
   expect(inference.output()).toContain('try-on engine ready')
   base = `http://127.0.0.1:${port}`
 })
@@ -57,43 +70,75 @@ afterAll(async () => {
 })
 
 const post = async (body: unknown) => {
-  const r = await fetch(`${base}/v1/try-on`, { method: 'POST', headers, body: JSON.stringify(body) })
+  const r = await fetch(`${base}/v1/try-on`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify(body),
+  })
   return { status: r.status, body: (await r.json()) as Record<string, unknown> }
 }
 const shared = (f: string) => `${media.baseUrl}/shared/${f}`
 
 describe('try-on, distributed (NATS JetStream + gRPC events)', () => {
-  it('sync: 200 {result_url} from the Object Store, a JPEG at the person photo\'s size', async () => {
-    const r = await post({ person_image_url: shared('person_02.jpg'), garment_image_url: shared('garment_lower_01.jpg') })
-    expect(r.status, JSON.stringify(r.body)).toBe(200)
-    const res = await fetch(r.body.result_url as string)
-    expect(res.status).toBe(200)
-    expect(res.headers.get('content-type')).toBe('image/jpeg')
-    const dir = await mkdtemp(join(tmpdir(), 'tailor-tryon-dist-'))
-    await writeFile(join(dir, 'r.jpg'), Buffer.from(await res.arrayBuffer()))
-    const img = await decodeImage(join(dir, 'r.jpg'), { what: 'result' })
-    expect([img.width, img.height]).toEqual([768, 1024])
-    await rm(dir, { recursive: true, force: true })
-  }, JOB_TIMEOUT_MS)
+  it(
+    "sync: 200 {result_url} from the Object Store, a JPEG at the person photo's size",
+    async () => {
+      const r = await post({
+        person_image_url: shared('person_02.jpg'),
+        garment_image_url: shared('garment_lower_01.jpg'),
+      })
+      expect(r.status, JSON.stringify(r.body)).toBe(200)
+      const res = await fetch(r.body.result_url as string)
+      expect(res.status).toBe(200)
+      expect(res.headers.get('content-type')).toBe('image/jpeg')
+      const dir = await mkdtemp(join(tmpdir(), 'tailor-tryon-dist-'))
+      await writeFile(join(dir, 'r.jpg'), Buffer.from(await res.arrayBuffer()))
+      const img = await decodeImage(join(dir, 'r.jpg'), { what: 'result' })
+      expect([img.width, img.height]).toEqual([768, 1024])
+      await rm(dir, { recursive: true, force: true })
+    },
+    JOB_TIMEOUT_MS,
+  )
 
-  it('async: 202 {job_id}, polled to completed', async () => {
-    const r = await post({ person_image_url: shared('person_04.jpg'), garment_image_url: shared('garment_upper_01.jpg'), wait_for_result: 'false' })
-    expect(r.status).toBe(202)
-    const id = r.body.job_id as string
-    const deadline = Date.now() + JOB_TIMEOUT_MS
-    let s: Record<string, unknown> = {}
-    do {
-      await new Promise((res) => setTimeout(res, POLL_MS))
-      s = (await (await fetch(`${base}/v1/try-on/job/${id}`, { headers })).json()) as Record<string, unknown>
-    } while (s.status !== 'completed' && s.status !== 'failed' && Date.now() < deadline)
-    expect(s, JSON.stringify(s)).toMatchObject({ status: 'completed', result_url: expect.stringContaining(`/results/try-on/${id}.jpg`) })
-  }, JOB_TIMEOUT_MS)
+  it(
+    'async: 202 {job_id}, polled to completed',
+    async () => {
+      const r = await post({
+        person_image_url: shared('person_04.jpg'),
+        garment_image_url: shared('garment_upper_01.jpg'),
+        wait_for_result: 'false',
+      })
+      expect(r.status).toBe(202)
+      const id = r.body.job_id as string
+      const deadline = Date.now() + JOB_TIMEOUT_MS
+      let s: Record<string, unknown> = {}
+      do {
+        await new Promise((res) => setTimeout(res, POLL_MS))
+        s = (await (await fetch(`${base}/v1/try-on/job/${id}`, { headers })).json()) as Record<
+          string,
+          unknown
+        >
+      } while (s.status !== 'completed' && s.status !== 'failed' && Date.now() < deadline)
+      expect(s, JSON.stringify(s)).toMatchObject({
+        status: 'completed',
+        result_url: expect.stringContaining(`/results/try-on/${id}.jpg`),
+      })
+    },
+    JOB_TIMEOUT_MS,
+  )
 
-  it('a person photo with no person: 422 no_person_detected, recorded on the job, nothing left in the work dir', async () => {
-    const r = await post({ person_image_url: shared('garment_lower_02.jpg'), garment_image_url: shared('garment_upper_01.jpg') })
-    expect(r.status, JSON.stringify(r.body)).toBe(422)
-    expect(r.body).toMatchObject({ error_code: 'no_person_detected' })
-    const { readdir } = await import('node:fs/promises')
-    expect(await readdir(workDir)).toEqual([])
-  }, JOB_TIMEOUT_MS)
+  it(
+    'a person photo with no person: 422 no_person_detected, recorded on the job, nothing left in the work dir',
+    async () => {
+      const r = await post({
+        person_image_url: shared('garment_lower_02.jpg'),
+        garment_image_url: shared('garment_upper_01.jpg'),
+      })
+      expect(r.status, JSON.stringify(r.body)).toBe(422)
+      expect(r.body).toMatchObject({ error_code: 'no_person_detected' })
+      const { readdir } = await import('node:fs/promises')
+      expect(await readdir(workDir)).toEqual([])
+    },
+    JOB_TIMEOUT_MS,
+  )
 })

@@ -31,62 +31,104 @@ interface Mode {
 }
 
 const upload = async (base: string, key: string, file: string, type: string) => {
-  const r = await fetch(`${base}/v1/uploads`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': type }, body: await readFile(join(SHARED_MEDIA_DIR, file)) })
-  return { status: r.status, body: (await r.json()) as { upload_id: string; url: string; expires_at: string; error_code?: string } }
+  const r = await fetch(`${base}/v1/uploads`, {
+    method: 'POST',
+    headers: { 'x-api-key': key, 'content-type': type },
+    body: await readFile(join(SHARED_MEDIA_DIR, file)),
+  })
+  return {
+    status: r.status,
+    body: (await r.json()) as {
+      upload_id: string
+      url: string
+      expires_at: string
+      error_code?: string
+    },
+  }
 }
 const tryOn = async (base: string, key: string, body: unknown) => {
-  const r = await fetch(`${base}/v1/try-on`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  const r = await fetch(`${base}/v1/try-on`, {
+    method: 'POST',
+    headers: { 'x-api-key': key, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
   return { status: r.status, body: (await r.json()) as Record<string, unknown> }
 }
 
 /** The same scenario in each mode. */
 function scenario(mode: () => Mode): void {
-  it('a real photo pair uploaded by key A dresses the person: 200 result_url, JPEG at the person photo\'s size, not uniform', async () => {
-    const m = mode()
-    const person = await upload(m.base, KEY_A, 'person_02.jpg', 'image/jpeg')
-    const garment = await upload(m.base, KEY_A, 'garment_upper_01.jpg', 'image/jpeg')
-    expect(person.status, JSON.stringify(person.body)).toBe(201)
-    expect(garment.status).toBe(201)
-    expect(person.body.url).toBe(`tailor://uploads/${person.body.upload_id}`)
-    expect(Date.parse(person.body.expires_at) - Date.now()).toBeGreaterThan(UPLOAD_TTL_MS - 60_000)
-    expect(await m.stored(person.body.upload_id)).toBe(true)
+  it(
+    "a real photo pair uploaded by key A dresses the person: 200 result_url, JPEG at the person photo's size, not uniform",
+    async () => {
+      const m = mode()
+      const person = await upload(m.base, KEY_A, 'person_02.jpg', 'image/jpeg')
+      const garment = await upload(m.base, KEY_A, 'garment_upper_01.jpg', 'image/jpeg')
+      expect(person.status, JSON.stringify(person.body)).toBe(201)
+      expect(garment.status).toBe(201)
+      expect(person.body.url).toBe(`tailor://uploads/${person.body.upload_id}`)
+      expect(Date.parse(person.body.expires_at) - Date.now()).toBeGreaterThan(
+        UPLOAD_TTL_MS - 60_000,
+      )
+      expect(await m.stored(person.body.upload_id)).toBe(true)
 
-    const r = await tryOn(m.base, KEY_A, { person_image_url: person.body.url, garment_image_url: garment.body.url })
-    expect(r.status, JSON.stringify(r.body)).toBe(200)
-    const res = await fetch(r.body.result_url as string)
-    expect(res.headers.get('content-type')).toBe('image/jpeg')
-    const dir = await mkdtemp(join(tmpdir(), 'tailor-upl-int-'))
-    try {
-      await writeFile(join(dir, 'r.jpg'), Buffer.from(await res.arrayBuffer()))
-      const img = await decodeImage(join(dir, 'r.jpg'), { what: 'result' })
-      expect([img.width, img.height]).toEqual([768, 1024])
-      let min = 255
-      let max = 0
-      for (let i = 0; i < img.rgb.length; i += 97) {
-        min = Math.min(min, img.rgb[i]!)
-        max = Math.max(max, img.rgb[i]!)
+      const r = await tryOn(m.base, KEY_A, {
+        person_image_url: person.body.url,
+        garment_image_url: garment.body.url,
+      })
+      expect(r.status, JSON.stringify(r.body)).toBe(200)
+      const res = await fetch(r.body.result_url as string)
+      expect(res.headers.get('content-type')).toBe('image/jpeg')
+      const dir = await mkdtemp(join(tmpdir(), 'tailor-upl-int-'))
+      try {
+        await writeFile(join(dir, 'r.jpg'), Buffer.from(await res.arrayBuffer()))
+        const img = await decodeImage(join(dir, 'r.jpg'), { what: 'result' })
+        expect([img.width, img.height]).toEqual([768, 1024])
+        let min = 255
+        let max = 0
+        for (let i = 0; i < img.rgb.length; i += 97) {
+          min = Math.min(min, img.rgb[i]!)
+          max = Math.max(max, img.rgb[i]!)
+        }
+        expect(max - min).toBeGreaterThan(100)
+      } finally {
+        await rm(dir, { recursive: true, force: true })
       }
-      expect(max - min).toBeGreaterThan(100)
-    } finally {
-      await rm(dir, { recursive: true, force: true })
-    }
-    expect(await readdir(m.workDir)).toEqual([])
-  }, JOB_TIMEOUT_MS)
+      expect(await readdir(m.workDir)).toEqual([])
+    },
+    JOB_TIMEOUT_MS,
+  )
 
-  it('key B cannot use key A\'s upload: 400 invalid_parameter at submission; an unknown upload likewise', async () => {
+  it("key B cannot use key A's upload: 400 invalid_parameter at submission; an unknown upload likewise", async () => {
     const m = mode()
     const a = await upload(m.base, KEY_A, 'garment_lower_01.jpg', 'image/jpeg')
     const b = await upload(m.base, KEY_B, 'person_04.jpg', 'image/jpeg')
-    const r = await tryOn(m.base, KEY_B, { person_image_url: b.body.url, garment_image_url: a.body.url, wait_for_result: 'false' })
+    const r = await tryOn(m.base, KEY_B, {
+      person_image_url: b.body.url,
+      garment_image_url: a.body.url,
+      wait_for_result: 'false',
+    })
     expect(r.status).toBe(400)
-    expect(r.body).toMatchObject({ error_code: 'invalid_parameter', error: expect.stringMatching(/garment_image_url.*another API key/) })
-    const u = await tryOn(m.base, KEY_A, { person_image_url: 'tailor://uploads/00000000-0000-4000-8000-000000000000', garment_image_url: a.body.url })
-    expect(u.body).toMatchObject({ error_code: 'invalid_parameter', error: expect.stringMatching(/does not exist or has expired/) })
+    expect(r.body).toMatchObject({
+      error_code: 'invalid_parameter',
+      error: expect.stringMatching(/garment_image_url.*another API key/),
+    })
+    const u = await tryOn(m.base, KEY_A, {
+      person_image_url: 'tailor://uploads/00000000-0000-4000-8000-000000000000',
+      garment_image_url: a.body.url,
+    })
+    expect(u.body).toMatchObject({
+      error_code: 'invalid_parameter',
+      error: expect.stringMatching(/does not exist or has expired/),
+    })
   })
 
   it('a file that is not an image or video is refused before storing: unsupported_content_type', async () => {
     const m = mode()
-    const r = await fetch(`${m.base}/v1/uploads`, { method: 'POST', headers: { 'x-api-key': KEY_A, 'content-type': 'text/markdown' }, body: await readFile(join(SHARED_MEDIA_DIR, 'SOURCES.md')) })
+    const r = await fetch(`${m.base}/v1/uploads`, {
+      method: 'POST',
+      headers: { 'x-api-key': KEY_A, 'content-type': 'text/markdown' },
+      body: await readFile(join(SHARED_MEDIA_DIR, 'SOURCES.md')),
+    })
     expect(r.status).toBe(400)
     expect(await r.json()).toMatchObject({ error_code: 'unsupported_content_type' })
   })
@@ -102,7 +144,13 @@ describe('uploads, embedded (data dir)', () => {
     dataDir = await mkdtemp(join(tmpdir(), 'tailor-upl-data-'))
     const port = await freePort()
     tailor = startService('services/embedded/src/main.ts', {
-      PORT: String(port), HOST: '127.0.0.1', TAILOR_DATA_DIR: dataDir, MODELS_DIR: models.dir, TAILOR_API_KEY: KEY_A, API_KEYS: KEY_B, TRYON_WAIT_TIMEOUT_MS: '150000',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      TAILOR_DATA_DIR: dataDir,
+      MODELS_DIR: models.dir,
+      TAILOR_API_KEY: KEY_A,
+      API_KEYS: KEY_B,
+      TRYON_WAIT_TIMEOUT_MS: '150000',
     })
     await tailor.waitFor('Tailor is running at')
     base = `http://127.0.0.1:${port}`
@@ -132,13 +180,25 @@ describe('uploads, distributed (NATS Object Store `uploads`)', () => {
     workDir = await mkdtemp(join(tmpdir(), 'tailor-upl-work-'))
     const [port, grpcPort] = [await freePort(), await freePort()]
     gateway = startService('services/gateway/src/main.ts', {
-      PORT: String(port), HOST: '127.0.0.1', GRPC_PORT: String(grpcPort), NATS_URL: nats.url,
-      API_KEYS: `${KEY_A},${KEY_B}`, RESULT_URL_SECRET: 'uploads-distributed-secret-0123456789abcdef', TRYON_WAIT_TIMEOUT_MS: '150000',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      GRPC_PORT: String(grpcPort),
+      NATS_URL: nats.url,
+      API_KEYS: `${KEY_A},${KEY_B}`,
+      RESULT_URL_SECRET: 'uploads-distributed-secret-0123456789abcdef',
+      TRYON_WAIT_TIMEOUT_MS: '150000',
     })
     inference = startService('services/inference/src/main.ts', {
-      NATS_URL: nats.url, GATEWAY_GRPC_ADDR: `127.0.0.1:${grpcPort}`, TAILOR_WORK_DIR: workDir, ORT_EP: 'cpu', MODELS_DIR: models.dir,
+      NATS_URL: nats.url,
+      GATEWAY_GRPC_ADDR: `127.0.0.1:${grpcPort}`,
+      TAILOR_WORK_DIR: workDir,
+      ORT_EP: 'cpu',
+      MODELS_DIR: models.dir,
     })
-    await Promise.all([gateway.waitFor('gateway listening'), inference.waitFor('inference consuming jobs')])
+    await Promise.all([
+      gateway.waitFor('gateway listening'),
+      inference.waitFor('inference consuming jobs'),
+    ])
     base = `http://127.0.0.1:${port}`
   })
   afterAll(async () => {
@@ -162,7 +222,12 @@ describe('uploads, distributed (NATS Object Store `uploads`)', () => {
           ctrl.enqueue(new Uint8Array(n).fill(1))
         },
       })
-      const r = await fetch(`${base}/v1/uploads`, { method: 'POST', headers: { 'x-api-key': KEY_A, 'content-type': 'image/png' }, body, duplex: 'half' } as RequestInit)
+      const r = await fetch(`${base}/v1/uploads`, {
+        method: 'POST',
+        headers: { 'x-api-key': KEY_A, 'content-type': 'image/png' },
+        body,
+        duplex: 'half',
+      } as RequestInit)
       expect(r.status).toBe(400)
       expect(await r.json()).toMatchObject({ error_code: 'file_size_too_large' })
       expect((await jsm.streams.info('OBJ_uploads')).state.messages).toBe(before)
@@ -170,33 +235,68 @@ describe('uploads, distributed (NATS Object Store `uploads`)', () => {
       await nc.close()
     }
   })
-  it('an uploaded video (a 1 s cut of a real clip) goes through the JOBS stream: remove-bg completes from the upload', async () => {
-    const tmp = await mkdtemp(join(tmpdir(), 'tailor-upl-clip-'))
-    const clip = join(tmp, 'clip.mp4')
-    await ffmpeg(['-i', join(SHARED_MEDIA_DIR, 'video_02.mp4'), '-t', '1', '-an', '-vf', 'scale=-2:180', '-c:v', 'libx264', '-preset', 'veryfast', clip])
-    try {
-      const up = await fetch(`${base}/v1/uploads`, { method: 'POST', headers: { 'x-api-key': KEY_A, 'content-type': 'video/mp4' }, body: await readFile(clip) })
-      expect(up.status).toBe(201)
-      const { url } = (await up.json()) as { url: string }
-      const headers = { 'x-api-key': KEY_A, 'content-type': 'application/json' }
-      const r = await fetch(`${base}/v1/video/remove-background`, { method: 'POST', headers, body: JSON.stringify({ video_url: url, output_format: 'webm_vp9', background_color: 'transparent' }) })
-      expect(r.status).toBe(202)
-      const { job_id } = (await r.json()) as { job_id: string }
-      let doc: { status: string; result_url: string | null; error: unknown } = { status: 'pending', result_url: null, error: null }
-      const deadline = Date.now() + JOB_TIMEOUT_MS / 2
-      while (doc.status !== 'completed' && doc.status !== 'failed' && Date.now() < deadline) {
-        await new Promise((res) => setTimeout(res, 250))
-        doc = (await (await fetch(`${base}/v1/video/remove-background/job/${job_id}`, { headers })).json()) as typeof doc
+  it(
+    'an uploaded video (a 1 s cut of a real clip) goes through the JOBS stream: remove-bg completes from the upload',
+    async () => {
+      const tmp = await mkdtemp(join(tmpdir(), 'tailor-upl-clip-'))
+      const clip = join(tmp, 'clip.mp4')
+      await ffmpeg([
+        '-i',
+        join(SHARED_MEDIA_DIR, 'video_02.mp4'),
+        '-t',
+        '1',
+        '-an',
+        '-vf',
+        'scale=-2:180',
+        '-c:v',
+        'libx264',
+        '-preset',
+        'veryfast',
+        clip,
+      ])
+      try {
+        const up = await fetch(`${base}/v1/uploads`, {
+          method: 'POST',
+          headers: { 'x-api-key': KEY_A, 'content-type': 'video/mp4' },
+          body: await readFile(clip),
+        })
+        expect(up.status).toBe(201)
+        const { url } = (await up.json()) as { url: string }
+        const headers = { 'x-api-key': KEY_A, 'content-type': 'application/json' }
+        const r = await fetch(`${base}/v1/video/remove-background`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({
+            video_url: url,
+            output_format: 'webm_vp9',
+            background_color: 'transparent',
+          }),
+        })
+        expect(r.status).toBe(202)
+        const { job_id } = (await r.json()) as { job_id: string }
+        let doc: { status: string; result_url: string | null; error: unknown } = {
+          status: 'pending',
+          result_url: null,
+          error: null,
+        }
+        const deadline = Date.now() + JOB_TIMEOUT_MS / 2
+        while (doc.status !== 'completed' && doc.status !== 'failed' && Date.now() < deadline) {
+          await new Promise((res) => setTimeout(res, 250))
+          doc = (await (
+            await fetch(`${base}/v1/video/remove-background/job/${job_id}`, { headers })
+          ).json()) as typeof doc
+        }
+        expect(doc, JSON.stringify(doc)).toMatchObject({ status: 'completed' })
+        const out = join(tmp, 'out.webm')
+        await writeFile(out, Buffer.from(await (await fetch(doc.result_url!)).arrayBuffer()))
+        const v = (await probe(out)).streams.find((st) => st.codec_type === 'video')
+        expect(v?.codec_name).toBe('vp9')
+      } finally {
+        await rm(tmp, { recursive: true, force: true })
       }
-      expect(doc, JSON.stringify(doc)).toMatchObject({ status: 'completed' })
-      const out = join(tmp, 'out.webm')
-      await writeFile(out, Buffer.from(await (await fetch(doc.result_url!)).arrayBuffer()))
-      const v = (await probe(out)).streams.find((st) => st.codec_type === 'video')
-      expect(v?.codec_name).toBe('vp9')
-    } finally {
-      await rm(tmp, { recursive: true, force: true })
-    }
-  }, JOB_TIMEOUT_MS)
+    },
+    JOB_TIMEOUT_MS,
+  )
 
   scenario(() => ({
     base,
@@ -207,7 +307,11 @@ describe('uploads, distributed (NATS Object Store `uploads`)', () => {
         const jsm = await jetstreamManager(nc)
         const si = await jsm.streams.info('OBJ_uploads')
         expect(si.config.max_age).toBe(UPLOAD_TTL_MS * 1_000_000) // the bucket's TTL: the server drops uploads after 1 h
-        const msg = await jsm.streams.getMessage('OBJ_uploads', { last_by_subj: `$O.uploads.M.${Buffer.from(id).toString('base64url')}` }).catch(() => null)
+        const msg = await jsm.streams
+          .getMessage('OBJ_uploads', {
+            last_by_subj: `$O.uploads.M.${Buffer.from(id).toString('base64url')}`,
+          })
+          .catch(() => null)
         return msg !== null
       } finally {
         await nc.close()

@@ -29,13 +29,19 @@ interface Answer {
 }
 
 /** RemoveVideoBackground with an optional Idempotency-Key; records the response metadata. */
-function removeBg(client: TailorApiClient, req: RemoveVideoBackgroundRequest, idempotencyKey?: string): Promise<Answer> {
+function removeBg(
+  client: TailorApiClient,
+  req: RemoveVideoBackgroundRequest,
+  idempotencyKey?: string,
+): Promise<Answer> {
   const md = new grpc.Metadata()
   md.set('x-api-key', API_KEY)
   if (idempotencyKey !== undefined) md.set('idempotency-key', idempotencyKey)
   return new Promise((resolve) => {
     let replayed = false
-    const call = client.RemoveVideoBackground(req, md, (err, res) => resolve({ ...(err ? { err } : { res: res! }), replayed }))
+    const call = client.RemoveVideoBackground(req, md, (err, res) =>
+      resolve({ ...(err ? { err } : { res: res! }), replayed }),
+    )
     call.on('metadata', (m: grpc.Metadata) => {
       replayed = m.get('idempotent-replayed')[0] === 'true'
     })
@@ -66,9 +72,18 @@ beforeAll(async () => {
   hookPort = (hooks.address() as AddressInfo).port
   gateway = await startGateway(
     loadConfig({
-      NATS_URL: nats.url, JOB_EVENTS_TOKEN: TEST_JOB_EVENTS_TOKEN, HOST: '127.0.0.1', PORT: '0', GRPC_PORT: '0', API_GRPC_PORT: '0', API_KEYS: API_KEY,
-      RESULT_URL_SECRET: 'r'.repeat(40), WEBHOOK_SECRET: `${oldSecret},${secret}`, TAILOR_FETCH_ALLOW_LOOPBACK: 'true',
-      DEFAULT_RATE_LIMIT_PER_S: '1000', DEFAULT_MAX_CONCURRENT_JOBS: '100',
+      NATS_URL: nats.url,
+      JOB_EVENTS_TOKEN: TEST_JOB_EVENTS_TOKEN,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      GRPC_PORT: '0',
+      API_GRPC_PORT: '0',
+      API_KEYS: API_KEY,
+      RESULT_URL_SECRET: 'r'.repeat(40),
+      WEBHOOK_SECRET: `${oldSecret},${secret}`,
+      TAILOR_FETCH_ALLOW_LOOPBACK: 'true',
+      DEFAULT_RATE_LIMIT_PER_S: '1000',
+      DEFAULT_MAX_CONCURRENT_JOBS: '100',
     }),
     { logger: createLogger('silent') },
   )
@@ -92,7 +107,11 @@ describe('gRPC API: webhook_url and Idempotency-Key', () => {
     expect(again).toMatchObject({ replayed: true, res: { jobId: first.res!.jobId } })
     const http = await fetch(`http://127.0.0.1:${gateway.port}/v1/video/remove-background`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': API_KEY, 'idempotency-key': 'grpc-key-1' },
+      headers: {
+        'content-type': 'application/json',
+        'x-api-key': API_KEY,
+        'idempotency-key': 'grpc-key-1',
+      },
       body: JSON.stringify({ video_url: 'https://example.com/a.mp4', output_format: 'gif' }),
     })
     expect(http.status).toBe(202)
@@ -106,22 +125,40 @@ describe('gRPC API: webhook_url and Idempotency-Key', () => {
   })
 
   it('calls webhook_url when the job ends, signed per Standard Webhooks (with each secret while rotating)', async () => {
-    const a = await removeBg(client, { videoUrl: 'https://example.com/b.mp4', webhookUrl: `http://127.0.0.1:${hookPort}/grpc` })
+    const a = await removeBg(client, {
+      videoUrl: 'https://example.com/b.mp4',
+      webhookUrl: `http://127.0.0.1:${hookPort}/grpc`,
+    })
     expect(a.err).toBeUndefined()
     const jobId = a.res!.jobId
-    await gateway.handleJobEvent({ type: 'failed', jobId, code: 'malformed_video', message: 'Not a video.' })
+    await gateway.handleJobEvent({
+      type: 'failed',
+      jobId,
+      code: 'malformed_video',
+      message: 'Not a video.',
+    })
     const end = Date.now() + DELIVERY_TIMEOUT_MS
     while (received.length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 25))
     const d = received[0]!
     const headers = {
-      'webhook-id': String(d.headers['webhook-id']), 'webhook-timestamp': String(d.headers['webhook-timestamp']), 'webhook-signature': String(d.headers['webhook-signature']),
+      'webhook-id': String(d.headers['webhook-id']),
+      'webhook-timestamp': String(d.headers['webhook-timestamp']),
+      'webhook-signature': String(d.headers['webhook-signature']),
     }
     expect(headers['webhook-signature'].split(' ')).toHaveLength(2)
-    expect(new Webhook(oldSecret).verify(d.body, headers)).toEqual(new Webhook(secret).verify(d.body, headers))
+    expect(new Webhook(oldSecret).verify(d.body, headers)).toEqual(
+      new Webhook(secret).verify(d.body, headers),
+    )
     expect(() => new Webhook(generateWebhookSecret()).verify(d.body, headers)).toThrow()
     const p = new Webhook(secret).verify(d.body, headers)
-    expect(p).toMatchObject({ type: 'job.failed', data: { job_id: jobId, status: 'failed', error: { error_code: 'malformed_video' } } })
-    const refused = await removeBg(client, { videoUrl: 'https://example.com/b.mp4', webhookUrl: 'http://10.0.0.1/hook' })
+    expect(p).toMatchObject({
+      type: 'job.failed',
+      data: { job_id: jobId, status: 'failed', error: { error_code: 'malformed_video' } },
+    })
+    const refused = await removeBg(client, {
+      videoUrl: 'https://example.com/b.mp4',
+      webhookUrl: 'http://10.0.0.1/hook',
+    })
     expect(refused.err?.metadata.get('error-code')[0]).toBe('invalid_parameter')
   })
 })

@@ -10,7 +10,12 @@
  *     another key's webhook is delivered meanwhile;
  *   - a destination that keeps failing gets the shorter timeout.
  */
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http'
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { jetstreamManager } from '@nats-io/jetstream'
 import { connect, type NatsConnection } from '@nats-io/transport-node'
@@ -23,7 +28,10 @@ import { loadConfig } from '@tailor/gateway/src/config.ts'
 import { createLogger } from '@tailor/gateway/src/logger.ts'
 import { start as startGateway, type Gateway } from '@tailor/gateway/src/start.ts'
 import { generateWebhookSecret } from '@tailor/gateway/src/webhooks/standard-webhooks.ts'
-import { WEBHOOKS_DURABLE, WEBHOOKS_STREAM } from '@tailor/gateway/src/webhooks/webhook-queue-jetstream.ts'
+import {
+  WEBHOOKS_DURABLE,
+  WEBHOOKS_STREAM,
+} from '@tailor/gateway/src/webhooks/webhook-queue-jetstream.ts'
 import { startNatsServer, type NatsServer } from '../helpers/nats-server.ts'
 import { TEST_JOB_EVENTS_TOKEN } from '../helpers/processes.ts'
 
@@ -77,14 +85,23 @@ async function startReceiver() {
   const port = (server.address() as AddressInfo).port
   return {
     url: (path: string) => `http://127.0.0.1:${port}${path}`,
-    deliveries, hang, fail, open, maxOpen, closedEarly,
+    deliveries,
+    hang,
+    fail,
+    open,
+    maxOpen,
+    closedEarly,
     of: (path: string) => deliveries.filter((d) => d.path === path),
     async waitFor(path: string, n = 1, timeoutMs = DELIVERY_TIMEOUT_MS): Promise<Delivery[]> {
       const end = Date.now() + timeoutMs
       for (;;) {
         const got = deliveries.filter((d) => d.path === path)
         if (got.length >= n) return got
-        if (Date.now() > end) throw new Error(`${n} deliveries to ${path} not seen within ${timeoutMs} ms (got ${got.length})`)
+        if (Date.now() > end) {
+          throw new Error(
+            `${n} deliveries to ${path} not seen within ${timeoutMs} ms (got ${got.length})`,
+          )
+        }
         await new Promise((r) => setTimeout(r, 25))
       }
     },
@@ -104,7 +121,9 @@ type Receiver = Awaited<ReturnType<typeof startReceiver>>
 const verifies = (secret: string, d: Delivery): boolean => {
   try {
     new Webhook(secret).verify(d.body, {
-      'webhook-id': String(d.headers['webhook-id']), 'webhook-timestamp': String(d.headers['webhook-timestamp']), 'webhook-signature': String(d.headers['webhook-signature']),
+      'webhook-id': String(d.headers['webhook-id']),
+      'webhook-timestamp': String(d.headers['webhook-timestamp']),
+      'webhook-signature': String(d.headers['webhook-signature']),
     })
     return true
   } catch {
@@ -123,9 +142,20 @@ const open = async (extra: Record<string, string | undefined> = {}): Promise<Gat
   for (const g of gateways.splice(0)) await g.stop()
   const g = await startGateway(
     loadConfig({
-      NATS_URL: nats.url, JOB_EVENTS_TOKEN: TEST_JOB_EVENTS_TOKEN, HOST: '127.0.0.1', PORT: '0', GRPC_PORT: '0', API_GRPC_PORT: '0', API_KEYS: ENV_KEY,
-      RESULT_URL_SECRET: 'r'.repeat(40), WEBHOOK_SECRET: GLOBAL_SECRET, TAILOR_FETCH_ALLOW_LOOPBACK: 'true', WEBHOOK_RETRY_DELAYS_MS: '100,100',
-      DEFAULT_RATE_LIMIT_PER_S: '1000', DEFAULT_MAX_CONCURRENT_JOBS: '0', ...extra,
+      NATS_URL: nats.url,
+      JOB_EVENTS_TOKEN: TEST_JOB_EVENTS_TOKEN,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      GRPC_PORT: '0',
+      API_GRPC_PORT: '0',
+      API_KEYS: ENV_KEY,
+      RESULT_URL_SECRET: 'r'.repeat(40),
+      WEBHOOK_SECRET: GLOBAL_SECRET,
+      TAILOR_FETCH_ALLOW_LOOPBACK: 'true',
+      WEBHOOK_RETRY_DELAYS_MS: '100,100',
+      DEFAULT_RATE_LIMIT_PER_S: '1000',
+      DEFAULT_MAX_CONCURRENT_JOBS: '0',
+      ...extra,
     }),
     { logger: createLogger('silent') },
   )
@@ -134,7 +164,11 @@ const open = async (extra: Record<string, string | undefined> = {}): Promise<Gat
 }
 
 const newKey = async (name: string): Promise<{ id: string; key: string; secret: string }> => {
-  const { key, webhookSecret, record } = generateApiKey({ name, rateLimitPerS: 1000, maxConcurrentJobs: 0 })
+  const { key, webhookSecret, record } = generateApiKey({
+    name,
+    rateLimitPerS: 1000,
+    maxConcurrentJobs: 0,
+  })
   await keys.create(record)
   return { id: record.id, key, secret: webhookSecret }
 }
@@ -142,11 +176,20 @@ const newKey = async (name: string): Promise<{ id: string; key: string; secret: 
 /** Submits a job with a webhook and completes it at once through the gateway's job-event handler. */
 async function finishedJob(g: Gateway, key: string, webhookUrl: string): Promise<string> {
   const r = await fetch(`http://127.0.0.1:${g.port}/v1/video/remove-background`, {
-    method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify({ video_url: 'https://example.com/v.mp4', webhook_url: webhookUrl }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+    body: JSON.stringify({ video_url: 'https://example.com/v.mp4', webhook_url: webhookUrl }),
   })
   const body = (await r.json()) as { job_id: string }
   expect(r.status, JSON.stringify(body)).toBe(202)
-  await g.handleJobEvent({ type: 'completed', jobId: body.job_id, resultKey: `remove-background/${body.job_id}.mp4`, contentType: 'video/mp4', bytes: 1000, frames: 5 })
+  await g.handleJobEvent({
+    type: 'completed',
+    jobId: body.job_id,
+    resultKey: `remove-background/${body.job_id}.mp4`,
+    contentType: 'video/mp4',
+    bytes: 1000,
+    frames: 5,
+  })
   return body.job_id
 }
 
@@ -174,9 +217,21 @@ describe('webhook signing secret per API key', () => {
     const [da] = await hooks.waitFor('/sig-a')
     const [db] = await hooks.waitFor('/sig-b')
     const [de] = await hooks.waitFor('/sig-env')
-    expect([verifies(a.secret, da!), verifies(b.secret, da!), verifies(GLOBAL_SECRET, da!)]).toEqual([true, false, false])
-    expect([verifies(a.secret, db!), verifies(b.secret, db!), verifies(GLOBAL_SECRET, db!)]).toEqual([false, true, false])
-    expect([verifies(a.secret, de!), verifies(b.secret, de!), verifies(GLOBAL_SECRET, de!)]).toEqual([false, false, true])
+    expect([
+      verifies(a.secret, da!),
+      verifies(b.secret, da!),
+      verifies(GLOBAL_SECRET, da!),
+    ]).toEqual([true, false, false])
+    expect([
+      verifies(a.secret, db!),
+      verifies(b.secret, db!),
+      verifies(GLOBAL_SECRET, db!),
+    ]).toEqual([false, true, false])
+    expect([
+      verifies(a.secret, de!),
+      verifies(b.secret, de!),
+      verifies(GLOBAL_SECRET, de!),
+    ]).toEqual([false, false, true])
     expect(String(da!.headers['webhook-signature']).split(' ')).toHaveLength(1)
   })
 
@@ -196,12 +251,17 @@ describe('webhook signing secret per API key', () => {
         await finishedJob(g, a.key, hooks.url(`${path}-${i}`))
         const [d] = await hooks.waitFor(`${path}-${i}`)
         const got = [verifies(next, d!), verifies(a.secret, d!)]
-        if ((got[0] === want[0] && got[1] === want[1]) || Date.now() > end) return { got, sigs: String(d!.headers['webhook-signature']).split(' ').length }
+        if ((got[0] === want[0] && got[1] === want[1]) || Date.now() > end) {
+          return { got, sigs: String(d!.headers['webhook-signature']).split(' ').length }
+        }
       }
     }
     expect(await seen('/rot-overlap', [true, true])).toEqual({ got: [true, true], sigs: 2 })
     // The overlap ends (as its hour would): the old secret signs nothing more.
-    await keys.update(a.id, ({ previousWebhookSecret: _old, previousWebhookSecretUntil: _until, ...r }) => r)
+    await keys.update(
+      a.id,
+      ({ previousWebhookSecret: _old, previousWebhookSecretUntil: _until, ...r }) => r,
+    )
     expect(await seen('/rot-done', [true, false])).toEqual({ got: [true, false], sigs: 1 })
   })
 
@@ -212,16 +272,28 @@ describe('webhook signing secret per API key', () => {
     const [d] = await hooks.waitFor('/no-global')
     expect(verifies(a.secret, d!)).toBe(true)
     const r = await fetch(`http://127.0.0.1:${g.port}/v1/video/remove-background`, {
-      method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': ENV_KEY }, body: JSON.stringify({ video_url: 'https://example.com/v.mp4', webhook_url: hooks.url('/x') }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': ENV_KEY },
+      body: JSON.stringify({
+        video_url: 'https://example.com/v.mp4',
+        webhook_url: hooks.url('/x'),
+      }),
     })
     expect(r.status).toBe(400)
-    expect(await r.json()).toMatchObject({ error_code: 'invalid_parameter', error: expect.stringContaining('WEBHOOK_SECRET') })
+    expect(await r.json()).toMatchObject({
+      error_code: 'invalid_parameter',
+      error: expect.stringContaining('WEBHOOK_SECRET'),
+    })
   })
 })
 
 describe('delivery slots shared between keys', () => {
   it("a key whose receiver hangs holds at most WEBHOOK_MAX_IN_FLIGHT_PER_KEY slots; another key's webhook is delivered meanwhile", async () => {
-    const g = await open({ WEBHOOK_CONCURRENCY: '4', WEBHOOK_MAX_IN_FLIGHT_PER_KEY: '2', WEBHOOK_TIMEOUT_MS: '120000' })
+    const g = await open({
+      WEBHOOK_CONCURRENCY: '4',
+      WEBHOOK_MAX_IN_FLIGHT_PER_KEY: '2',
+      WEBHOOK_TIMEOUT_MS: '120000',
+    })
     const [slow, other] = [await newKey('slow receiver'), await newKey('other tenant')]
     hooks.hang.add('/slow')
     for (let i = 0; i < 6; i++) await finishedJob(g, slow.key, hooks.url('/slow'))
@@ -238,11 +310,16 @@ describe('delivery slots shared between keys', () => {
   })
 
   it("a key's backlog waiting for its share is handed back about as fast as the share serves it, not every second per message", async () => {
-    const g = await open({ WEBHOOK_CONCURRENCY: '4', WEBHOOK_MAX_IN_FLIGHT_PER_KEY: '2', WEBHOOK_TIMEOUT_MS: '120000' })
+    const g = await open({
+      WEBHOOK_CONCURRENCY: '4',
+      WEBHOOK_MAX_IN_FLIGHT_PER_KEY: '2',
+      WEBHOOK_TIMEOUT_MS: '120000',
+    })
     const slow = await newKey('backlog')
     hooks.hang.add('/backlog')
     const jsm = await jetstreamManager(nc)
-    const delivered = async (): Promise<number> => (await jsm.consumers.info(WEBHOOKS_STREAM, WEBHOOKS_DURABLE)).delivered.consumer_seq
+    const delivered = async (): Promise<number> =>
+      (await jsm.consumers.info(WEBHOOKS_STREAM, WEBHOOKS_DURABLE)).delivered.consumer_seq
     const before = await delivered()
     for (let i = 0; i < 30; i++) await finishedJob(g, slow.key, hooks.url('/backlog'))
     await hooks.waitFor('/backlog', 2)
@@ -250,7 +327,10 @@ describe('delivery slots shared between keys', () => {
     // 30 first deliveries, then the 28 waiting ones come back one per (attempt time ÷ share) for the
     // key — about 2 a second here; a fixed 1–2 s hand-back pulls each of them 2–3 more times.
     const extra = (await delivered()) - before - 30
-    expect(extra, 'deliveries beyond the first 30 in 4 s (measured 9; 60 with a fixed 1–2 s hand-back)').toBeLessThanOrEqual(30)
+    expect(
+      extra,
+      'deliveries beyond the first 30 in 4 s (measured 9; 60 with a fixed 1–2 s hand-back)',
+    ).toBeLessThanOrEqual(30)
     expect(hooks.maxOpen['/backlog']).toBe(2)
     hooks.release()
     // The backlog then drains at the key's pace (its deferred deliveries return one by one).
@@ -258,7 +338,12 @@ describe('delivery slots shared between keys', () => {
   })
 
   it('a destination whose last attempts failed gets WEBHOOK_FAILING_TIMEOUT_MS instead of WEBHOOK_TIMEOUT_MS', async () => {
-    const g = await open({ WEBHOOK_TIMEOUT_MS: '120000', WEBHOOK_FAILING_TIMEOUT_MS: '300', WEBHOOK_FAILING_AFTER: '2', WEBHOOK_RETRY_DELAYS_MS: '50,50,50' })
+    const g = await open({
+      WEBHOOK_TIMEOUT_MS: '120000',
+      WEBHOOK_FAILING_TIMEOUT_MS: '300',
+      WEBHOOK_FAILING_AFTER: '2',
+      WEBHOOK_RETRY_DELAYS_MS: '50,50,50',
+    })
     const a = await newKey('failing receiver')
     // Two quick 500s, then it hangs: the third attempt is cut at 300 ms (before: it waited 120 s).
     hooks.fail['/hangs'] = 2

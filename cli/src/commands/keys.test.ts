@@ -8,8 +8,14 @@ import { keysCommand } from './keys.ts'
 let dir: string
 let out: string[]
 let err: string[]
-const io = () => ({ stdout: { write: (s: string) => out.push(s) }, stderr: { write: (s: string) => err.push(s) }, env: { TAILOR_DATA_DIR: dir } })
-const run = async (...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> => {
+const io = () => ({
+  stdout: { write: (s: string) => out.push(s) },
+  stderr: { write: (s: string) => err.push(s) },
+  env: { TAILOR_DATA_DIR: dir },
+})
+const run = async (
+  ...argv: string[]
+): Promise<{ code: number; stdout: string; stderr: string }> => {
   out = []
   err = []
   const code = await keysCommand(argv, io())
@@ -25,7 +31,15 @@ afterEach(async () => {
 
 describe('tailor keys (data dir)', () => {
   it('create shows the key once and stores only its hash; list shows limits, never keys or hashes; revoke marks it', async () => {
-    const c = await run('create', '--name', 'ci bot', '--rate-limit', '20', '--max-concurrent-jobs', '0')
+    const c = await run(
+      'create',
+      '--name',
+      'ci bot',
+      '--rate-limit',
+      '20',
+      '--max-concurrent-jobs',
+      '0',
+    )
     expect(c.code).toBe(0)
     const key = /\n {2}(tk_[A-Za-z0-9_-]{43})\n/.exec(c.stdout)?.[1]
     expect(key).toBeDefined()
@@ -36,22 +50,42 @@ describe('tailor keys (data dir)', () => {
 
     const l = await run('list')
     expect(l.code).toBe(0)
-    expect(l.stdout).toMatch(/^ID\s+NAME\s+CREATED\s+REVOKED\s+RATE LIMIT\s+MAX JOBS\s+CREDITS LEFT\s+WEBHOOK SIGNING\n/)
-    expect(l.stdout).toMatch(new RegExp(`${id}\\s+ci bot\\s+\\S+Z\\s+-\\s+20/s\\s+no cap\\s+unlimited\\s+own\\n`))
+    expect(l.stdout).toMatch(
+      /^ID\s+NAME\s+CREATED\s+REVOKED\s+RATE LIMIT\s+MAX JOBS\s+CREDITS LEFT\s+WEBHOOK SIGNING\n/,
+    )
+    expect(l.stdout).toMatch(
+      new RegExp(`${id}\\s+ci bot\\s+\\S+Z\\s+-\\s+20/s\\s+no cap\\s+unlimited\\s+own\\n`),
+    )
     expect(l.stdout).not.toMatch(/[0-9a-f]{64}/)
 
     expect((await run('revoke', id!)).stdout).toContain(`Revoked API key ${id}`)
     expect((await run('revoke', id!)).stdout).toContain('was already revoked')
     const j = JSON.parse((await run('list', '--json')).stdout) as Record<string, unknown>[]
-    expect(j).toEqual([{ id, name: 'ci bot', createdAt: expect.any(String), revokedAt: expect.any(String), rateLimitPerS: 20, maxConcurrentJobs: 0, credits: null, creditsRemaining: null, webhookSigning: 'own', previousWebhookSecretUntil: null }])
+    expect(j).toEqual([
+      {
+        id,
+        name: 'ci bot',
+        createdAt: expect.any(String),
+        revokedAt: expect.any(String),
+        rateLimitPerS: 20,
+        maxConcurrentJobs: 0,
+        credits: null,
+        creditsRemaining: null,
+        webhookSigning: 'own',
+        previousWebhookSecretUntil: null,
+      },
+    ])
   })
 
-  it('create shows the key\'s own webhook secret once (stored, never listed); rotate-webhook-secret replaces it, the old one signing on for the overlap', async () => {
+  it("create shows the key's own webhook secret once (stored, never listed); rotate-webhook-secret replaces it, the old one signing on for the overlap", async () => {
     const c = await run('create', '--name', 'hooks')
     const secret = /\n {2}(whsec_[A-Za-z0-9+/]+=*)\n/.exec(c.stdout)?.[1]
     expect(secret).toBeDefined()
     const id = /Created API key (key_[A-Za-z0-9_-]{16})/.exec(c.stdout)![1]!
-    const stored = () => readFile(join(dir, 'api-keys.json'), 'utf8').then((t) => (JSON.parse(t) as { keys: Record<string, unknown>[] }).keys.find((k) => k.id === id)!)
+    const stored = () =>
+      readFile(join(dir, 'api-keys.json'), 'utf8').then((t) =>
+        (JSON.parse(t) as { keys: Record<string, unknown>[] }).keys.find((k) => k.id === id)!,
+      )
     expect((await stored()).webhookSecret).toBe(secret)
     expect((await run('list')).stdout).not.toContain('whsec_')
 
@@ -69,7 +103,12 @@ describe('tailor keys (data dir)', () => {
 
     const now = await run('rotate-webhook-secret', id, '--overlap-hours', '0', '--json')
     const j = JSON.parse(now.stdout) as Record<string, unknown>
-    expect(j).toMatchObject({ id, webhookSigning: 'own', previousWebhookSecretUntil: null, webhookSecret: expect.stringMatching(/^whsec_/) })
+    expect(j).toMatchObject({
+      id,
+      webhookSigning: 'own',
+      previousWebhookSecretUntil: null,
+      webhookSecret: expect.stringMatching(/^whsec_/),
+    })
     const last = await stored()
     expect(last.webhookSecret).toBe(j.webhookSecret)
     expect(last.previousWebhookSecret).toBeUndefined()
@@ -86,8 +125,14 @@ describe('tailor keys (data dir)', () => {
   it.each([
     [[], 'expected a subcommand'],
     [['create'], '--name NAME is required'],
-    [['create', '--name', 'x', '--rate-limit', '0'], '--rate-limit must be a whole number, at least 1'],
-    [['create', '--name', 'x', '--max-concurrent-jobs=2.5'], '--max-concurrent-jobs must be a whole number, at least 0'],
+    [
+      ['create', '--name', 'x', '--rate-limit', '0'],
+      '--rate-limit must be a whole number, at least 1',
+    ],
+    [
+      ['create', '--name', 'x', '--max-concurrent-jobs=2.5'],
+      '--max-concurrent-jobs must be a whole number, at least 0',
+    ],
     [['create', '--name', 'x', '--max-concurrent-jobs', '1001'], 'at most 1000'],
     [['create', '--name', 'x', '--credits=1.5'], '--credits must be a whole number, at least 0'],
     [['list', '--credits', '5'], '--credits is only for keys create'],
@@ -96,7 +141,10 @@ describe('tailor keys (data dir)', () => {
     [['list', '--name', 'x'], '--name is only for keys create'],
     [['rotate'], 'unknown keys subcommand "rotate"'],
     [['rotate-webhook-secret'], 'takes one key id'],
-    [['rotate-webhook-secret', 'key_AAAAAAAAAAAAAAAA', '--overlap-hours=1.5'], '--overlap-hours must be a whole number, at least 0'],
+    [
+      ['rotate-webhook-secret', 'key_AAAAAAAAAAAAAAAA', '--overlap-hours=1.5'],
+      '--overlap-hours must be a whole number, at least 0',
+    ],
     [['list', '--overlap-hours', '1'], '--overlap-hours is only for keys rotate-webhook-secret'],
     [['list', '--nats-url', 'nats://x', '--data-dir', '/tmp'], 'not both'],
     [['list', '--bogus'], 'unknown option --bogus'],
@@ -125,12 +173,25 @@ describe('tailor keys (data dir) loads no NATS code', () => {
   /** Runs the real `tailor` entry in a child process where no @nats-io package can be loaded. */
   const runBlocked = (...argv: string[]) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      execFile(process.execPath, ['--import', 'tsx', '--import', `data:text/javascript,${encodeURIComponent(BLOCK_NATS)}`, MAIN, 'keys', ...argv], {
-        env: { ...process.env, TAILOR_DATA_DIR: dir, NATS_URL: '' },
-      }, (error, stdout, stderr) => {
-        if (error !== null && typeof error.code !== 'number') reject(error)
-        else resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr })
-      })
+      execFile(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          '--import',
+          `data:text/javascript,${encodeURIComponent(BLOCK_NATS)}`,
+          MAIN,
+          'keys',
+          ...argv,
+        ],
+        {
+          env: { ...process.env, TAILOR_DATA_DIR: dir, NATS_URL: '' },
+        },
+        (error, stdout, stderr) => {
+          if (error !== null && typeof error.code !== 'number') reject(error)
+          else resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr })
+        },
+      )
     })
 
   it('create and list work with every @nats-io package unresolvable', async () => {

@@ -6,8 +6,24 @@
  * (stored: signing needs it; `rotate-webhook-secret` replaces it). Gateways pick changes up within a
  * second (a revoked key is refused by every replica).
  */
-import { type ApiKeyRecord, creditsRemaining, generateApiKey, KEY_NAME_MAX, keyWebhookSecrets, MAX_JOB_CAP, openKeyStoreAt, rotateWebhookSecret } from '@tailor/gateway/keys'
-import { DEFAULT_DATA_DIR, EXIT, parseCliArgs, UsageError, userPath, type CliIO } from '../service.ts'
+import {
+  type ApiKeyRecord,
+  creditsRemaining,
+  generateApiKey,
+  KEY_NAME_MAX,
+  keyWebhookSecrets,
+  MAX_JOB_CAP,
+  openKeyStoreAt,
+  rotateWebhookSecret,
+} from '@tailor/gateway/keys'
+import {
+  DEFAULT_DATA_DIR,
+  EXIT,
+  parseCliArgs,
+  UsageError,
+  userPath,
+  type CliIO,
+} from '../service.ts'
 import { natsClientOptions } from '@tailor/proto/net'
 
 export { DEFAULT_DATA_DIR }
@@ -60,11 +76,18 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const
 
-const wholeNumber = (flag: string, v: string | undefined, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined => {
+const wholeNumber = (
+  flag: string,
+  v: string | undefined,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number | undefined => {
   if (v === undefined) return undefined
   const n = Number(v)
   if (!/^\d+$/.test(v) || !Number.isSafeInteger(n) || n < min || n > max) {
-    throw new UsageError(`${flag} must be a whole number, at least ${min}${max < Number.MAX_SAFE_INTEGER ? ` and at most ${max}` : ''}; got ${JSON.stringify(v)}`)
+    throw new UsageError(
+      `${flag} must be a whole number, at least ${min}${max < Number.MAX_SAFE_INTEGER ? ` and at most ${max}` : ''}; got ${JSON.stringify(v)}`,
+    )
   }
   return n
 }
@@ -81,16 +104,31 @@ const publicView = (r: ApiKeyRecord): Record<string, unknown> => ({
   creditsRemaining: creditsRemaining(r),
   // Which secret signs its webhooks (never the secret): its own, or the server's WEBHOOK_SECRET.
   webhookSigning: r.webhookSecret === undefined ? 'WEBHOOK_SECRET' : 'own',
-  previousWebhookSecretUntil: r.previousWebhookSecretUntil !== undefined && (keyWebhookSecrets(r, Date.now())?.length ?? 0) > 1 ? r.previousWebhookSecretUntil : null,
+  previousWebhookSecretUntil:
+    r.previousWebhookSecretUntil !== undefined &&
+    (keyWebhookSecrets(r, Date.now())?.length ?? 0) > 1
+      ? r.previousWebhookSecretUntil
+      : null,
 })
 
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)))
-  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n'
+  return (
+    rows
+      .map((r) =>
+        r
+          .map((c, i) => c.padEnd(widths[i]!))
+          .join('  ')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  )
 }
 
 export async function keysCommand(argv: string[], io: CliIO): Promise<number> {
-  let values: { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string }
+  let values: {
+    [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string
+  }
   let positionals: string[]
   try {
     ;({ values, positionals } = parseCliArgs(argv, OPTIONS))
@@ -99,32 +137,57 @@ export async function keysCommand(argv: string[], io: CliIO): Promise<number> {
       io.stdout.write(KEYS_HELP)
       return EXIT.ok
     }
-    if (sub === undefined) throw new UsageError('expected a subcommand: create, list, revoke or rotate-webhook-secret')
-    if (values['nats-url'] !== undefined && values['data-dir'] !== undefined) throw new UsageError('give --nats-url or --data-dir, not both')
-    const natsUrl = values['nats-url'] ?? (values['data-dir'] === undefined ? io.env.NATS_URL || undefined : undefined)
+    if (sub === undefined) {
+      throw new UsageError('expected a subcommand: create, list, revoke or rotate-webhook-secret')
+    }
+    if (values['nats-url'] !== undefined && values['data-dir'] !== undefined) {
+      throw new UsageError('give --nats-url or --data-dir, not both')
+    }
+    const natsUrl =
+      values['nats-url'] ??
+      (values['data-dir'] === undefined ? io.env.NATS_URL || undefined : undefined)
     const dataDir = userPath(io, values['data-dir'] ?? io.env.TAILOR_DATA_DIR ?? DEFAULT_DATA_DIR)
     const only = (allowed: string[]): void => {
       for (const f of ['name', 'rate-limit', 'max-concurrent-jobs', 'credits'] as const) {
-        if (values[f] !== undefined && !allowed.includes(f)) throw new UsageError(`--${f} is only for keys create`)
+        if (values[f] !== undefined && !allowed.includes(f)) {
+          throw new UsageError(`--${f} is only for keys create`)
+        }
       }
-      if (values['overlap-hours'] !== undefined && !allowed.includes('overlap-hours')) throw new UsageError('--overlap-hours is only for keys rotate-webhook-secret')
+      if (values['overlap-hours'] !== undefined && !allowed.includes('overlap-hours')) {
+        throw new UsageError('--overlap-hours is only for keys rotate-webhook-secret')
+      }
     }
     let run: (store: Awaited<ReturnType<typeof openKeyStoreAt>>) => Promise<number>
     switch (sub) {
       case 'create': {
         only(['name', 'rate-limit', 'max-concurrent-jobs', 'credits'])
-        if (rest.length > 0) throw new UsageError(`keys create takes no arguments; got ${rest.join(' ')}`)
+        if (rest.length > 0) {
+          throw new UsageError(`keys create takes no arguments; got ${rest.join(' ')}`)
+        }
         const name = values.name?.trim()
         if (name === undefined || name === '') throw new UsageError('--name NAME is required')
-        if (name.length > KEY_NAME_MAX || /\p{Cc}/u.test(name)) throw new UsageError(`--name must be 1 to ${KEY_NAME_MAX} printable characters`)
+        if (name.length > KEY_NAME_MAX || /\p{Cc}/u.test(name)) {
+          throw new UsageError(`--name must be 1 to ${KEY_NAME_MAX} printable characters`)
+        }
         const rateLimitPerS = wholeNumber('--rate-limit', values['rate-limit'], 1)
-        const maxConcurrentJobs = wholeNumber('--max-concurrent-jobs', values['max-concurrent-jobs'], 0, MAX_JOB_CAP)
+        const maxConcurrentJobs = wholeNumber(
+          '--max-concurrent-jobs',
+          values['max-concurrent-jobs'],
+          0,
+          MAX_JOB_CAP,
+        )
         const credits = wholeNumber('--credits', values.credits, 0)
         run = async ({ store, where }) => {
-          const { key, webhookSecret, record } = generateApiKey({ name, rateLimitPerS, maxConcurrentJobs, credits })
+          const { key, webhookSecret, record } = generateApiKey({
+            name,
+            rateLimitPerS,
+            maxConcurrentJobs,
+            credits,
+          })
           await store.create(record)
-          if (values.json === true) io.stdout.write(`${JSON.stringify({ ...publicView(record), key, webhookSecret })}\n`)
-          else {
+          if (values.json === true) {
+            io.stdout.write(`${JSON.stringify({ ...publicView(record), key, webhookSecret })}\n`)
+          } else {
             io.stdout.write(
               `Created API key ${record.id} (${JSON.stringify(name)}) in ${where}.\n` +
                 `Shown only this once; only its sha256 is stored:\n\n  ${key}\n\n` +
@@ -139,7 +202,9 @@ export async function keysCommand(argv: string[], io: CliIO): Promise<number> {
       }
       case 'list': {
         only([])
-        if (rest.length > 0) throw new UsageError(`keys list takes no arguments; got ${rest.join(' ')}`)
+        if (rest.length > 0) {
+          throw new UsageError(`keys list takes no arguments; got ${rest.join(' ')}`)
+        }
         run = async ({ store, where }) => {
           const keys = (await store.list()).sort((a, b) => a.createdAt.localeCompare(b.createdAt))
           if (values.json === true) {
@@ -147,17 +212,40 @@ export async function keysCommand(argv: string[], io: CliIO): Promise<number> {
             return EXIT.ok
           }
           if (keys.length === 0) {
-            io.stdout.write(`No API keys in ${where}. Create one with: tailor keys create --name NAME\n`)
+            io.stdout.write(
+              `No API keys in ${where}. Create one with: tailor keys create --name NAME\n`,
+            )
             return EXIT.ok
           }
           const rows = [
-            ['ID', 'NAME', 'CREATED', 'REVOKED', 'RATE LIMIT', 'MAX JOBS', 'CREDITS LEFT', 'WEBHOOK SIGNING'],
+            [
+              'ID',
+              'NAME',
+              'CREATED',
+              'REVOKED',
+              'RATE LIMIT',
+              'MAX JOBS',
+              'CREDITS LEFT',
+              'WEBHOOK SIGNING',
+            ],
             ...keys.map((k) => [
-              k.id, k.name, k.createdAt, k.revokedAt ?? '-',
+              k.id,
+              k.name,
+              k.createdAt,
+              k.revokedAt ?? '-',
               k.rateLimitPerS === undefined ? 'default' : `${k.rateLimitPerS}/s`,
-              k.maxConcurrentJobs === undefined ? 'default' : k.maxConcurrentJobs === 0 ? 'no cap' : String(k.maxConcurrentJobs),
+              k.maxConcurrentJobs === undefined
+                ? 'default'
+                : k.maxConcurrentJobs === 0
+                  ? 'no cap'
+                  : String(k.maxConcurrentJobs),
               k.credits === undefined ? 'unlimited' : `${creditsRemaining(k)} of ${k.credits}`,
-              ((v) => (v.webhookSigning === 'own' ? (v.previousWebhookSecretUntil === null ? 'own' : `own (+old until ${String(v.previousWebhookSecretUntil)})`) : 'WEBHOOK_SECRET'))(publicView(k)),
+              ((v) =>
+                v.webhookSigning === 'own'
+                  ? v.previousWebhookSecretUntil === null
+                    ? 'own'
+                    : `own (+old until ${String(v.previousWebhookSecretUntil)})`
+                  : 'WEBHOOK_SECRET')(publicView(k)),
             ]),
           ]
           io.stdout.write(table(rows))
@@ -167,7 +255,11 @@ export async function keysCommand(argv: string[], io: CliIO): Promise<number> {
       }
       case 'revoke': {
         only([])
-        if (rest.length !== 1) throw new UsageError(`keys revoke takes one key id (see tailor keys list); got ${rest.length} argument(s)`)
+        if (rest.length !== 1) {
+          throw new UsageError(
+            `keys revoke takes one key id (see tailor keys list); got ${rest.length} argument(s)`,
+          )
+        }
         const id = rest[0]!
         run = async ({ store, where }) => {
           let already: string | undefined
@@ -177,21 +269,36 @@ export async function keysCommand(argv: string[], io: CliIO): Promise<number> {
             return r.revokedAt === undefined ? { ...r, revokedAt: now } : null
           })
           if (rec === null) {
-            io.stderr.write(`tailor keys: no API key with id ${JSON.stringify(id)} in ${where} (see tailor keys list)\n`)
+            io.stderr.write(
+              `tailor keys: no API key with id ${JSON.stringify(id)} in ${where} (see tailor keys list)\n`,
+            )
             return EXIT.failed
           }
           if (values.json === true) io.stdout.write(`${JSON.stringify(publicView(rec))}\n`)
-          else if (already !== undefined) io.stdout.write(`API key ${id} (${JSON.stringify(rec.name)}) was already revoked at ${already}.\n`)
-          else io.stdout.write(`Revoked API key ${id} (${JSON.stringify(rec.name)}); gateways refuse it within a second.\n`)
+          else if (already !== undefined) {
+            io.stdout.write(
+              `API key ${id} (${JSON.stringify(rec.name)}) was already revoked at ${already}.\n`,
+            )
+          } else {
+            io.stdout.write(
+              `Revoked API key ${id} (${JSON.stringify(rec.name)}); gateways refuse it within a second.\n`,
+            )
+          }
           return EXIT.ok
         }
         break
       }
       case 'rotate-webhook-secret': {
         only(['overlap-hours'])
-        if (rest.length !== 1) throw new UsageError(`keys rotate-webhook-secret takes one key id (see tailor keys list); got ${rest.length} argument(s)`)
+        if (rest.length !== 1) {
+          throw new UsageError(
+            `keys rotate-webhook-secret takes one key id (see tailor keys list); got ${rest.length} argument(s)`,
+          )
+        }
         const id = rest[0]!
-        const overlapHours = wholeNumber('--overlap-hours', values['overlap-hours'], 0, 24 * 30) ?? DEFAULT_OVERLAP_HOURS
+        const overlapHours =
+          wholeNumber('--overlap-hours', values['overlap-hours'], 0, 24 * 30) ??
+          DEFAULT_OVERLAP_HOURS
         run = async ({ store, where }) => {
           let secret = ''
           let hadOwn = false
@@ -202,18 +309,21 @@ export async function keysCommand(argv: string[], io: CliIO): Promise<number> {
             return next.record
           })
           if (rec === null) {
-            io.stderr.write(`tailor keys: no API key with id ${JSON.stringify(id)} in ${where} (see tailor keys list)\n`)
+            io.stderr.write(
+              `tailor keys: no API key with id ${JSON.stringify(id)} in ${where} (see tailor keys list)\n`,
+            )
             return EXIT.failed
           }
-          if (values.json === true) io.stdout.write(`${JSON.stringify({ ...publicView(rec), webhookSecret: secret })}\n`)
-          else {
+          if (values.json === true) {
+            io.stdout.write(`${JSON.stringify({ ...publicView(rec), webhookSecret: secret })}\n`)
+          } else {
             io.stdout.write(
               `New webhook signing secret of API key ${id} (${JSON.stringify(rec.name)}), shown only this once:\n\n  ${secret}\n\n` +
                 (rec.previousWebhookSecretUntil !== undefined
                   ? `Until ${rec.previousWebhookSecretUntil} every delivery is signed with the new and the old secret; then with the new one only.\n`
                   : hadOwn
                     ? 'The old secret no longer signs anything (gateways pick the change up within a second).\n'
-                    : 'Its webhooks were signed with the server\'s WEBHOOK_SECRET until now; from now on with this secret only.\n'),
+                    : "Its webhooks were signed with the server's WEBHOOK_SECRET until now; from now on with this secret only.\n"),
             )
           }
           return EXIT.ok
@@ -221,14 +331,22 @@ export async function keysCommand(argv: string[], io: CliIO): Promise<number> {
         break
       }
       default:
-        throw new UsageError(`unknown keys subcommand ${JSON.stringify(sub)}: expected create, list, revoke or rotate-webhook-secret`)
+        throw new UsageError(
+          `unknown keys subcommand ${JSON.stringify(sub)}: expected create, list, revoke or rotate-webhook-secret`,
+        )
     }
     let opened: Awaited<ReturnType<typeof openKeyStoreAt>>
     try {
       // NATS with auth/TLS: the same NATS_USER, NATS_PASSWORD and NATS_TLS_* variables as the services.
-      opened = await openKeyStoreAt({ ...(natsUrl === undefined ? {} : { natsUrl }), dataDir, natsClient: natsClientOptions(process.env) })
+      opened = await openKeyStoreAt({
+        ...(natsUrl === undefined ? {} : { natsUrl }),
+        dataDir,
+        natsClient: natsClientOptions(process.env),
+      })
     } catch (err) {
-      io.stderr.write(`tailor keys: cannot open the key store at ${natsUrl === undefined ? dataDir : `NATS ${natsUrl}`}: ${(err as Error).message}\n`)
+      io.stderr.write(
+        `tailor keys: cannot open the key store at ${natsUrl === undefined ? dataDir : `NATS ${natsUrl}`}: ${(err as Error).message}\n`,
+      )
       return EXIT.failed
     }
     try {

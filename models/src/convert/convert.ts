@@ -13,8 +13,16 @@
  * Unsupported operators and attribute combinations throw, naming the op and node.
  */
 import {
-  attrBool, attrFloat, attrInt, attrInts, attrString, attrStrings, attrType,
-  type ConstTensor, type TfjsGraphModel, type TfNode,
+  attrBool,
+  attrFloat,
+  attrInt,
+  attrInts,
+  attrString,
+  attrStrings,
+  attrType,
+  type ConstTensor,
+  type TfjsGraphModel,
+  type TfNode,
 } from './tfjs-model.ts'
 import { OnnxGraphBuilder, type OnnxDtype, type IoSpec } from './onnx-builder.ts'
 
@@ -62,7 +70,10 @@ const AXIS_NCHW = [0, 2, 3, 1]
 
 export class ConversionError extends Error {}
 
-export function convertGraph(model: TfjsGraphModel, opts: ConvertOptions): { bytes: Uint8Array; opCounts: Record<string, number> } {
+export function convertGraph(
+  model: TfjsGraphModel,
+  opts: ConvertOptions,
+): { bytes: Uint8Array; opCounts: Record<string, number> } {
   const c = new Converter(model, opts)
   return c.run()
 }
@@ -74,7 +85,10 @@ class Converter {
   readonly consumers = new Map<string, { node: TfNode; slot: number }[]>()
   readonly inProgress = new Set<string>()
 
-  constructor(readonly m: TfjsGraphModel, readonly o: ConvertOptions) {
+  constructor(
+    readonly m: TfjsGraphModel,
+    readonly o: ConvertOptions,
+  ) {
     for (const n of m.order) {
       this.dataInputs(n).forEach((r, slot) => {
         const src = splitRef(r)[0]
@@ -90,13 +104,27 @@ class Converter {
     for (const [outName, ref] of Object.entries(this.o.outputs)) {
       const v = this.ref(ref)
       if (v === DEAD) throw new ConversionError(`output ${outName} (${ref}) is on a dead branch`)
-      const plain = this.o.nchwOutputs?.includes(outName) === true ? this.toNchw(this.mat(v)) : this.toNhwc(this.mat(v))
+      const plain =
+        this.o.nchwOutputs?.includes(outName) === true
+          ? this.toNchw(this.mat(v))
+          : this.toNhwc(this.mat(v))
       this.b.node('Identity', [plain.name], {}, { outputs: [outName] })
-      this.b.addOutput({ name: outName, dtype: plain.dtype, dims: plain.rank === null ? null : Array.from({ length: plain.rank }, () => null) })
+      this.b.addOutput({
+        name: outName,
+        dtype: plain.dtype,
+        dims: plain.rank === null ? null : Array.from({ length: plain.rank }, () => null),
+      })
     }
     const counts: Record<string, number> = {}
     for (const n of this.b.nodes) counts[n.opType!] = (counts[n.opType!] ?? 0) + 1
-    return { bytes: this.b.serialize(this.o.graphName, { name: 'tailor-tfjs2onnx', version: this.o.producerVersion }, this.o.docString), opCounts: counts }
+    return {
+      bytes: this.b.serialize(
+        this.o.graphName,
+        { name: 'tailor-tfjs2onnx', version: this.o.producerVersion },
+        this.o.docString,
+      ),
+      opCounts: counts,
+    }
   }
 
   // ---- graph walking -------------------------------------------------------------------------
@@ -135,8 +163,12 @@ class Converter {
     this.inProgress.add(name)
     let outs: Out[]
     if (n.op === 'Merge') {
-      const live = this.dataInputs(n).map((r) => this.ref(r)).filter((v): v is Val => v !== DEAD)
-      if (live.length !== 1) throw new ConversionError(`Merge ${name}: ${live.length} live inputs (expected exactly 1)`)
+      const live = this.dataInputs(n)
+        .map((r) => this.ref(r))
+        .filter((v): v is Val => v !== DEAD)
+      if (live.length !== 1) {
+        throw new ConversionError(`Merge ${name}: ${live.length} live inputs (expected exactly 1)`)
+      }
       outs = [live[0]!]
     } else if (CONV_OPS.has(n.op)) {
       // Resolves its own inputs, so that a Pad it absorbs is never emitted.
@@ -167,8 +199,13 @@ class Converter {
       const fixed = this.o.branches?.[name]
       if (fixed !== undefined) return fixed
       const n = this.node(name)
-      if (n.op === 'Identity' || n.op === 'Switch') { name = splitRef(this.dataInputs(n)[0]!)[0]; continue }
-      throw new ConversionError(`Switch predicate ${name} (${n.op}) is not fixed: add it to the model's 'branches'`)
+      if (n.op === 'Identity' || n.op === 'Switch') {
+        name = splitRef(this.dataInputs(n)[0]!)[0]
+        continue
+      }
+      throw new ConversionError(
+        `Switch predicate ${name} (${n.op}) is not fixed: add it to the model's 'branches'`,
+      )
     }
   }
 
@@ -193,7 +230,8 @@ class Converter {
       return { ...this.mat({ ...v, konst: t }), nchw: true, konst: undefined }
     }
     const cached = this.transposed.get(`nchw:${v.name}`)
-    const name = cached ?? this.b.op('Transpose', [v.name], { perm: NHWC_TO_NCHW }, `${v.name}/to_nchw`)
+    const name =
+      cached ?? this.b.op('Transpose', [v.name], { perm: NHWC_TO_NCHW }, `${v.name}/to_nchw`)
     this.transposed.set(`nchw:${v.name}`, name)
     return { name, dtype: v.dtype, rank: 4, nchw: true }
   }
@@ -201,7 +239,8 @@ class Converter {
   toNhwc(v: Val): Val {
     if (!v.nchw) return this.mat(v)
     const cached = this.transposed.get(`nhwc:${v.name}`)
-    const name = cached ?? this.b.op('Transpose', [v.name], { perm: NCHW_TO_NHWC }, `${v.name}/to_nhwc`)
+    const name =
+      cached ?? this.b.op('Transpose', [v.name], { perm: NCHW_TO_NHWC }, `${v.name}/to_nhwc`)
     this.transposed.set(`nhwc:${v.name}`, name)
     return { name, dtype: v.dtype, rank: 4, nchw: false }
   }
@@ -230,7 +269,14 @@ class Converter {
   align(a: Val, b: Val): { a: string; b: string; nchw: boolean; rank: number | null } {
     const rank = a.rank === null || b.rank === null ? null : Math.max(a.rank, b.rank)
     if (!a.nchw && !b.nchw) return { a: this.mat(a).name, b: this.mat(b).name, nchw: false, rank }
-    if (isHiresPlain(a) || isHiresPlain(b)) return { a: this.toNhwc(this.mat(a)).name, b: this.toNhwc(this.mat(b)).name, nchw: false, rank: 4 }
+    if (isHiresPlain(a) || isHiresPlain(b)) {
+      return {
+        a: this.toNhwc(this.mat(a)).name,
+        b: this.toNhwc(this.mat(b)).name,
+        nchw: false,
+        rank: 4,
+      }
+    }
     return { a: this.operandNchw(a), b: this.operandNchw(b), nchw: true, rank: 4 }
   }
 
@@ -239,7 +285,9 @@ class Converter {
     if (v.konst) {
       const k = v.konst
       if (k.data.length === 1) return this.b.initializer('scalar', k.dtype, [], k.data)
-      if (k.dims.length > 4) throw new ConversionError(`cannot broadcast a rank-${k.dims.length} constant against NHWC`)
+      if (k.dims.length > 4) {
+        throw new ConversionError(`cannot broadcast a rank-${k.dims.length} constant against NHWC`)
+      }
       const dims = [...Array(4 - k.dims.length).fill(1), ...k.dims] as number[]
       const t = transposeConst({ ...k, dims }, NHWC_TO_NCHW)
       return this.b.initializer('const_nchw', t.dtype, t.dims, t.data)
@@ -262,11 +310,16 @@ class Converter {
         const dtype = tfType(attrType(n, 'dtype') ?? 'DT_FLOAT')
         b.addInput({ name: n.name, dtype, dims: spec.dims } satisfies IoSpec)
         if (spec.layout === 'nchw') {
-          if (spec.dims.length !== 4) throw new ConversionError(`Placeholder ${n.name}: layout nchw needs a rank-4 input`)
+          if (spec.dims.length !== 4) {
+            throw new ConversionError(`Placeholder ${n.name}: layout nchw needs a rank-4 input`)
+          }
           // Channels-first already: the whole graph, full-resolution parts included, stays NCHW.
           return one(this.val(n.name, dtype, 4, true))
         }
-        return one({ ...this.val(n.name, dtype, spec.dims.length), hires: spec.dims.length === 4 && dtype === 'float32' })
+        return one({
+          ...this.val(n.name, dtype, spec.dims.length),
+          hires: spec.dims.length === 4 && dtype === 'float32',
+        })
       }
       case 'Const': {
         const k = this.m.weights.get(n.name)
@@ -290,21 +343,53 @@ class Converter {
         }
       }
       // falls through
-      case 'Add': case 'AddV2': case 'Sub': case 'RealDiv': case 'Div':
-      case 'Minimum': case 'Maximum': case 'Pow': case 'SquaredDifference': {
+      case 'Add':
+      case 'AddV2':
+      case 'Sub':
+      case 'RealDiv':
+      case 'Div':
+      case 'Minimum':
+      case 'Maximum':
+      case 'Pow':
+      case 'SquaredDifference': {
         const [x, y] = ins as [Val, Val]
         if (x.konst && y.konst) return one(this.konstVal(foldBinary(n.op, x.konst, y.konst)))
         if ((n.op === 'Minimum' || n.op === 'Maximum') && x.dtype === 'float32') {
           // min/max against a scalar is a Clip: onnxruntime's Min/Max broadcast ~20× slower
-          const [v, k] = y.konst?.data.length === 1 ? [x, y.konst] : x.konst?.data.length === 1 ? [y, x.konst] : [undefined, undefined]
+          const [v, k] =
+            y.konst?.data.length === 1
+              ? [x, y.konst]
+              : x.konst?.data.length === 1
+                ? [y, x.konst]
+                : [undefined, undefined]
           if (v && k) {
             const bound = b.constant('float32', [], [Number(k.data[0])])
             const src = this.mat(v)
-            return one({ ...src, konst: undefined, name: b.op('Clip', n.op === 'Minimum' ? [src.name, '', bound] : [src.name, bound], {}, n.name) })
+            return one({
+              ...src,
+              konst: undefined,
+              name: b.op(
+                'Clip',
+                n.op === 'Minimum' ? [src.name, '', bound] : [src.name, bound],
+                {},
+                n.name,
+              ),
+            })
           }
         }
         const al = this.align(x, y)
-        const onnxOp = { Add: 'Add', AddV2: 'Add', Sub: 'Sub', Mul: 'Mul', RealDiv: 'Div', Div: 'Div', Minimum: 'Min', Maximum: 'Max', Pow: 'Pow', SquaredDifference: 'Sub' }[n.op]!
+        const onnxOp = {
+          Add: 'Add',
+          AddV2: 'Add',
+          Sub: 'Sub',
+          Mul: 'Mul',
+          RealDiv: 'Div',
+          Div: 'Div',
+          Minimum: 'Min',
+          Maximum: 'Max',
+          Pow: 'Pow',
+          SquaredDifference: 'Sub',
+        }[n.op]!
         let out = b.op(onnxOp, [al.a, al.b], {}, n.name)
         if (n.op === 'SquaredDifference') out = b.op('Mul', [out, out])
         return one({ ...this.val(out, x.dtype, al.rank, al.nchw), hires: !!(x.hires || y.hires) })
@@ -316,9 +401,18 @@ class Converter {
         if (x.dtype !== 'int32') {
           // x - floor(x / y) * y
           const q = b.op('Floor', [b.op('Div', [al.a, al.b])])
-          return one(this.val(b.op('Sub', [al.a, b.op('Mul', [q, al.b])], {}, n.name), x.dtype, al.rank, al.nchw))
+          return one(
+            this.val(
+              b.op('Sub', [al.a, b.op('Mul', [q, al.b])], {}, n.name),
+              x.dtype,
+              al.rank,
+              al.nchw,
+            ),
+          )
         }
-        return one(this.val(b.op('Mod', [al.a, al.b], { fmod: 0 }, n.name), x.dtype, al.rank, al.nchw))
+        return one(
+          this.val(b.op('Mod', [al.a, al.b], { fmod: 0 }, n.name), x.dtype, al.rank, al.nchw),
+        )
       }
       case 'AddN': {
         if (ins.length === 1) return one(ins[0]!)
@@ -326,21 +420,48 @@ class Converter {
         const names = ins.map((v) => (anyNchw ? this.operandNchw(v) : this.mat(v).name))
         return one(this.val(b.op('Sum', names, {}, n.name), ins[0]!.dtype, ins[0]!.rank, anyNchw))
       }
-      case 'Equal': case 'Less': case 'Greater': case 'LessEqual': case 'GreaterEqual': {
+      case 'Equal':
+      case 'Less':
+      case 'Greater':
+      case 'LessEqual':
+      case 'GreaterEqual': {
         const [x, y] = ins as [Val, Val]
         const al = this.align(x, y)
-        const onnxOp = { Equal: 'Equal', Less: 'Less', Greater: 'Greater', LessEqual: 'LessOrEqual', GreaterEqual: 'GreaterOrEqual' }[n.op]!
+        const onnxOp = {
+          Equal: 'Equal',
+          Less: 'Less',
+          Greater: 'Greater',
+          LessEqual: 'LessOrEqual',
+          GreaterEqual: 'GreaterOrEqual',
+        }[n.op]!
         return one(this.val(b.op(onnxOp, [al.a, al.b], {}, n.name), 'bool', al.rank, al.nchw))
       }
 
       // elementwise unary
-      case 'Relu': case 'Sigmoid': case 'Tanh': case 'Exp': case 'Neg': case 'Sqrt': case 'Abs': case 'Floor': case 'Ceil': case 'Log': {
+      case 'Relu':
+      case 'Sigmoid':
+      case 'Tanh':
+      case 'Exp':
+      case 'Neg':
+      case 'Sqrt':
+      case 'Abs':
+      case 'Floor':
+      case 'Ceil':
+      case 'Log': {
         const x = this.mat(ins[0]!)
-        return one({ ...x, name: b.op(n.op === 'Log' ? 'Log' : n.op, [x.name], {}, n.name), konst: undefined })
+        return one({
+          ...x,
+          name: b.op(n.op === 'Log' ? 'Log' : n.op, [x.name], {}, n.name),
+          konst: undefined,
+        })
       }
       case 'Rsqrt': {
         const x = this.mat(ins[0]!)
-        return one({ ...x, name: b.op('Reciprocal', [b.op('Sqrt', [x.name])], {}, n.name), konst: undefined })
+        return one({
+          ...x,
+          name: b.op('Reciprocal', [b.op('Sqrt', [x.name])], {}, n.name),
+          konst: undefined,
+        })
       }
       case 'Square': {
         const x = this.mat(ins[0]!)
@@ -348,11 +469,29 @@ class Converter {
       }
       case 'Relu6': {
         const x = this.mat(ins[0]!)
-        return one({ ...x, name: b.op('Clip', [x.name, b.constant('float32', [], [0]), b.constant('float32', [], [6])], {}, n.name), konst: undefined })
+        return one({
+          ...x,
+          name: b.op(
+            'Clip',
+            [x.name, b.constant('float32', [], [0]), b.constant('float32', [], [6])],
+            {},
+            n.name,
+          ),
+          konst: undefined,
+        })
       }
       case 'LeakyRelu': {
         const x = this.mat(ins[0]!)
-        return one({ ...x, name: b.op('LeakyRelu', [x.name], { alpha: { float: attrFloat(n, 'alpha') ?? 0.2 } }, n.name), konst: undefined })
+        return one({
+          ...x,
+          name: b.op(
+            'LeakyRelu',
+            [x.name],
+            { alpha: { float: attrFloat(n, 'alpha') ?? 0.2 } },
+            n.name,
+          ),
+          konst: undefined,
+        })
       }
       case 'Elu': {
         const x = this.mat(ins[0]!)
@@ -368,30 +507,55 @@ class Converter {
         const to = tfType(attrType(n, 'DstT') ?? 'DT_FLOAT')
         if (x.konst) return one(this.konstVal(castConst(x.konst, to)))
         if (x.dtype === to) return one(x)
-        return one({ ...x, dtype: to, name: b.op('Cast', [x.name], { to: onnxTypeCode(to) }, n.name) })
+        return one({
+          ...x,
+          dtype: to,
+          name: b.op('Cast', [x.name], { to: onnxTypeCode(to) }, n.name),
+        })
       }
 
       // convolutions
       case 'SpaceToBatchND':
         // Only as part of a dilated convolution: handled when its BatchToSpaceND is reached.
-        throw new ConversionError(`SpaceToBatchND node ${n.name} is only supported as SpaceToBatchND → conv → BatchToSpaceND`)
+        throw new ConversionError(
+          `SpaceToBatchND node ${n.name} is only supported as SpaceToBatchND → conv → BatchToSpaceND`,
+        )
       case 'Conv2DBackpropInput':
         return one(this.convTranspose(n, ins))
 
-      case 'AvgPool': case 'MaxPool': {
-        if ((attrString(n, 'data_format') ?? 'NHWC') !== 'NHWC') throw new ConversionError(`${n.op} ${n.name}: data_format must be NHWC`)
+      case 'AvgPool':
+      case 'MaxPool': {
+        if ((attrString(n, 'data_format') ?? 'NHWC') !== 'NHWC') {
+          throw new ConversionError(`${n.op} ${n.name}: data_format must be NHWC`)
+        }
         const x = this.toNchw(this.mat(ins[0]!))
         const k = attrInts(n, 'ksize')!
         const s = attrInts(n, 'strides')!
         const padding = attrString(n, 'padding')
-        const attrs: Record<string, number | number[] | string> = { kernel_shape: [k[1]!, k[2]!], strides: [s[1]!, s[2]!] }
+        const attrs: Record<string, number | number[] | string> = {
+          kernel_shape: [k[1]!, k[2]!],
+          strides: [s[1]!, s[2]!],
+        }
         if (padding === 'SAME') attrs.auto_pad = 'SAME_UPPER'
-        else if (padding !== 'VALID') throw new ConversionError(`${n.op} ${n.name}: padding ${padding}`)
+        else if (padding !== 'VALID') {
+          throw new ConversionError(`${n.op} ${n.name}: padding ${padding}`)
+        }
         if (n.op === 'AvgPool') attrs.count_include_pad = 0
-        return one(this.val(b.op(n.op === 'AvgPool' ? 'AveragePool' : 'MaxPool', [x.name], attrs, n.name), 'float32', 4, true))
+        return one(
+          this.val(
+            b.op(n.op === 'AvgPool' ? 'AveragePool' : 'MaxPool', [x.name], attrs, n.name),
+            'float32',
+            4,
+            true,
+          ),
+        )
       }
 
-      case 'Mean': case 'Sum': case 'Max': case 'Min': case 'Prod': {
+      case 'Mean':
+      case 'Sum':
+      case 'Max':
+      case 'Min':
+      case 'Prod': {
         const x = ins[0]!
         const keep = attrBool(n, 'keep_dims') ?? false
         const rank = x.rank
@@ -403,14 +567,27 @@ class Converter {
           const kept = [0, 1, 2, 3].filter((a) => !axes.includes(a))
           const keptPhys = kept.map((a) => AXIS_NCHW[a]!)
           const sameOrder = keptPhys.every((p, i) => i === 0 || p > keptPhys[i - 1]!)
-          if (keep) { axes = axes.map((a) => AXIS_NCHW[a]!); nchw = true } else if (sameOrder) axes = axes.map((a) => AXIS_NCHW[a]!)
+          if (keep) {
+            axes = axes.map((a) => AXIS_NCHW[a]!)
+            nchw = true
+          } else if (sameOrder) axes = axes.map((a) => AXIS_NCHW[a]!)
           else src = this.toNhwc(x)
         }
-        const onnxOp = { Mean: 'ReduceMean', Sum: 'ReduceSum', Max: 'ReduceMax', Min: 'ReduceMin', Prod: 'ReduceProd' }[n.op]!
-        const out = onnxOp === 'ReduceSum'
-          ? b.op(onnxOp, [src.name, b.i64(axes)], { keepdims: keep ? 1 : 0 }, n.name)
-          : b.op(onnxOp, [src.name], { axes, keepdims: keep ? 1 : 0 }, n.name)
-        return one({ ...this.val(out, x.dtype, keep ? rank : rank - axes.length, nchw), hires: keep && x.hires })
+        const onnxOp = {
+          Mean: 'ReduceMean',
+          Sum: 'ReduceSum',
+          Max: 'ReduceMax',
+          Min: 'ReduceMin',
+          Prod: 'ReduceProd',
+        }[n.op]!
+        const out =
+          onnxOp === 'ReduceSum'
+            ? b.op(onnxOp, [src.name, b.i64(axes)], { keepdims: keep ? 1 : 0 }, n.name)
+            : b.op(onnxOp, [src.name], { axes, keepdims: keep ? 1 : 0 }, n.name)
+        return one({
+          ...this.val(out, x.dtype, keep ? rank : rank - axes.length, nchw),
+          hires: keep && x.hires,
+        })
       }
 
       case 'ConcatV2': {
@@ -420,31 +597,75 @@ class Converter {
         if (rank === null) throw new ConversionError(`ConcatV2 ${n.name}: rank unknown`)
         let axis = this.ints(axisV, 'concat axis')[0]!
         if (axis < 0) axis += rank
-        if (parts.every((p) => p.konst)) return one(this.konstVal(concatConst(parts.map((p) => p.konst!), axis)))
+        if (parts.every((p) => p.konst)) {
+          return one(
+            this.konstVal(
+              concatConst(
+                parts.map((p) => p.konst!),
+                axis,
+              ),
+            ),
+          )
+        }
         const hires = parts.some((p) => p.hires)
         if (rank === 4 && parts.some((p) => p.nchw) && parts.some(isHiresPlain)) {
           const names = parts.map((p) => this.toNhwc(this.mat(p)).name)
-          return one({ ...this.val(b.op('Concat', names, { axis }, n.name), parts[0]!.dtype, 4), hires })
+          return one({
+            ...this.val(b.op('Concat', names, { axis }, n.name), parts[0]!.dtype, 4),
+            hires,
+          })
         }
         if (rank === 4 && parts.some((p) => p.nchw)) {
           const names = parts.map((p) => this.toNchw(this.mat(p)).name)
-          return one(this.val(b.op('Concat', names, { axis: AXIS_NCHW[axis]! }, n.name), parts[0]!.dtype, 4, true))
+          return one(
+            this.val(
+              b.op('Concat', names, { axis: AXIS_NCHW[axis]! }, n.name),
+              parts[0]!.dtype,
+              4,
+              true,
+            ),
+          )
         }
-        return one({ ...this.val(b.op('Concat', parts.map((p) => this.mat(p).name), { axis }, n.name), parts[0]!.dtype, rank), hires })
+        return one({
+          ...this.val(
+            b.op(
+              'Concat',
+              parts.map((p) => this.mat(p).name),
+              { axis },
+              n.name,
+            ),
+            parts[0]!.dtype,
+            rank,
+          ),
+          hires,
+        })
       }
       case 'Pack': {
         const axis0 = attrInt(n, 'axis') ?? 0
-        if (ins.every((p) => p.konst)) return one(this.konstVal(packConst(ins.map((p) => p.konst!), axis0)))
+        if (ins.every((p) => p.konst)) {
+          return one(
+            this.konstVal(
+              packConst(
+                ins.map((p) => p.konst!),
+                axis0,
+              ),
+            ),
+          )
+        }
         const rank = ins[0]!.rank
         if (rank === null) throw new ConversionError(`Pack ${n.name}: rank unknown`)
         const axis = axis0 < 0 ? axis0 + rank + 1 : axis0
-        const names = ins.map((p) => b.op('Unsqueeze', [this.toNhwc(this.mat(p)).name, b.i64([axis])]))
+        const names = ins.map((p) =>
+          b.op('Unsqueeze', [this.toNhwc(this.mat(p)).name, b.i64([axis])]),
+        )
         const packed = this.val(b.op('Concat', names, { axis }, n.name), ins[0]!.dtype, rank + 1)
         return one(rank === 0 ? { ...packed, len: ins.length } : packed)
       }
-      case 'Split': case 'SplitV': {
+      case 'Split':
+      case 'SplitV': {
         const numSplit = attrInt(n, 'num_split') ?? 1
-        const [x, sizes, axisV] = n.op === 'Split' ? [ins[1]!, undefined, ins[0]!] : [ins[0]!, ins[1]!, ins[2]!]
+        const [x, sizes, axisV] =
+          n.op === 'Split' ? [ins[1]!, undefined, ins[0]!] : [ins[0]!, ins[1]!, ins[2]!]
         const rank = x.rank
         if (rank === null) throw new ConversionError(`${n.op} ${n.name}: rank unknown`)
         let axis = this.ints(axisV, 'split axis')[0]!
@@ -454,7 +675,9 @@ class Converter {
         const inputs = [src.name]
         if (sizes) {
           const sz = this.ints(sizes, 'split sizes')
-          if (sz.includes(-1)) throw new ConversionError(`SplitV ${n.name}: size -1 is not supported`)
+          if (sz.includes(-1)) {
+            throw new ConversionError(`SplitV ${n.name}: size -1 is not supported`)
+          }
           inputs.push(b.i64(sz))
         }
         const outs = b.node('Split', inputs, { axis: phys }, { name: n.name, outputs: numSplit })
@@ -464,7 +687,15 @@ class Converter {
       case 'Shape': {
         const x = ins[0]!
         const outType = tfType(attrType(n, 'out_type') ?? 'DT_INT32')
-        if (x.konst) return one(this.konstVal({ dtype: 'int32', dims: [x.konst.dims.length], data: Int32Array.from(x.konst.dims) }))
+        if (x.konst) {
+          return one(
+            this.konstVal({
+              dtype: 'int32',
+              dims: [x.konst.dims.length],
+              data: Int32Array.from(x.konst.dims),
+            }),
+          )
+        }
         let s = b.op('Shape', [x.name], {}, n.name)
         if (x.nchw) s = b.op('Gather', [s, b.i64(NCHW_TO_NHWC)], { axis: 0 })
         if (outType !== 'int64') s = b.op('Cast', [s], { to: onnxTypeCode(outType) })
@@ -481,19 +712,29 @@ class Converter {
         const rank = x.rank
         const dims = attrInts(n, 'squeeze_dims') ?? attrInts(n, 'axis') ?? []
         if (dims.length === 0) {
-          return one(this.val(b.op('Squeeze', [this.toNhwc(this.mat(x)).name], {}, n.name), x.dtype, null))
+          return one(
+            this.val(b.op('Squeeze', [this.toNhwc(this.mat(x)).name], {}, n.name), x.dtype, null),
+          )
         }
         if (rank === null) throw new ConversionError(`Squeeze ${n.name}: rank unknown`)
         const src = this.toNhwc(this.mat(x))
         const axes = dims.map((a) => (a < 0 ? a + rank : a))
-        return one(this.val(b.op('Squeeze', [src.name, b.i64(axes)], {}, n.name), x.dtype, rank - axes.length))
+        return one(
+          this.val(
+            b.op('Squeeze', [src.name, b.i64(axes)], {}, n.name),
+            x.dtype,
+            rank - axes.length,
+          ),
+        )
       }
       case 'ExpandDims': {
         const x = this.toNhwc(this.mat(ins[0]!))
         if (x.rank === null) throw new ConversionError(`ExpandDims ${n.name}: rank unknown`)
         let axis = this.ints(ins[1]!, 'axis')[0]!
         if (axis < 0) axis += x.rank + 1
-        return one(this.val(b.op('Unsqueeze', [x.name, b.i64([axis])], {}, n.name), x.dtype, x.rank + 1))
+        return one(
+          this.val(b.op('Unsqueeze', [x.name, b.i64([axis])], {}, n.name), x.dtype, x.rank + 1),
+        )
       }
       case 'BroadcastTo': {
         const [x, shape] = ins as [Val, Val]
@@ -504,9 +745,17 @@ class Converter {
           const s = b.op('Gather', [this.i64(shape), b.i64(NHWC_TO_NCHW)], { axis: 0 })
           return one(this.val(b.op('Expand', [xs.name, s], {}, n.name), x.dtype, 4, true))
         }
-        return one(this.val(b.op('Expand', [this.toNhwc(this.mat(x)).name, this.i64(shape)], {}, n.name), x.dtype, rank))
+        return one(
+          this.val(
+            b.op('Expand', [this.toNhwc(this.mat(x)).name, this.i64(shape)], {}, n.name),
+            x.dtype,
+            rank,
+          ),
+        )
       }
-      case 'Pad': case 'PadV2': case 'MirrorPad': {
+      case 'Pad':
+      case 'PadV2':
+      case 'MirrorPad': {
         const x = this.mat(ins[0]!)
         const p = this.constOf(ins[1]!, 'paddings')
         const rank = p.dims[0]!
@@ -543,7 +792,9 @@ class Converter {
             ends = b.i64(sz.map((s, i) => (s === -1 ? 2 ** 53 - 1 : bg[i]! + s)))
           } else {
             ends = b.op('Add', [starts, b.i64(sz)])
-            if (sz.includes(-1)) throw new ConversionError(`Slice ${n.name}: size -1 with a dynamic begin`)
+            if (sz.includes(-1)) {
+              throw new ConversionError(`Slice ${n.name}: size -1 with a dynamic begin`)
+            }
           }
         } else {
           const szI = this.i64(size)
@@ -551,9 +802,17 @@ class Converter {
           const isAll = b.op('Equal', [szI, b.constant('int64', [], [-1])])
           ends = b.op('Where', [isAll, b.constant('int64', [], [2 ** 53 - 1]), sum])
         }
-        return one(this.val(b.op('Slice', [x.name, starts, ends, b.i64(axes)], {}, n.name), x.dtype, rank, x.nchw))
+        return one(
+          this.val(
+            b.op('Slice', [x.name, starts, ends, b.i64(axes)], {}, n.name),
+            x.dtype,
+            rank,
+            x.nchw,
+          ),
+        )
       }
-      case 'ResizeBilinear': case 'ResizeNearestNeighbor': {
+      case 'ResizeBilinear':
+      case 'ResizeNearestNeighbor': {
         const size = ins[1]!
         const align = attrBool(n, 'align_corners') ?? false
         const half = attrBool(n, 'half_pixel_centers') ?? false
@@ -564,20 +823,44 @@ class Converter {
         const x = plain ? this.toNhwc(this.mat(ins[0]!)) : this.toNchw(this.mat(ins[0]!))
         const shape = b.op('Shape', [x.name])
         const sizes = plain
-          ? b.op('Concat', [b.op('Slice', [shape, b.i64([0]), b.i64([1])]), this.i64(size), b.op('Slice', [shape, b.i64([3]), b.i64([4])])], { axis: 0 })
-          : b.op('Concat', [b.op('Slice', [shape, b.i64([0]), b.i64([2])]), this.i64(size)], { axis: 0 })
+          ? b.op(
+              'Concat',
+              [
+                b.op('Slice', [shape, b.i64([0]), b.i64([1])]),
+                this.i64(size),
+                b.op('Slice', [shape, b.i64([3]), b.i64([4])]),
+              ],
+              { axis: 0 },
+            )
+          : b.op('Concat', [b.op('Slice', [shape, b.i64([0]), b.i64([2])]), this.i64(size)], {
+              axis: 0,
+            })
         const nearest = n.op === 'ResizeNearestNeighbor'
         const attrs: Record<string, string> = {
           mode: nearest ? 'nearest' : 'linear',
           // NHWC: 'pytorch_half_pixel' (equal to 'half_pixel' unless an output side is 1 pixel) takes
           // onnxruntime's fast channels-last path; 'half_pixel' with `sizes` falls off it (6× slower).
-          coordinate_transformation_mode: align ? 'align_corners' : half ? (nearest ? 'tf_half_pixel_for_nn' : plain ? 'pytorch_half_pixel' : 'half_pixel') : 'asymmetric',
+          coordinate_transformation_mode: align
+            ? 'align_corners'
+            : half
+              ? nearest
+                ? 'tf_half_pixel_for_nn'
+                : plain
+                  ? 'pytorch_half_pixel'
+                  : 'half_pixel'
+              : 'asymmetric',
         }
         if (nearest) attrs.nearest_mode = align ? 'round_prefer_ceil' : 'floor'
-        return one({ ...this.val(b.op('Resize', [x.name, '', '', sizes], attrs, n.name), 'float32', 4, !plain), hires })
+        return one({
+          ...this.val(b.op('Resize', [x.name, '', '', sizes], attrs, n.name), 'float32', 4, !plain),
+          hires,
+        })
       }
-      case 'DepthToSpace': case 'SpaceToDepth': {
-        if ((attrString(n, 'data_format') ?? 'NHWC') !== 'NHWC') throw new ConversionError(`${n.op} ${n.name}: data_format must be NHWC`)
+      case 'DepthToSpace':
+      case 'SpaceToDepth': {
+        if ((attrString(n, 'data_format') ?? 'NHWC') !== 'NHWC') {
+          throw new ConversionError(`${n.op} ${n.name}: data_format must be NHWC`)
+        }
         const x = this.toNchw(this.mat(ins[0]!))
         const attrs: Record<string, number | string> = { blocksize: attrInt(n, 'block_size')! }
         if (n.op === 'DepthToSpace') attrs.mode = 'DCR'
@@ -593,7 +876,8 @@ class Converter {
    * one kernel instead of four.
    */
   hardSwishInput(n: TfNode): Val | undefined {
-    const node = (r: string | undefined) => (r === undefined ? undefined : this.m.nodes.get(splitRef(r)[0]))
+    const node = (r: string | undefined) =>
+      r === undefined ? undefined : this.m.nodes.get(splitRef(r)[0])
     const scalar = (r: string | undefined): number | undefined => {
       const k = node(r)
       if (k?.op !== 'Const') return undefined
@@ -601,7 +885,10 @@ class Converter {
       return w && w.data.length === 1 ? Number(w.data[0]) : undefined
     }
     const [i0, i1] = this.dataInputs(n)
-    for (const [scaledRef, reluRef] of [[i0, i1], [i1, i0]] as const) {
+    for (const [scaledRef, reluRef] of [
+      [i0, i1],
+      [i1, i0],
+    ] as const) {
       const scaled = node(scaledRef)
       const relu = node(reluRef)
       if (scaled?.op !== 'Mul' || relu?.op !== 'Relu6') continue
@@ -613,7 +900,15 @@ class Converter {
       const sixth = scalar(s0) ?? scalar(s1)
       const xa = scalar(a0) !== undefined ? a1 : a0
       const three = scalar(a0) ?? scalar(a1)
-      if (xs === undefined || xs !== xa || sixth === undefined || Math.abs(sixth - 1 / 6) > 1e-6 || three !== 3) continue
+      if (
+        xs === undefined ||
+        xs !== xa ||
+        sixth === undefined ||
+        Math.abs(sixth - 1 / 6) > 1e-6 ||
+        three !== 3
+      ) {
+        continue
+      }
       const v = this.ref(xs)
       return v === DEAD ? undefined : v
     }
@@ -638,9 +933,16 @@ class Converter {
     this.#hiresMemo.set(name, false) // guards cycles
     const n = this.node(name)
     let r = false
-    if (n.op === 'Placeholder') r = (this.o.inputs[name]?.dims.length ?? 0) === 4 && this.o.inputs[name]?.layout !== 'nchw' && name === Object.keys(this.o.inputs)[0]
-    else if (n.op === 'ResizeBilinear' || n.op === 'ResizeNearestNeighbor') r = this.feedsHiresPlain(name)
-    else if (HIRES_PASSTHROUGH.has(n.op)) r = this.dataInputs(n).some((i) => this.staticHires(splitRef(i)[0]))
+    if (n.op === 'Placeholder') {
+      r =
+        (this.o.inputs[name]?.dims.length ?? 0) === 4 &&
+        this.o.inputs[name]?.layout !== 'nchw' &&
+        name === Object.keys(this.o.inputs)[0]
+    } else if (n.op === 'ResizeBilinear' || n.op === 'ResizeNearestNeighbor') {
+      r = this.feedsHiresPlain(name)
+    } else if (HIRES_PASSTHROUGH.has(n.op)) {
+      r = this.dataInputs(n).some((i) => this.staticHires(splitRef(i)[0]))
+    }
     this.#hiresMemo.set(name, r)
     return r
   }
@@ -652,7 +954,9 @@ class Converter {
     const refs = this.dataInputs(n)
     const ins = refs.map((r, i) => (i === 0 ? undefined : this.ref(r)))
     if (ins.some((v) => v === DEAD)) return DEAD
-    if ((attrString(n, 'data_format') ?? 'NHWC') !== 'NHWC') throw new ConversionError(`${n.op} ${n.name}: data_format must be NHWC`)
+    if ((attrString(n, 'data_format') ?? 'NHWC') !== 'NHWC') {
+      throw new ConversionError(`${n.op} ${n.name}: data_format must be NHWC`)
+    }
     const depthwise = n.op.includes('Depthwise')
     const filter = this.constOf(ins[1] as Val, `${n.op} filter`)
     const [kh, kw, cin, mult] = filter.dims as [number, number, number, number]
@@ -699,7 +1003,10 @@ class Converter {
     }
     const x = this.toNchw(this.mat(xVal))
     const inputs = [x.name, b.initializer(`${n.name}/weights`, 'float32', w.dims, w.data)]
-    const fused = n.op.startsWith('_Fused') || n.op.startsWith('Fused') ? (attrStrings(n, 'fused_ops') ?? []) : []
+    const fused =
+      n.op.startsWith('_Fused') || n.op.startsWith('Fused')
+        ? (attrStrings(n, 'fused_ops') ?? [])
+        : []
     let rest = fused
     if (fused[0] === 'BiasAdd') {
       const bias = this.constOf(ins[2] as Val, 'bias')
@@ -711,12 +1018,24 @@ class Converter {
     let y = b.op('Conv', inputs, attrs, n.name)
     for (const act of rest) {
       switch (act) {
-        case 'Relu': y = b.op('Relu', [y]); break
-        case 'Relu6': y = b.op('Clip', [y, b.constant('float32', [], [0]), b.constant('float32', [], [6])]); break
-        case 'Elu': y = b.op('Elu', [y]); break
-        case 'Sigmoid': y = b.op('Sigmoid', [y]); break
-        case 'Tanh': y = b.op('Tanh', [y]); break
-        case 'LeakyRelu': y = b.op('LeakyRelu', [y], { alpha: { float: attrFloat(n, 'leakyrelu_alpha') ?? 0.2 } }); break
+        case 'Relu':
+          y = b.op('Relu', [y])
+          break
+        case 'Relu6':
+          y = b.op('Clip', [y, b.constant('float32', [], [0]), b.constant('float32', [], [6])])
+          break
+        case 'Elu':
+          y = b.op('Elu', [y])
+          break
+        case 'Sigmoid':
+          y = b.op('Sigmoid', [y])
+          break
+        case 'Tanh':
+          y = b.op('Tanh', [y])
+          break
+        case 'LeakyRelu':
+          y = b.op('LeakyRelu', [y], { alpha: { float: attrFloat(n, 'leakyrelu_alpha') ?? 0.2 } })
+          break
         case 'Prelu': {
           const alpha = this.constOf(ins[3] as Val, 'prelu alpha')
           y = b.op('PRelu', [y, this.operandNchw(this.konstVal(alpha))])
@@ -733,20 +1052,40 @@ class Converter {
   dilatedConv(n: TfNode): Out {
     const [convRef, blockRef] = this.dataInputs(n)
     const convNode = this.node(splitRef(convRef!)[0])
-    if (!/Conv2D|Depthwise/.test(convNode.op)) throw new ConversionError(`BatchToSpaceND ${n.name}: input is ${convNode.op}, not a convolution`)
+    if (!/Conv2D|Depthwise/.test(convNode.op)) {
+      throw new ConversionError(
+        `BatchToSpaceND ${n.name}: input is ${convNode.op}, not a convolution`,
+      )
+    }
     const s2bNode = this.node(splitRef(this.dataInputs(convNode)[0]!)[0])
-    if (s2bNode.op !== 'SpaceToBatchND') throw new ConversionError(`BatchToSpaceND ${n.name}: convolution input is ${s2bNode.op}, not SpaceToBatchND`)
+    if (s2bNode.op !== 'SpaceToBatchND') {
+      throw new ConversionError(
+        `BatchToSpaceND ${n.name}: convolution input is ${s2bNode.op}, not SpaceToBatchND`,
+      )
+    }
     const block = this.ref(blockRef!)
     const block2 = this.ref(this.dataInputs(s2bNode)[1]!)
-    if (block === DEAD || block2 === DEAD) throw new ConversionError(`BatchToSpaceND ${n.name}: dead block shape`)
+    if (block === DEAD || block2 === DEAD) {
+      throw new ConversionError(`BatchToSpaceND ${n.name}: dead block shape`)
+    }
     const bs = this.ints(block, 'block_shape')
-    if (bs.join() !== this.ints(block2, 'block_shape').join()) throw new ConversionError(`BatchToSpaceND ${n.name}: block shapes differ`)
-    if (attrString(convNode, 'padding') !== 'VALID' || (attrInts(convNode, 'strides') ?? [1, 1, 1, 1]).some((s) => s !== 1)) {
-      throw new ConversionError(`BatchToSpaceND ${n.name}: the inner convolution must be VALID with stride 1`)
+    if (bs.join() !== this.ints(block2, 'block_shape').join()) {
+      throw new ConversionError(`BatchToSpaceND ${n.name}: block shapes differ`)
+    }
+    if (
+      attrString(convNode, 'padding') !== 'VALID' ||
+      (attrInts(convNode, 'strides') ?? [1, 1, 1, 1]).some((s) => s !== 1)
+    ) {
+      throw new ConversionError(
+        `BatchToSpaceND ${n.name}: the inner convolution must be VALID with stride 1`,
+      )
     }
     // The convolution now reads SpaceToBatchND's input directly (its base paddings are zero: any
     // real padding is a Pad before it, which conv() folds).
-    const fake: TfNode = { ...convNode, input: [this.dataInputs(s2bNode)[0]!, ...this.dataInputs(convNode).slice(1)] }
+    const fake: TfNode = {
+      ...convNode,
+      input: [this.dataInputs(s2bNode)[0]!, ...this.dataInputs(convNode).slice(1)],
+    }
     return this.conv(fake, bs)
   }
 
@@ -766,8 +1105,15 @@ class Converter {
       strides: [strides[1]!, strides[2]!],
       output_shape: [outShape[1]!, outShape[2]!],
     }
-    if (padding !== 'SAME' && padding !== 'VALID') throw new ConversionError(`Conv2DBackpropInput ${n.name}: padding ${padding}`)
-    const y = b.op('ConvTranspose', [x.name, b.initializer(`${n.name}/weights`, 'float32', w.dims, w.data)], attrs, n.name)
+    if (padding !== 'SAME' && padding !== 'VALID') {
+      throw new ConversionError(`Conv2DBackpropInput ${n.name}: padding ${padding}`)
+    }
+    const y = b.op(
+      'ConvTranspose',
+      [x.name, b.initializer(`${n.name}/weights`, 'float32', w.dims, w.data)],
+      attrs,
+      n.name,
+    )
     return this.val(y, 'float32', 4, true)
   }
 
@@ -778,7 +1124,9 @@ class Converter {
     const endMask = attrInt(n, 'end_mask') ?? 0
     const shrink = attrInt(n, 'shrink_axis_mask') ?? 0
     if ((attrInt(n, 'ellipsis_mask') ?? 0) !== 0 || (attrInt(n, 'new_axis_mask') ?? 0) !== 0) {
-      throw new ConversionError(`StridedSlice ${n.name}: ellipsis_mask and new_axis_mask are not supported`)
+      throw new ConversionError(
+        `StridedSlice ${n.name}: ellipsis_mask and new_axis_mask are not supported`,
+      )
     }
     const begin = this.ints(beginV, 'begin')
     const end = this.ints(endV, 'end')
@@ -800,13 +1148,22 @@ class Converter {
       const en = Math.min(Math.max(norm(ends[0]!), s > 0 ? 0 : -1), len)
       for (let i = st; s > 0 ? i < en : i > en; i += s) out.push(data[i]!)
       const dims = shrink & 1 ? [] : [out.length]
-      return this.konstVal({ dtype: x0.konst.dtype, dims, data: x0.konst.dtype === 'float32' ? Float32Array.from(out) : Int32Array.from(out) })
+      return this.konstVal({
+        dtype: x0.konst.dtype,
+        dims,
+        data: x0.konst.dtype === 'float32' ? Float32Array.from(out) : Int32Array.from(out),
+      })
     }
     let x = this.mat(x0)
     if (x.nchw && shrink !== 0) x = this.toNhwc(x)
     const rank = x.rank ?? begin.length
     const axes = begin.map((_, i) => (x.nchw ? AXIS_NCHW[i]! : i))
-    let y = b.op('Slice', [x.name, b.i64(starts), b.i64(ends), b.i64(axes), b.i64(strides)], {}, n.name)
+    let y = b.op(
+      'Slice',
+      [x.name, b.i64(starts), b.i64(ends), b.i64(axes), b.i64(strides)],
+      {},
+      n.name,
+    )
     const shrinkAxes = begin.map((_, i) => i).filter((i) => shrink & (1 << i))
     if (shrinkAxes.length > 0) y = b.op('Squeeze', [y, b.i64(shrinkAxes)])
     return this.val(y, x.dtype, rank - shrinkAxes.length, x.nchw)
@@ -815,10 +1172,41 @@ class Converter {
 
 // ---- constant helpers ----------------------------------------------------------------------
 
-const CONV_OPS = new Set(['Conv2D', '_FusedConv2D', 'DepthwiseConv2dNative', 'FusedDepthwiseConv2dNative'])
-const ELEMENTWISE_BINARY = new Set(['Add', 'AddV2', 'Sub', 'Mul', 'RealDiv', 'Div', 'Minimum', 'Maximum'])
-const HIRES_PASSTHROUGH = new Set([...ELEMENTWISE_BINARY, 'Identity', 'Switch', 'Merge', 'ConcatV2', 'Split', 'SplitV', 'Mean',
-  'Relu', 'Relu6', 'Sigmoid', 'Tanh', 'Square', 'Neg', 'Exp', 'Sqrt', 'Rsqrt'])
+const CONV_OPS = new Set([
+  'Conv2D',
+  '_FusedConv2D',
+  'DepthwiseConv2dNative',
+  'FusedDepthwiseConv2dNative',
+])
+const ELEMENTWISE_BINARY = new Set([
+  'Add',
+  'AddV2',
+  'Sub',
+  'Mul',
+  'RealDiv',
+  'Div',
+  'Minimum',
+  'Maximum',
+])
+const HIRES_PASSTHROUGH = new Set([
+  ...ELEMENTWISE_BINARY,
+  'Identity',
+  'Switch',
+  'Merge',
+  'ConcatV2',
+  'Split',
+  'SplitV',
+  'Mean',
+  'Relu',
+  'Relu6',
+  'Sigmoid',
+  'Tanh',
+  'Square',
+  'Neg',
+  'Exp',
+  'Sqrt',
+  'Rsqrt',
+])
 
 function isHiresPlain(v: Val): boolean {
   return !!v.hires && !v.nchw && v.rank === 4 && !v.konst
@@ -832,11 +1220,16 @@ function splitRef(ref: string): [string, string | undefined] {
 
 function tfType(t: string): OnnxDtype {
   switch (t) {
-    case 'DT_FLOAT': return 'float32'
-    case 'DT_INT32': return 'int32'
-    case 'DT_INT64': return 'int64'
-    case 'DT_BOOL': return 'bool'
-    default: throw new ConversionError(`dtype ${t} is not supported`)
+    case 'DT_FLOAT':
+      return 'float32'
+    case 'DT_INT32':
+      return 'int32'
+    case 'DT_INT64':
+      return 'int64'
+    case 'DT_BOOL':
+      return 'bool'
+    default:
+      throw new ConversionError(`dtype ${t} is not supported`)
   }
 }
 
@@ -845,7 +1238,11 @@ function onnxTypeCode(t: OnnxDtype): number {
 }
 
 function newData(dtype: string, n: number): Float32Array | Int32Array | Uint8Array {
-  return dtype === 'float32' ? new Float32Array(n) : dtype === 'bool' ? new Uint8Array(n) : new Int32Array(n)
+  return dtype === 'float32'
+    ? new Float32Array(n)
+    : dtype === 'bool'
+      ? new Uint8Array(n)
+      : new Int32Array(n)
 }
 
 export function transposeConst(k: ConstTensor, perm: number[]): ConstTensor {
@@ -853,34 +1250,51 @@ export function transposeConst(k: ConstTensor, perm: number[]): ConstTensor {
   const rank = k.dims.length
   const inStrides = new Array<number>(rank)
   let acc = 1
-  for (let i = rank - 1; i >= 0; i--) { inStrides[i] = acc; acc *= k.dims[i]! }
+  for (let i = rank - 1; i >= 0; i--) {
+    inStrides[i] = acc
+    acc *= k.dims[i]!
+  }
   const out = newData(k.dtype, k.data.length)
   const idx = new Array<number>(rank).fill(0)
   for (let o = 0; o < out.length; o++) {
     let src = 0
     for (let i = 0; i < rank; i++) src += idx[i]! * inStrides[perm[i]!]!
     out[o] = k.data[src]!
-    for (let i = rank - 1; i >= 0; i--) { if (++idx[i]! < dims[i]!) break; idx[i] = 0 }
+    for (let i = rank - 1; i >= 0; i--) {
+      if (++idx[i]! < dims[i]!) break
+      idx[i] = 0
+    }
   }
   return { dtype: k.dtype, dims, data: out }
 }
 
 function foldBinary(op: string, a: ConstTensor, b: ConstTensor): ConstTensor {
   if (a.data.length !== b.data.length && a.data.length !== 1 && b.data.length !== 1) {
-    throw new ConversionError(`constant ${op} with shapes [${a.dims}] and [${b.dims}] is not supported`)
+    throw new ConversionError(
+      `constant ${op} with shapes [${a.dims}] and [${b.dims}] is not supported`,
+    )
   }
   const n = Math.max(a.data.length, b.data.length)
   const dims = a.data.length >= b.data.length ? a.dims : b.dims
   const out = newData(a.dtype, n)
   const f: Record<string, (x: number, y: number) => number> = {
-    Add: (x, y) => x + y, AddV2: (x, y) => x + y, Sub: (x, y) => x - y, Mul: (x, y) => x * y,
-    RealDiv: (x, y) => x / y, Div: (x, y) => (a.dtype === 'int32' ? Math.trunc(x / y) : x / y),
-    Minimum: Math.min, Maximum: Math.max, Pow: Math.pow, SquaredDifference: (x, y) => (x - y) * (x - y),
+    Add: (x, y) => x + y,
+    AddV2: (x, y) => x + y,
+    Sub: (x, y) => x - y,
+    Mul: (x, y) => x * y,
+    RealDiv: (x, y) => x / y,
+    Div: (x, y) => (a.dtype === 'int32' ? Math.trunc(x / y) : x / y),
+    Minimum: Math.min,
+    Maximum: Math.max,
+    Pow: Math.pow,
+    SquaredDifference: (x, y) => (x - y) * (x - y),
     FloorMod: (x, y) => x - Math.floor(x / y) * y,
   }
   const fn = f[op]
   if (!fn) throw new ConversionError(`constant folding of ${op} is not supported`)
-  for (let i = 0; i < n; i++) out[i] = fn(a.data[a.data.length === 1 ? 0 : i]!, b.data[b.data.length === 1 ? 0 : i]!)
+  for (let i = 0; i < n; i++) {
+    out[i] = fn(a.data[a.data.length === 1 ? 0 : i]!, b.data[b.data.length === 1 ? 0 : i]!)
+  }
   return { dtype: a.dtype, dims, data: out }
 }
 
@@ -892,7 +1306,9 @@ function castConst(k: ConstTensor, to: OnnxDtype): ConstTensor {
 }
 
 function concatConst(parts: ConstTensor[], axis: number): ConstTensor {
-  if (parts.some((p) => p.dims.length !== 1) || axis !== 0) throw new ConversionError('constant concat is supported for rank-1 tensors only')
+  if (parts.some((p) => p.dims.length !== 1) || axis !== 0) {
+    throw new ConversionError('constant concat is supported for rank-1 tensors only')
+  }
   const data: number[] = parts.flatMap((p) => Array.from(p.data, Number))
   const out = newData(parts[0]!.dtype, data.length)
   out.set(data)
@@ -900,7 +1316,9 @@ function concatConst(parts: ConstTensor[], axis: number): ConstTensor {
 }
 
 function packConst(parts: ConstTensor[], axis: number): ConstTensor {
-  if (parts.some((p) => p.dims.length !== 0) || axis !== 0) throw new ConversionError('constant pack is supported for scalars only')
+  if (parts.some((p) => p.dims.length !== 0) || axis !== 0) {
+    throw new ConversionError('constant pack is supported for scalars only')
+  }
   const out = newData(parts[0]!.dtype, parts.length)
   out.set(parts.map((p) => Number(p.data[0])))
   return { dtype: parts[0]!.dtype, dims: [parts.length], data: out }

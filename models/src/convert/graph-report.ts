@@ -21,7 +21,9 @@ export interface OptimizedGraphReport {
 /** Node count by op type of a serialised ONNX model, as written. */
 export function opCountsOf(onnxBytes: Uint8Array): Record<string, number> {
   const counts: Record<string, number> = {}
-  for (const n of onnxProto.onnx.ModelProto.decode(onnxBytes).graph?.node ?? []) counts[n.opType ?? ''] = (counts[n.opType ?? ''] ?? 0) + 1
+  for (const n of onnxProto.onnx.ModelProto.decode(onnxBytes).graph?.node ?? []) {
+    counts[n.opType ?? ''] = (counts[n.opType ?? ''] ?? 0) + 1
+  }
   return counts
 }
 
@@ -31,7 +33,11 @@ export async function optimizedGraphReport(onnxBytes: Uint8Array): Promise<Optim
     const out = path.join(dir, 'optimized.onnx')
     // 'extended' is the highest level whose result is portable (the 'all' level adds CPU-specific
     // NCHWc reorders at session start anyway).
-    const s = await ort.InferenceSession.create(onnxBytes, { graphOptimizationLevel: 'extended', optimizedModelFilePath: out, logSeverityLevel: 3 })
+    const s = await ort.InferenceSession.create(onnxBytes, {
+      graphOptimizationLevel: 'extended',
+      optimizedModelFilePath: out,
+      logSeverityLevel: 3,
+    })
     await s.release()
     const model = onnxProto.onnx.ModelProto.decode(await readFile(out))
     const nodes = model.graph?.node ?? []
@@ -49,9 +55,22 @@ export async function optimizedGraphReport(onnxBytes: Uint8Array): Promise<Optim
       opCounts[op] = (opCounts[op] ?? 0) + 1
       const firstIn = n.input?.[0] ?? ''
       if (op === 'Transpose' && producer.get(firstIn) === 'Transpose') transposePairs++
-      if (/Conv/.test(op) && producer.get(firstIn) === 'Transpose' && (consumers.get(n.output?.[0] ?? '') ?? []).includes('Transpose')) sandwiched++
+      if (
+        /Conv/.test(op) &&
+        producer.get(firstIn) === 'Transpose' &&
+        (consumers.get(n.output?.[0] ?? '') ?? []).includes('Transpose')
+      ) {
+        sandwiched++
+      }
     }
-    return { level: 'extended', nodeCount: nodes.length, opCounts, transposePairs, transposeSandwichedConvs: sandwiched, transposes: opCounts.Transpose ?? 0 }
+    return {
+      level: 'extended',
+      nodeCount: nodes.length,
+      opCounts,
+      transposePairs,
+      transposeSandwichedConvs: sandwiched,
+      transposes: opCounts.Transpose ?? 0,
+    }
   } finally {
     await rm(dir, { recursive: true, force: true })
   }

@@ -21,7 +21,8 @@ const ELEM: Record<OnnxDtype, number> = {
   bool: onnx.TensorProto.DataType.BOOL,
 }
 
-export type AttrValue = number | string | number[] | { floats: number[] } | { float: number } | { ints: number[] }
+export type AttrValue =
+  number | string | number[] | { floats: number[] } | { float: number } | { ints: number[] }
 
 export interface IoSpec {
   name: string
@@ -63,11 +64,18 @@ export class OnnxGraphBuilder {
   }
 
   /** Emits a node and returns its output names. */
-  node(opType: string, inputs: string[], attrs: Record<string, AttrValue> = {}, opts: { name?: string; outputs?: number | string[] } = {}): string[] {
+  node(
+    opType: string,
+    inputs: string[],
+    attrs: Record<string, AttrValue> = {},
+    opts: { name?: string; outputs?: number | string[] } = {},
+  ): string[] {
     const base = opts.name ?? opType
     const outNames = Array.isArray(opts.outputs)
       ? opts.outputs /* reserved by the caller */
-      : Array.from({ length: opts.outputs ?? 1 }, (_, i) => this.unique(i === 0 ? base : `${base}:${i}`))
+      : Array.from({ length: opts.outputs ?? 1 }, (_, i) =>
+          this.unique(i === 0 ? base : `${base}:${i}`),
+        )
     this.nodes.push({
       opType,
       name: this.unique(`${base}/node`),
@@ -79,11 +87,21 @@ export class OnnxGraphBuilder {
   }
 
   /** One-output node. */
-  op(opType: string, inputs: string[], attrs: Record<string, AttrValue> = {}, name?: string): string {
+  op(
+    opType: string,
+    inputs: string[],
+    attrs: Record<string, AttrValue> = {},
+    name?: string,
+  ): string {
     return this.node(opType, inputs, attrs, { name })[0]!
   }
 
-  initializer(name: string, dtype: OnnxDtype, dims: number[], data: ArrayLike<number> | ArrayLike<bigint>): string {
+  initializer(
+    name: string,
+    dtype: OnnxDtype,
+    dims: number[],
+    data: ArrayLike<number> | ArrayLike<bigint>,
+  ): string {
     const n = this.unique(name)
     this.initializers.push(tensorProto(n, dtype, dims, data))
     return n
@@ -104,7 +122,11 @@ export class OnnxGraphBuilder {
     return this.constant('int64', [values.length], values)
   }
 
-  serialize(graphName: string, producer: { name: string; version: string }, docString: string): Uint8Array {
+  serialize(
+    graphName: string,
+    producer: { name: string; version: string },
+    docString: string,
+  ): Uint8Array {
     const model = onnx.ModelProto.create({
       irVersion: 8,
       producerName: producer.name,
@@ -129,9 +151,18 @@ function valueInfo(spec: IoSpec): IValueInfoProto {
     type: {
       tensorType: {
         elemType: ELEM[spec.dtype],
-        shape: spec.dims === null
-          ? undefined
-          : { dim: spec.dims.map((d) => (typeof d === 'number' ? { dimValue: d } : typeof d === 'string' ? { dimParam: d } : {})) },
+        shape:
+          spec.dims === null
+            ? undefined
+            : {
+                dim: spec.dims.map((d) =>
+                  typeof d === 'number'
+                    ? { dimValue: d }
+                    : typeof d === 'string'
+                      ? { dimParam: d }
+                      : {},
+                ),
+              },
       },
     },
   }
@@ -150,7 +181,12 @@ function attribute(name: string, v: AttrValue): IAttributeProto {
   return { name, type: T.FLOAT, f: v.float }
 }
 
-function tensorProto(name: string, dtype: OnnxDtype, dims: number[], data: ArrayLike<number> | ArrayLike<bigint>): ITensorProto {
+function tensorProto(
+  name: string,
+  dtype: OnnxDtype,
+  dims: number[],
+  data: ArrayLike<number> | ArrayLike<bigint>,
+): ITensorProto {
   const n = data.length
   let raw: Uint8Array
   switch (dtype) {

@@ -79,7 +79,9 @@ export async function loadTfjsGraphModel(modelJsonPath: string): Promise<TfjsGra
       offset += bytes
     }
     if (offset !== buf.length) {
-      throw new Error(`${modelJsonPath}: weight shards hold ${buf.length} bytes but the manifest describes ${offset}`)
+      throw new Error(
+        `${modelJsonPath}: weight shards hold ${buf.length} bytes but the manifest describes ${offset}`,
+      )
     }
   }
   const nodes = new Map<string, TfNode>()
@@ -88,12 +90,18 @@ export async function loadTfjsGraphModel(modelJsonPath: string): Promise<TfjsGra
   return { nodes, order: json.modelTopology.node, weights, signature: json.signature }
 }
 
-function decodeWeight(w: WeightEntry, buf: Buffer, offset: number): { tensor: ConstTensor; bytes: number } {
+function decodeWeight(
+  w: WeightEntry,
+  buf: Buffer,
+  offset: number,
+): { tensor: ConstTensor; bytes: number } {
   const size = w.shape.reduce((a, b) => a * b, 1)
   const dims = [...w.shape]
   const q = w.quantization
   if (q) {
-    if (w.dtype !== 'float32') throw new Error(`weight ${w.name}: quantised ${w.dtype} weights are not supported`)
+    if (w.dtype !== 'float32') {
+      throw new Error(`weight ${w.name}: quantised ${w.dtype} weights are not supported`)
+    }
     if (q.dtype === 'float16') {
       const out = new Float32Array(size)
       for (let i = 0; i < size; i++) out[i] = halfToFloat(buf.readUInt16LE(offset + 2 * i))

@@ -112,9 +112,19 @@ export async function compareAlpha(
   variants: { label: string; model: string | Uint8Array; ratio?: number }[],
 ): Promise<Map<string, AlphaQuality>> {
   const ref = await openRvmSequence(reference, clip.ratio)
-  const vs = await Promise.all(variants.map(async (v) => ({ label: v.label, seq: await openRvmSequence(v.model, v.ratio ?? clip.ratio), cmp: new AlphaComparison() })))
+  const vs = await Promise.all(
+    variants.map(async (v) => ({
+      label: v.label,
+      seq: await openRvmSequence(v.model, v.ratio ?? clip.ratio),
+      cmp: new AlphaComparison(),
+    })),
+  )
   try {
-    for await (const rgb of rgbFrames(clip.file, { width: clip.width, height: clip.height, ...(clip.max !== undefined ? { max: clip.max } : {}) })) {
+    for await (const rgb of rgbFrames(clip.file, {
+      width: clip.width,
+      height: clip.height,
+      ...(clip.max !== undefined ? { max: clip.max } : {}),
+    })) {
       const src = rgb24ToPlanar(rgb)
       const a = (await ref.step(src, clip.width, clip.height)).pha!
       for (const v of vs) v.cmp.add(a, (await v.seq.step(src, clip.width, clip.height)).pha!)

@@ -17,7 +17,11 @@ export interface CalibrationClip {
   max: number
 }
 
-export async function calibrateRvm(modelBytes: Uint8Array, tensors: readonly string[], clips: readonly CalibrationClip[]): Promise<{ ranges: Map<string, Range>; frames: number }> {
+export async function calibrateRvm(
+  modelBytes: Uint8Array,
+  tensors: readonly string[],
+  clips: readonly CalibrationClip[],
+): Promise<{ ranges: Map<string, Range>; frames: number }> {
   const probe = await openRvmSequence(withOutputs(modelBytes, tensors), 0.25)
   const lo = new Map<string, number>(tensors.map((t) => [t, Infinity]))
   const hi = new Map<string, number>(tensors.map((t) => [t, -Infinity]))
@@ -26,7 +30,12 @@ export async function calibrateRvm(modelBytes: Uint8Array, tensors: readonly str
     for (const c of clips) {
       const seq = await openRvmSequence(withOutputs(modelBytes, tensors), c.ratio)
       try {
-        for await (const rgb of rgbFrames(c.file, { width: c.width, height: c.height, every: c.every, max: c.max })) {
+        for await (const rgb of rgbFrames(c.file, {
+          width: c.width,
+          height: c.height,
+          every: c.every,
+          max: c.max,
+        })) {
           const out = await seq.step(rgb24ToPlanar(rgb), c.width, c.height, tensors)
           for (const t of tensors) {
             const d = out[t]!

@@ -39,7 +39,13 @@ export function planQdq(modelBytes: Uint8Array, select: (conv: INodeProto) => bo
   const convs: string[] = []
   const acts = new Set<string>()
   for (const n of g.node ?? []) {
-    if (n.opType !== 'Conv' || !inits.has(n.input![1]!) || (n.input![2] !== undefined && n.input![2] !== '' && !inits.has(n.input![2]!))) continue
+    if (
+      n.opType !== 'Conv' ||
+      !inits.has(n.input![1]!) ||
+      (n.input![2] !== undefined && n.input![2] !== '' && !inits.has(n.input![2]!))
+    ) {
+      continue
+    }
     if (!select(n)) continue
     convs.push(n.name!)
     acts.add(n.input![0]!)
@@ -49,16 +55,28 @@ export function planQdq(modelBytes: Uint8Array, select: (conv: INodeProto) => bo
 }
 
 /** The tensor after the conv's directly following Relu/Clip (folded by onnxruntime), else its output. */
-function activationOut(conv: INodeProto, consumers: Map<string, INodeProto[]>, outputs: Set<string>): string {
+function activationOut(
+  conv: INodeProto,
+  consumers: Map<string, INodeProto[]>,
+  outputs: Set<string>,
+): string {
   const y = conv.output![0]!
   const next = consumers.get(y) ?? []
-  if (next.length === 1 && !outputs.has(y) && (next[0]!.opType === 'Relu' || next[0]!.opType === 'Clip')) return next[0]!.output![0]!
+  if (
+    next.length === 1 &&
+    !outputs.has(y) &&
+    (next[0]!.opType === 'Relu' || next[0]!.opType === 'Clip')
+  ) {
+    return next[0]!.output![0]!
+  }
   return y
 }
 
 function consumersOf(nodes: INodeProto[]): Map<string, INodeProto[]> {
   const m = new Map<string, INodeProto[]>()
-  for (const n of nodes) for (const i of n.input ?? []) if (i !== '') m.set(i, [...(m.get(i) ?? []), n])
+  for (const n of nodes) {
+    for (const i of n.input ?? []) if (i !== '') m.set(i, [...(m.get(i) ?? []), n])
+  }
   return m
 }
 
@@ -66,7 +84,9 @@ function consumersOf(nodes: INodeProto[]): Map<string, INodeProto[]> {
 export function withOutputs(modelBytes: Uint8Array, tensors: readonly string[]): Uint8Array {
   const model = onnx.ModelProto.decode(modelBytes)
   const have = new Set((model.graph!.output ?? []).map((o) => o.name!))
-  for (const t of tensors) if (!have.has(t)) model.graph!.output!.push(onnx.ValueInfoProto.create({ name: t }))
+  for (const t of tensors) {
+    if (!have.has(t)) model.graph!.output!.push(onnx.ValueInfoProto.create({ name: t }))
+  }
   return onnx.ModelProto.encode(model).finish()
 }
 
@@ -83,7 +103,12 @@ export function uint8Params([lo, hi]: Range): { scale: number; zeroPoint: number
  * Writes the QDQ model: `plan.convs` quantized with the activation `ranges` measured for
  * `plan.activations` (every one must have a range).
  */
-export function quantizeQdq(modelBytes: Uint8Array, plan: QdqPlan, ranges: ReadonlyMap<string, Range>, docString: string): Uint8Array {
+export function quantizeQdq(
+  modelBytes: Uint8Array,
+  plan: QdqPlan,
+  ranges: ReadonlyMap<string, Range>,
+  docString: string,
+): Uint8Array {
   const model: IModelProto = onnx.ModelProto.decode(modelBytes)
   const g = model.graph!
   const nodes = g.node ?? []
@@ -104,8 +129,18 @@ export function quantizeQdq(modelBytes: Uint8Array, plan: QdqPlan, ranges: Reado
     newInits.push(tensor(s, DT.FLOAT, [], new Uint8Array(Float32Array.of(p.scale).buffer)))
     newInits.push(tensor(z, DT.UINT8, [], Uint8Array.of(p.zeroPoint)))
     qparams.set(t, { ...p, dq: `${t}/qdq/dq` })
-    head.push({ opType: 'QuantizeLinear', name: `${t}/qdq/q/node`, input: [t, s, z], output: [`${t}/qdq/q`] })
-    head.push({ opType: 'DequantizeLinear', name: `${t}/qdq/dq/node`, input: [`${t}/qdq/q`, s, z], output: [`${t}/qdq/dq`] })
+    head.push({
+      opType: 'QuantizeLinear',
+      name: `${t}/qdq/q/node`,
+      input: [t, s, z],
+      output: [`${t}/qdq/q`],
+    })
+    head.push({
+      opType: 'DequantizeLinear',
+      name: `${t}/qdq/dq/node`,
+      input: [`${t}/qdq/q`, s, z],
+      output: [`${t}/qdq/dq`],
+    })
   }
   // Every consumer reads the dequantized value (graph outputs keep the float tensor).
   for (const n of nodes) {
@@ -131,13 +166,21 @@ export function quantizeQdq(modelBytes: Uint8Array, plan: QdqPlan, ranges: Reado
       for (let i = 0; i < per; i++) m = Math.max(m, Math.abs(wf[o * per + i]!))
       const s = Math.fround(m > 0 ? m / 127 : 1)
       ws[o] = s
-      for (let i = 0; i < per; i++) wq[o * per + i] = Math.max(-127, Math.min(127, Math.round(wf[o * per + i]! / s)))
+      for (let i = 0; i < per; i++) {
+        wq[o * per + i] = Math.max(-127, Math.min(127, Math.round(wf[o * per + i]! / s)))
+      }
     }
     const wName = `${n.name}/w_int8`
     newInits.push(tensor(wName, DT.INT8, w.dims!.map(Number), new Uint8Array(wq.buffer)))
     newInits.push(tensor(`${wName}/scale`, DT.FLOAT, [outC], new Uint8Array(ws.buffer)))
     newInits.push(tensor(`${wName}/zero_point`, DT.INT8, [outC], new Uint8Array(outC)))
-    head.push({ opType: 'DequantizeLinear', name: `${wName}/dq/node`, input: [wName, `${wName}/scale`, `${wName}/zero_point`], output: [`${wName}/dq`], attribute: [{ name: 'axis', type: onnx.AttributeProto.AttributeType.INT, i: 0 }] })
+    head.push({
+      opType: 'DequantizeLinear',
+      name: `${wName}/dq/node`,
+      input: [wName, `${wName}/scale`, `${wName}/zero_point`],
+      output: [`${wName}/dq`],
+      attribute: [{ name: 'axis', type: onnx.AttributeProto.AttributeType.INT, i: 0 }],
+    })
     n.input![1] = `${wName}/dq`
     const biasName = n.input![2]
     if (biasName !== undefined && biasName !== '') {
@@ -154,7 +197,13 @@ export function quantizeQdq(modelBytes: Uint8Array, plan: QdqPlan, ranges: Reado
       newInits.push(tensor(bName, DT.INT32, [outC], new Uint8Array(bq.buffer)))
       newInits.push(tensor(`${bName}/scale`, DT.FLOAT, [outC], new Uint8Array(bs.buffer)))
       newInits.push(tensor(`${bName}/zero_point`, DT.INT32, [outC], new Uint8Array(outC * 4)))
-      head.push({ opType: 'DequantizeLinear', name: `${bName}/dq/node`, input: [bName, `${bName}/scale`, `${bName}/zero_point`], output: [`${bName}/dq`], attribute: [{ name: 'axis', type: onnx.AttributeProto.AttributeType.INT, i: 0 }] })
+      head.push({
+        opType: 'DequantizeLinear',
+        name: `${bName}/dq/node`,
+        input: [bName, `${bName}/scale`, `${bName}/zero_point`],
+        output: [`${bName}/dq`],
+        attribute: [{ name: 'axis', type: onnx.AttributeProto.AttributeType.INT, i: 0 }],
+      })
       n.input![2] = `${bName}/dq`
     }
   }
@@ -163,15 +212,22 @@ export function quantizeQdq(modelBytes: Uint8Array, plan: QdqPlan, ranges: Reado
   const early: INodeProto[] = []
   for (const q of head) {
     const src = q.input![0]!
-    if (inits.has(src) || newInits.some((t) => t.name === src) || (g.input ?? []).some((i) => i.name === src)) early.push(q)
-    else byInput.set(src, [...(byInput.get(src) ?? []), q])
+    if (
+      inits.has(src) ||
+      newInits.some((t) => t.name === src) ||
+      (g.input ?? []).some((i) => i.name === src)
+    ) {
+      early.push(q)
+    } else byInput.set(src, [...(byInput.get(src) ?? []), q])
   }
   const ordered: INodeProto[] = [...early]
   const emit = (n: INodeProto): void => {
     ordered.push(n)
     for (const o of n.output ?? []) for (const q of byInput.get(o) ?? []) emit(q)
   }
-  for (const q of early) for (const o of q.output ?? []) for (const d of byInput.get(o) ?? []) emit(d)
+  for (const q of early) {
+    for (const o of q.output ?? []) for (const d of byInput.get(o) ?? []) emit(d)
+  }
   for (const n of nodes) emit(n)
   g.node = ordered
   // Drop float weights no longer used.

@@ -8,17 +8,33 @@ const STATES = ['r1', 'r2', 'r3', 'r4'] as const
 
 export interface RvmSequence {
   /** Runs one planar frame; returns the requested outputs (copied), state carried internally. */
-  step(src: Float32Array, width: number, height: number, outputs?: readonly string[]): Promise<Record<string, Float32Array>>
+  step(
+    src: Float32Array,
+    width: number,
+    height: number,
+    outputs?: readonly string[],
+  ): Promise<Record<string, Float32Array>>
   /** Forget the recurrent state (a new clip). */
   reset(): void
   release(): Promise<void>
 }
 
-export async function openRvmSequence(model: string | Uint8Array, ratio: number, threads = 2): Promise<RvmSequence> {
+export async function openRvmSequence(
+  model: string | Uint8Array,
+  ratio: number,
+  threads = 2,
+): Promise<RvmSequence> {
   const opts: ort.InferenceSession.SessionOptions = {
-    executionProviders: ['cpu'], intraOpNumThreads: threads, interOpNumThreads: 1, graphOptimizationLevel: 'all', logSeverityLevel: 3,
+    executionProviders: ['cpu'],
+    intraOpNumThreads: threads,
+    interOpNumThreads: 1,
+    graphOptimizationLevel: 'all',
+    logSeverityLevel: 3,
   }
-  const session = typeof model === 'string' ? await ort.InferenceSession.create(model, opts) : await ort.InferenceSession.create(model, opts)
+  const session =
+    typeof model === 'string'
+      ? await ort.InferenceSession.create(model, opts)
+      : await ort.InferenceSession.create(model, opts)
   const takesRatio = session.inputNames.includes('downsample_ratio')
   const zero = (): ort.Tensor => new ort.Tensor('float32', new Float32Array(1), [1, 1, 1, 1])
   let state: Record<string, ort.Tensor> = {}
@@ -29,7 +45,10 @@ export async function openRvmSequence(model: string | Uint8Array, ratio: number,
   const dr = new ort.Tensor('float32', Float32Array.of(ratio), [1])
   return {
     async step(src, width, height, outputs = ['pha']) {
-      const feeds: Record<string, ort.Tensor> = { src: new ort.Tensor('float32', src, [1, 3, height, width]), ...state }
+      const feeds: Record<string, ort.Tensor> = {
+        src: new ort.Tensor('float32', src, [1, 3, height, width]),
+        ...state,
+      }
       if (takesRatio) feeds.downsample_ratio = dr
       const want = [...new Set([...outputs, ...STATES.map((s) => `${s}o`)])]
       const out = await session.run(feeds, want)

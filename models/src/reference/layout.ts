@@ -33,13 +33,21 @@ export function nchwToNhwc(t: TensorData): TensorData {
 }
 
 /** Names of the inputs and outputs the built manifest marks NCHW, for model `name`. */
-export function nchwTensors(distDir: string, name: string): { inputs: Set<string>; outputs: Set<string> } {
+export function nchwTensors(
+  distDir: string,
+  name: string,
+): { inputs: Set<string>; outputs: Set<string> } {
   const file = path.join(distDir, 'manifest.json')
   const empty = { inputs: new Set<string>(), outputs: new Set<string>() }
   if (!existsSync(file)) return empty
   type T = { name: string; layout?: string }
-  const m = (JSON.parse(readFileSync(file, 'utf8')) as { models: { name: string; inputs: T[]; outputs: T[] }[] }).models.find((x) => x.name === name)
+  const m = (
+    JSON.parse(readFileSync(file, 'utf8')) as {
+      models: { name: string; inputs: T[]; outputs: T[] }[]
+    }
+  ).models.find((x) => x.name === name)
   if (m === undefined) return empty
-  const pick = (ts: T[]): Set<string> => new Set(ts.filter((t) => t.layout === 'NCHW').map((t) => t.name))
+  const pick = (ts: T[]): Set<string> =>
+    new Set(ts.filter((t) => t.layout === 'NCHW').map((t) => t.name))
   return { inputs: pick(m.inputs), outputs: pick(m.outputs) }
 }

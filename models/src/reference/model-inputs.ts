@@ -51,13 +51,36 @@ const POSE_DETECTION = '@tensorflow-models/pose-detection src/blazepose_tfjs/con
 
 const blazeposeLandmarks = (file: string): ModelIoSpec => ({
   source: file,
-  inputs: [{ name: 'input_1', dims: [1, 256, 256, 3], dtype: 'float32', range: [0, 1], note: 'RGB, letterboxed (zero border) to 256x256' }],
+  inputs: [
+    {
+      name: 'input_1',
+      dims: [1, 256, 256, 3],
+      dtype: 'float32',
+      range: [0, 1],
+      note: 'RGB, letterboxed (zero border) to 256x256',
+    },
+  ],
   outputs: [
-    { name: 'ld_3d', dims: [1, 195], dtype: 'float32', note: '39 x [x, y, z, visibility logit, presence logit], x/y in input pixels' },
-    { name: 'world_3d', dims: [1, 117], dtype: 'float32', note: '39 x [x, y, z] metres, hip-centred' },
+    {
+      name: 'ld_3d',
+      dims: [1, 195],
+      dtype: 'float32',
+      note: '39 x [x, y, z, visibility logit, presence logit], x/y in input pixels',
+    },
+    {
+      name: 'world_3d',
+      dims: [1, 117],
+      dtype: 'float32',
+      note: '39 x [x, y, z] metres, hip-centred',
+    },
     { name: 'output_poseflag', dims: [1, 1], dtype: 'float32', note: 'pose presence probability' },
     { name: 'activation_heatmap', dims: [1, 64, 64, 39], dtype: 'float32' },
-    { name: 'activation_segmentation', dims: [1, 256, 256, 1], dtype: 'float32', note: 'logits; sigmoid gives the person mask' },
+    {
+      name: 'activation_segmentation',
+      dims: [1, 256, 256, 1],
+      dtype: 'float32',
+      note: 'logits; sigmoid gives the person mask',
+    },
   ],
   normalisationSource: `${HUMAN} src/body/blazepose.ts prepareImage (div 255); ${POSE_DETECTION} BLAZEPOSE_LANDMARK_IMAGE_TO_TENSOR_CONFIG [0, 1]`,
 })
@@ -66,15 +89,56 @@ export const MODEL_INPUTS = {
   rvm: {
     source: 'rvm.json',
     inputs: [
-      { name: 'src', dims: [1, -1, -1, 3], dtype: 'float32', range: [0, 1], note: 'RGB frame, any size' },
-      { name: 'r1i', dims: [1, -1, -1, 16], dtype: 'float32', range: null, note: 'recurrent state; zeros [1,1,1,1] on the first frame, then r1o' },
-      { name: 'r2i', dims: [1, -1, -1, 20], dtype: 'float32', range: null, note: 'recurrent state; zeros [1,1,1,1] on the first frame, then r2o' },
-      { name: 'r3i', dims: [1, -1, -1, 40], dtype: 'float32', range: null, note: 'recurrent state; zeros [1,1,1,1] on the first frame, then r3o' },
-      { name: 'r4i', dims: [1, -1, -1, 64], dtype: 'float32', range: null, note: 'recurrent state; zeros [1,1,1,1] on the first frame, then r4o' },
-      { name: 'downsample_ratio', dims: [1], dtype: 'float32', range: null, note: 'in (0, 1]; 0.25 for 720p/1080p, 0.375 for 720x1280 portrait; 1 skips the internal resize' },
+      {
+        name: 'src',
+        dims: [1, -1, -1, 3],
+        dtype: 'float32',
+        range: [0, 1],
+        note: 'RGB frame, any size',
+      },
+      {
+        name: 'r1i',
+        dims: [1, -1, -1, 16],
+        dtype: 'float32',
+        range: null,
+        note: 'recurrent state; zeros [1,1,1,1] on the first frame, then r1o',
+      },
+      {
+        name: 'r2i',
+        dims: [1, -1, -1, 20],
+        dtype: 'float32',
+        range: null,
+        note: 'recurrent state; zeros [1,1,1,1] on the first frame, then r2o',
+      },
+      {
+        name: 'r3i',
+        dims: [1, -1, -1, 40],
+        dtype: 'float32',
+        range: null,
+        note: 'recurrent state; zeros [1,1,1,1] on the first frame, then r3o',
+      },
+      {
+        name: 'r4i',
+        dims: [1, -1, -1, 64],
+        dtype: 'float32',
+        range: null,
+        note: 'recurrent state; zeros [1,1,1,1] on the first frame, then r4o',
+      },
+      {
+        name: 'downsample_ratio',
+        dims: [1],
+        dtype: 'float32',
+        range: null,
+        note: 'in (0, 1]; 0.25 for 720p/1080p, 0.375 for 720x1280 portrait; 1 skips the internal resize',
+      },
     ],
     outputs: [
-      { name: 'fgr', dims: [1, -1, -1, 3], dtype: 'float32', note: 'foreground RGB 0..1, same size as src' },
+      {
+        name: 'fgr',
+        dims: [1, -1, -1, 3],
+        dtype: 'float32',
+        note: 'foreground RGB 0..1, same size as src',
+      },
       { name: 'pha', dims: [1, -1, -1, 1], dtype: 'float32', note: 'alpha 0..1, same size as src' },
       { name: 'r1o', dims: [1, -1, -1, 16], dtype: 'float32' },
       { name: 'r2o', dims: [1, -1, -1, 20], dtype: 'float32' },
@@ -85,16 +149,46 @@ export const MODEL_INPUTS = {
   },
   'blazepose-detector': {
     source: 'blazepose-detector.json',
-    inputs: [{ name: 'input', dims: [1, 224, 224, 3], dtype: 'float32', range: [-1, 1], note: 'RGB, letterboxed (zero border) to 224x224' }],
-    outputs: [{ name: 'person', dims: [1, 2254, 13], dtype: 'float32', note: 'per anchor: score logit, box (4), 4 keypoints x 2' }],
+    inputs: [
+      {
+        name: 'input',
+        dims: [1, 224, 224, 3],
+        dtype: 'float32',
+        range: [-1, 1],
+        note: 'RGB, letterboxed (zero border) to 224x224',
+      },
+    ],
+    outputs: [
+      {
+        name: 'person',
+        dims: [1, 2254, 13],
+        dtype: 'float32',
+        note: 'per anchor: score logit, box (4), 4 keypoints x 2',
+      },
+    ],
     normalisationSource: `${POSE_DETECTION} BLAZEPOSE_DETECTOR_IMAGE_TO_TENSOR_CONFIG outputTensorFloatRange [-1, 1] (${HUMAN} feeds 0..1)`,
   },
   'blazepose-full': blazeposeLandmarks('blazepose-full.json'),
   'blazepose-heavy': blazeposeLandmarks('blazepose-heavy.json'),
   selfie: {
     source: 'selfie.json',
-    inputs: [{ name: 'input_1', dims: [1, 256, 256, 3], dtype: 'float32', range: [0, 1], note: 'RGB, resized to 256x256' }],
-    outputs: [{ name: 'activation_10', dims: [1, 256, 256, 1], dtype: 'float32', note: 'person probability 0..1' }],
+    inputs: [
+      {
+        name: 'input_1',
+        dims: [1, 256, 256, 3],
+        dtype: 'float32',
+        range: [0, 1],
+        note: 'RGB, resized to 256x256',
+      },
+    ],
+    outputs: [
+      {
+        name: 'activation_10',
+        dims: [1, 256, 256, 1],
+        dtype: 'float32',
+        note: 'person probability 0..1',
+      },
+    ],
     normalisationSource: `${HUMAN} src/segmentation/selfie.ts (resizeBilinear to 256, div 255)`,
   },
 } as const satisfies Record<string, ModelIoSpec>

@@ -29,14 +29,24 @@ export interface OrtModel {
   readonly name: string
   readonly inputNames: readonly string[]
   readonly outputNames: readonly string[]
-  run(feeds: Record<string, TensorData>, outputNames?: readonly string[]): Promise<Record<string, TensorData>>
+  run(
+    feeds: Record<string, TensorData>,
+    outputNames?: readonly string[],
+  ): Promise<Record<string, TensorData>>
   release(): Promise<void>
 }
 
 export const onnxPath = (name: string): string => path.join(DIST_DIR, `${name}.onnx`)
 
-export async function openOrtModel(name: string, options: OrtCpuOptions = {}, file = onnxPath(name)): Promise<OrtModel> {
-  const sessionOptions: ort.InferenceSession.SessionOptions = { executionProviders: ['cpu'], ...options }
+export async function openOrtModel(
+  name: string,
+  options: OrtCpuOptions = {},
+  file = onnxPath(name),
+): Promise<OrtModel> {
+  const sessionOptions: ort.InferenceSession.SessionOptions = {
+    executionProviders: ['cpu'],
+    ...options,
+  }
   const session = await ort.InferenceSession.create(file, sessionOptions)
   const nchw = nchwTensors(DIST_DIR, name)
   return {

@@ -32,7 +32,10 @@ export interface TfjsModel {
   readonly inputNames: readonly string[]
   /** Canonical output names (signature keys without `:0`), in signature order. */
   readonly outputNames: readonly string[]
-  run(feeds: Record<string, TensorData>, outputNames?: readonly string[]): Promise<Record<string, TensorData>>
+  run(
+    feeds: Record<string, TensorData>,
+    outputNames?: readonly string[],
+  ): Promise<Record<string, TensorData>>
   dispose(): void
 }
 
@@ -71,9 +74,14 @@ function fileHandler(jsonPath: string): tf.io.IOHandler {
       const json = JSON.parse(readFileSync(jsonPath, 'utf8')) as ModelJson
       const dir = path.dirname(jsonPath)
       const weightSpecs = json.weightsManifest.flatMap((group) => group.weights)
-      const shards = json.weightsManifest.flatMap((group) => group.paths.map((p) => readFileSync(path.join(dir, p))))
+      const shards = json.weightsManifest.flatMap((group) =>
+        group.paths.map((p) => readFileSync(path.join(dir, p))),
+      )
       const all = Buffer.concat(shards)
-      const weightData = all.buffer.slice(all.byteOffset, all.byteOffset + all.byteLength) as ArrayBuffer
+      const weightData = all.buffer.slice(
+        all.byteOffset,
+        all.byteOffset + all.byteLength,
+      ) as ArrayBuffer
       return {
         modelTopology: json.modelTopology as tf.io.ModelArtifacts['modelTopology'],
         weightSpecs,
@@ -82,7 +90,8 @@ function fileHandler(jsonPath: string): tf.io.IOHandler {
         generatedBy: json.generatedBy,
         convertedBy: json.convertedBy,
         signature: json.signature as tf.io.ModelArtifacts['signature'],
-        userDefinedMetadata: json.userDefinedMetadata as tf.io.ModelArtifacts['userDefinedMetadata'],
+        userDefinedMetadata:
+          json.userDefinedMetadata as tf.io.ModelArtifacts['userDefinedMetadata'],
         modelInitializer: json.modelInitializer as tf.io.ModelArtifacts['modelInitializer'],
       }
     },
@@ -91,9 +100,24 @@ function fileHandler(jsonPath: string): tf.io.IOHandler {
 
 /** Ops after which tfjs refuses synchronous `execute` (control flow and data-dependent shapes). */
 const DYNAMIC_OPS = new Set([
-  'Switch', 'Merge', 'Enter', 'Exit', 'NextIteration', 'LoopCond', 'If', 'StatelessIf', 'While',
-  'StatelessWhile', 'NonMaxSuppressionV2', 'NonMaxSuppressionV3', 'NonMaxSuppressionV4',
-  'NonMaxSuppressionV5', 'Where', 'ListDiff', 'Unique', 'UniqueV2',
+  'Switch',
+  'Merge',
+  'Enter',
+  'Exit',
+  'NextIteration',
+  'LoopCond',
+  'If',
+  'StatelessIf',
+  'While',
+  'StatelessWhile',
+  'NonMaxSuppressionV2',
+  'NonMaxSuppressionV3',
+  'NonMaxSuppressionV4',
+  'NonMaxSuppressionV5',
+  'Where',
+  'ListDiff',
+  'Unique',
+  'UniqueV2',
 ])
 
 let wasmConfigured = false
@@ -103,7 +127,9 @@ export async function useTfjsBackend(backend: TfjsBackend): Promise<void> {
   // PROD silences tfjs's "install tfjs-node" banner and deprecation notes; it changes no kernel.
   tf.env().set('PROD', true)
   if (backend === 'wasm' && !wasmConfigured) {
-    const wasmDist = path.dirname(require.resolve('@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm'))
+    const wasmDist = path.dirname(
+      require.resolve('@tensorflow/tfjs-backend-wasm/dist/tfjs-backend-wasm-simd.wasm'),
+    )
     tf.env().set('WASM_HAS_SIMD_SUPPORT', true)
     tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', false)
     setThreadsCount(1)
@@ -139,7 +165,12 @@ export async function loadTfjsModel(name: string, backend: TfjsBackend): Promise
   /** canonical / key / tensor name → the key tfjs accepts for a feed or a fetch. */
   const resolve = (sig: Record<string, SignatureEntry>, wanted: string): string | undefined => {
     for (const [key, entry] of Object.entries(sig)) {
-      if (key === wanted || stripPort(key) === wanted || entry.name === wanted || stripPort(entry.name) === wanted) {
+      if (
+        key === wanted ||
+        stripPort(key) === wanted ||
+        entry.name === wanted ||
+        stripPort(entry.name) === wanted
+      ) {
         return key
       }
     }
@@ -169,7 +200,9 @@ export async function loadTfjsModel(name: string, backend: TfjsBackend): Promise
         }
         // Signature outputs are fetched by key; anything else is a graph node name (intermediates).
         const fetches = wantedOutputs.map((o) => resolve(sigOut, o) ?? o)
-        const result = dynamic ? await model.executeAsync(inputs, fetches) : model.execute(inputs, fetches)
+        const result = dynamic
+          ? await model.executeAsync(inputs, fetches)
+          : model.execute(inputs, fetches)
         outputs.push(...(Array.isArray(result) ? result : [result]))
         const out: Record<string, TensorData> = {}
         for (const [i, o] of wantedOutputs.entries()) {
@@ -177,7 +210,8 @@ export async function loadTfjsModel(name: string, backend: TfjsBackend): Promise
           if (t === undefined) {
             throw new Error(`${name}: tfjs returned no tensor for ${o}`)
           }
-          const data = t.dtype === 'float32' ? (t.dataSync() as Float32Array) : Float32Array.from(t.dataSync())
+          const data =
+            t.dtype === 'float32' ? (t.dataSync() as Float32Array) : Float32Array.from(t.dataSync())
           out[o] = { data: Float32Array.from(data), dims: [...t.shape] }
         }
         return out

@@ -19,9 +19,32 @@ export interface StreamOptions {
 export async function* rgbFrames(file: string, o: StreamOptions): AsyncGenerator<Uint8Array> {
   const frameBytes = o.width * o.height * 3
   const every = o.every ?? 1
-  const filters = [...(every > 1 ? [`select=not(mod(n\\,${every}))`] : []), `scale=${o.width}:${o.height}:flags=bilinear`]
-  const child = spawn(FFMPEG, ['-v', 'error', '-nostdin', '-i', file, '-an', '-vf', filters.join(','), '-fps_mode', 'passthrough',
-    ...(o.max !== undefined ? ['-frames:v', String(o.max)] : []), '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], { stdio: ['ignore', 'pipe', 'pipe'] })
+  const filters = [
+    ...(every > 1 ? [`select=not(mod(n\\,${every}))`] : []),
+    `scale=${o.width}:${o.height}:flags=bilinear`,
+  ]
+  const child = spawn(
+    FFMPEG,
+    [
+      '-v',
+      'error',
+      '-nostdin',
+      '-i',
+      file,
+      '-an',
+      '-vf',
+      filters.join(','),
+      '-fps_mode',
+      'passthrough',
+      ...(o.max !== undefined ? ['-frames:v', String(o.max)] : []),
+      '-f',
+      'rawvideo',
+      '-pix_fmt',
+      'rgb24',
+      'pipe:1',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  )
   let err = ''
   child.stderr.on('data', (c: Buffer) => {
     err = (err + c.toString()).slice(-STDERR_KEEP_BYTES)

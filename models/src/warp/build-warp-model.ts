@@ -45,16 +45,57 @@ export interface BuiltWarpModel {
 }
 
 const INPUTS: WarpModelIo[] = [
-  { name: 'garment', dtype: 'float32', dims: ['parts', 4, 'garment_height', 'garment_width'], meaning: 'per part: premultiplied RGBA 0..1, alpha = the part mask' },
-  { name: 'points', dtype: 'float32', dims: ['parts', 'k', 2], meaning: 'TPS control points on the output, in the coordinates of grid_x/grid_y' },
-  { name: 'coef', dtype: 'float32', dims: ['parts', 'k_plus_3', 2], meaning: 'TPS weights (k rows) then a0, ax, ay: output position → garment position in GridSample coordinates [-1, 1]' },
-  { name: 'grid_x', dtype: 'float32', dims: ['lattice_width'], meaning: 'coarse lattice x: first to last output pixel centre' },
-  { name: 'grid_y', dtype: 'float32', dims: ['lattice_height'], meaning: 'coarse lattice y: first to last output pixel centre' },
-  { name: 'out_x', dtype: 'float32', dims: ['width'], meaning: 'output pixel-centre x (only the length is used)' },
-  { name: 'out_y', dtype: 'float32', dims: ['height'], meaning: 'output pixel-centre y (only the length is used)' },
+  {
+    name: 'garment',
+    dtype: 'float32',
+    dims: ['parts', 4, 'garment_height', 'garment_width'],
+    meaning: 'per part: premultiplied RGBA 0..1, alpha = the part mask',
+  },
+  {
+    name: 'points',
+    dtype: 'float32',
+    dims: ['parts', 'k', 2],
+    meaning: 'TPS control points on the output, in the coordinates of grid_x/grid_y',
+  },
+  {
+    name: 'coef',
+    dtype: 'float32',
+    dims: ['parts', 'k_plus_3', 2],
+    meaning:
+      'TPS weights (k rows) then a0, ax, ay: output position → garment position in GridSample coordinates [-1, 1]',
+  },
+  {
+    name: 'grid_x',
+    dtype: 'float32',
+    dims: ['lattice_width'],
+    meaning: 'coarse lattice x: first to last output pixel centre',
+  },
+  {
+    name: 'grid_y',
+    dtype: 'float32',
+    dims: ['lattice_height'],
+    meaning: 'coarse lattice y: first to last output pixel centre',
+  },
+  {
+    name: 'out_x',
+    dtype: 'float32',
+    dims: ['width'],
+    meaning: 'output pixel-centre x (only the length is used)',
+  },
+  {
+    name: 'out_y',
+    dtype: 'float32',
+    dims: ['height'],
+    meaning: 'output pixel-centre y (only the length is used)',
+  },
 ]
 const OUTPUTS: WarpModelIo[] = [
-  { name: 'warped', dtype: 'float32', dims: ['parts', 4, 'height', 'width'], meaning: 'per part: the warped garment, premultiplied RGBA 0..1' },
+  {
+    name: 'warped',
+    dtype: 'float32',
+    dims: ['parts', 4, 'height', 'width'],
+    meaning: 'per part: the warped garment, premultiplied RGBA 0..1',
+  },
 ]
 
 export const WARP_DESCRIPTION =
@@ -70,7 +111,12 @@ export function buildWarpModel(): BuiltWarpModel {
   const gy = b.op('Reshape', ['grid_y', b.i64([1, -1, 1, 1])], {}, 'gy')
 
   // Control points as [P,1,1,K] per coordinate.
-  const [px0, py0] = b.node('Split', ['points', b.i64([1, 1])], { axis: 2 }, { name: 'split_points', outputs: 2 }) as [string, string]
+  const [px0, py0] = b.node(
+    'Split',
+    ['points', b.i64([1, 1])],
+    { axis: 2 },
+    { name: 'split_points', outputs: 2 },
+  ) as [string, string]
   const px = b.op('Transpose', [px0], { perm: [0, 2, 1] }) // [P,1,K]
   const py = b.op('Transpose', [py0], { perm: [0, 2, 1] })
   const px4 = b.op('Unsqueeze', [px, b.i64([1])]) // [P,1,1,K]
@@ -87,7 +133,12 @@ export function buildWarpModel(): BuiltWarpModel {
   const kEnd = b.op('Add', [k, b.i64([3])])
   const w = b.op('Slice', ['coef', b.i64([0]), k, b.i64([1])], {}, 'tps_w')
   const aff = b.op('Slice', ['coef', k, kEnd, b.i64([1])], {}, 'tps_affine') // [P,3,2]
-  const [a0, ax, ay] = b.node('Split', [aff, b.i64([1, 1, 1])], { axis: 1 }, { name: 'split_affine', outputs: 3 }) as [string, string, string]
+  const [a0, ax, ay] = b.node(
+    'Split',
+    [aff, b.i64([1, 1, 1])],
+    { axis: 1 },
+    { name: 'split_affine', outputs: 3 },
+  ) as [string, string, string]
   const a0u = b.op('Unsqueeze', [a0, b.i64([1])]) // [P,1,1,2]
   const axu = b.op('Unsqueeze', [ax, b.i64([1])])
   const ayu = b.op('Unsqueeze', [ay, b.i64([1])])
@@ -95,24 +146,50 @@ export function buildWarpModel(): BuiltWarpModel {
   // Non-affine part: U [P,Hc,Wc,K] @ W [P,1,K,2] → [P,Hc,Wc,2].
   const wu = b.op('Unsqueeze', [w, b.i64([1])])
   const bend = b.op('MatMul', [u, wu], {}, 'tps_bend')
-  const affine = b.op('Add', [a0u, b.op('Add', [b.op('Mul', [gx, axu]), b.op('Mul', [gy, ayu])])], {}, 'tps_affine_field')
+  const affine = b.op(
+    'Add',
+    [a0u, b.op('Add', [b.op('Mul', [gx, axu]), b.op('Mul', [gy, ayu])])],
+    {},
+    'tps_affine_field',
+  )
   const coarse = b.op('Add', [bend, affine], {}, 'coarse_grid') // [P,Hc,Wc,2]
 
   // Upsample the lattice to [P,H,W,2] (Resize works on the last two axes of [P,2,Hc,Wc]).
   const coarseNchw = b.op('Transpose', [coarse], { perm: [0, 3, 1, 2] })
-  const sizes = b.op('Concat', [
-    b.op('Slice', [b.op('Shape', ['points']), b.i64([0]), b.i64([1]), b.i64([0])]),
-    b.i64([2]),
-    b.op('Shape', ['out_y']),
-    b.op('Shape', ['out_x']),
-  ], { axis: 0 }, 'grid_sizes')
-  const fine = b.op('Resize', [coarseNchw, '', '', sizes], { mode: 'linear', coordinate_transformation_mode: 'align_corners' }, 'fine_grid')
+  const sizes = b.op(
+    'Concat',
+    [
+      b.op('Slice', [b.op('Shape', ['points']), b.i64([0]), b.i64([1]), b.i64([0])]),
+      b.i64([2]),
+      b.op('Shape', ['out_y']),
+      b.op('Shape', ['out_x']),
+    ],
+    { axis: 0 },
+    'grid_sizes',
+  )
+  const fine = b.op(
+    'Resize',
+    [coarseNchw, '', '', sizes],
+    { mode: 'linear', coordinate_transformation_mode: 'align_corners' },
+    'fine_grid',
+  )
   const grid = b.op('Transpose', [fine], { perm: [0, 2, 3, 1] }, 'grid')
 
   b.reserve('warped')
-  b.node('GridSample', ['garment', grid], { align_corners: 0, mode: 'bilinear', padding_mode: 'zeros' }, { name: 'grid_sample', outputs: ['warped'] })
+  b.node(
+    'GridSample',
+    ['garment', grid],
+    { align_corners: 0, mode: 'bilinear', padding_mode: 'zeros' },
+    { name: 'grid_sample', outputs: ['warped'] },
+  )
   for (const io of OUTPUTS) b.addOutput({ name: io.name, dtype: 'float32', dims: io.dims })
 
   const bytes = b.serialize('tryon_warp', { name: 'tailor-warp', version: '1' }, WARP_DESCRIPTION)
-  return { name: WARP_MODEL_NAME, bytes, inputs: INPUTS, outputs: OUTPUTS, description: WARP_DESCRIPTION }
+  return {
+    name: WARP_MODEL_NAME,
+    bytes,
+    inputs: INPUTS,
+    outputs: OUTPUTS,
+    description: WARP_DESCRIPTION,
+  }
 }

@@ -21,13 +21,28 @@ export interface DiffStats {
 }
 
 /** Bound |Δ| ≤ abs + rel·|ref| element-wise (numpy allclose); see maxExcess and over. */
-export function diffStats(reference: TensorData, candidate: TensorData, bound: { abs: number; rel: number } = { abs: 0, rel: 0 }): DiffStats {
+export function diffStats(
+  reference: TensorData,
+  candidate: TensorData,
+  bound: { abs: number; rel: number } = { abs: 0, rel: 0 },
+): DiffStats {
   const { abs, rel } = bound
   const a = reference.data
   const b = candidate.data
   const shapeOk = reference.dims.join('x') === candidate.dims.join('x') && a.length === b.length
   if (!shapeOk) {
-    return { maxAbs: Infinity, meanAbs: Infinity, maxRef: NaN, at: -1, ref: NaN, got: NaN, bad: Math.max(a.length, b.length), maxExcess: Infinity, excessAt: -1, over: Math.max(a.length, b.length) }
+    return {
+      maxAbs: Infinity,
+      meanAbs: Infinity,
+      maxRef: NaN,
+      at: -1,
+      ref: NaN,
+      got: NaN,
+      bad: Math.max(a.length, b.length),
+      maxExcess: Infinity,
+      excessAt: -1,
+      over: Math.max(a.length, b.length),
+    }
   }
   let maxAbs = 0
   let sum = 0

@@ -19,9 +19,14 @@ export interface FrameTensor {
   dims: number[]
 }
 
-export const mediaPath = (file: string): string => (path.isAbsolute(file) ? file : path.join(MEDIA_DIR, file))
+export const mediaPath = (file: string): string =>
+  path.isAbsolute(file) ? file : path.join(MEDIA_DIR, file)
 
-function runProcess(cmd: string, args: string[], onStdout?: (chunk: Buffer) => void): Promise<Buffer> {
+function runProcess(
+  cmd: string,
+  args: string[],
+  onStdout?: (chunk: Buffer) => void,
+): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] })
     const out: Buffer[] = []
@@ -44,9 +49,18 @@ function runProcess(cmd: string, args: string[], onStdout?: (chunk: Buffer) => v
 /** Width and height of the first video stream (display size as coded). */
 export async function videoSize(file: string): Promise<{ width: number; height: number }> {
   const json = await runProcess(FFPROBE, [
-    '-v', 'error', '-select_streams', 'v:0', '-show_entries', 'stream=width,height', '-of', 'json', mediaPath(file),
+    '-v',
+    'error',
+    '-select_streams',
+    'v:0',
+    '-show_entries',
+    'stream=width,height',
+    '-of',
+    'json',
+    mediaPath(file),
   ])
-  const stream = (JSON.parse(json.toString()) as { streams: { width: number; height: number }[] }).streams[0]
+  const stream = (JSON.parse(json.toString()) as { streams: { width: number; height: number }[] })
+    .streams[0]
   if (stream === undefined) {
     throw new Error(`${file}: no video stream`)
   }
@@ -64,7 +78,10 @@ export interface VideoFramesOptions {
 
 /** Decodes `count` consecutive frames as float32 NHWC [1,H,W,3] RGB in 0..1. */
 export async function videoFrames(file: string, opts: VideoFramesOptions): Promise<FrameTensor[]> {
-  const size = opts.width !== undefined && opts.height !== undefined ? { width: opts.width, height: opts.height } : await videoSize(file)
+  const size =
+    opts.width !== undefined && opts.height !== undefined
+      ? { width: opts.width, height: opts.height }
+      : await videoSize(file)
   const { width, height } = size
   const frameBytes = width * height * 3
   const filters = [`select=gte(n\\,${opts.start ?? 0})`, `scale=${width}:${height}:flags=bilinear`]
@@ -72,8 +89,25 @@ export async function videoFrames(file: string, opts: VideoFramesOptions): Promi
   let pending: Buffer = Buffer.alloc(0)
   await runProcess(
     FFMPEG,
-    ['-v', 'error', '-nostdin', '-i', mediaPath(file), '-an', '-vf', filters.join(','), '-vsync', '0',
-      '-frames:v', String(opts.count), '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+    [
+      '-v',
+      'error',
+      '-nostdin',
+      '-i',
+      mediaPath(file),
+      '-an',
+      '-vf',
+      filters.join(','),
+      '-vsync',
+      '0',
+      '-frames:v',
+      String(opts.count),
+      '-f',
+      'rawvideo',
+      '-pix_fmt',
+      'rgb24',
+      'pipe:1',
+    ],
     (chunk) => {
       pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk])
       while (pending.length >= frameBytes) {
@@ -110,7 +144,9 @@ export async function photoTensor(
     .raw()
     .toBuffer({ resolveWithObject: true })
   if (info.channels !== 3 || info.width !== width || info.height !== height) {
-    throw new Error(`${file}: decoded ${info.width}x${info.height}x${info.channels}, wanted ${width}x${height}x3`)
+    throw new Error(
+      `${file}: decoded ${info.width}x${info.height}x${info.channels}, wanted ${width}x${height}x3`,
+    )
   }
   const [lo, hi] = range
   const scale = (hi - lo) / 255

@@ -30,16 +30,28 @@ export interface MetricsServer {
  * public port), anything else 404. Both services serve their registry this way. A port that cannot
  * be had fails with the one-line StartupError naming METRICS_PORT.
  */
-export async function startMetricsServer(o: { host: string; port: number; metrics: { contentType: string; text: () => Promise<string> } }): Promise<MetricsServer> {
+export async function startMetricsServer(o: {
+  host: string
+  port: number
+  metrics: { contentType: string; text: () => Promise<string> }
+}): Promise<MetricsServer> {
   const server: Server = createServer((req, res) => {
     if (req.method === 'GET' && (req.url ?? '').split('?')[0] === '/metrics') {
       o.metrics.text().then(
         (body) => res.writeHead(200, { 'content-type': o.metrics.contentType }).end(body),
-        () => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'Metrics could not be collected.', error_code: 'unexpected_error' })),
+        () =>
+          res.writeHead(500, { 'content-type': 'application/json' }).end(
+            JSON.stringify({
+              error: 'Metrics could not be collected.',
+              error_code: 'unexpected_error',
+            }),
+          ),
       )
       return
     }
-    res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'No such endpoint.', error_code: 'not_found' }))
+    res
+      .writeHead(404, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ error: 'No such endpoint.', error_code: 'not_found' }))
   })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)

@@ -18,9 +18,21 @@ function list(v4: string[], v6: string[]): BlockList {
 const LOOPBACK = list(['127.0.0.0/8'], ['::1/128'])
 // Link-local includes the cloud metadata address 169.254.169.254 (and fd00:ec2::254 is in fc00::/7).
 const LINK_LOCAL = list(['169.254.0.0/16'], ['fe80::/10'])
-const PRIVATE = list(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10'], ['fc00::/7'])
+const PRIVATE = list(
+  ['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '100.64.0.0/10'],
+  ['fc00::/7'],
+)
 const RESERVED = list(
-  ['0.0.0.0/8', '192.0.0.0/24', '192.0.2.0/24', '198.18.0.0/15', '198.51.100.0/24', '203.0.113.0/24', '224.0.0.0/4', '240.0.0.0/4'],
+  [
+    '0.0.0.0/8',
+    '192.0.0.0/24',
+    '192.0.2.0/24',
+    '198.18.0.0/15',
+    '198.51.100.0/24',
+    '203.0.113.0/24',
+    '224.0.0.0/4',
+    '240.0.0.0/4',
+  ],
   ['::/128', '100::/64', '2001:db8::/32', 'ff00::/8', '2001::/23', 'fec0::/10'],
 )
 
@@ -58,7 +70,16 @@ const lo = (g: number): number => g & 255
  * Empty for any other address.
  */
 function embeddedV4s(g: number[]): string[] {
-  const [g0, g1, g2, g3, g4, g5, g6, g7] = g as [number, number, number, number, number, number, number, number]
+  const [g0, g1, g2, g3, g4, g5, g6, g7] = g as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ]
   const zeroTo = (n: number): boolean => g.slice(0, n).every((x) => x === 0)
   const last32 = v4(hi(g6), lo(g6), hi(g7), lo(g7))
   if (zeroTo(5) && g5 === 0xffff) return [last32]
@@ -81,11 +102,20 @@ function embeddedV4s(g: number[]): string[] {
 }
 
 /** The stricter of two classes: anything refused outright beats loopback, which beats public. */
-const SEVERITY: Record<AddressClass, number> = { public: 0, loopback: 1, private: 2, 'link-local': 2, reserved: 2 }
+const SEVERITY: Record<AddressClass, number> = {
+  public: 0,
+  loopback: 1,
+  private: 2,
+  'link-local': 2,
+  reserved: 2,
+}
 
 /** Classifies a literal IP address (v4 or v6, any zone stripped). Non-IPs are 'reserved'. */
 export function classifyAddress(address: string): AddressClass {
-  const a = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '').toLowerCase()
+  const a = address
+    .replace(/^\[|\]$/g, '')
+    .replace(/%.*$/, '')
+    .toLowerCase()
   const family = isIP(a)
   if (family === 0) return 'reserved'
   if (family === 6) {
@@ -94,7 +124,9 @@ export function classifyAddress(address: string): AddressClass {
     // :: and ::1 are IPv6's own (unspecified, loopback), not IPv4-compatible addresses.
     const inner = g.slice(0, 7).every((x) => x === 0) && g[7]! <= 1 ? [] : embeddedV4s(g)
     if (inner.length > 0) {
-      return inner.map((x) => classifyAddress(x)).reduce((w, c) => (SEVERITY[c] > SEVERITY[w] ? c : w), 'public')
+      return inner
+        .map((x) => classifyAddress(x))
+        .reduce((w, c) => (SEVERITY[c] > SEVERITY[w] ? c : w), 'public')
     }
   }
   const type = family === 4 ? 'ipv4' : 'ipv6'

@@ -17,7 +17,8 @@ export interface ResolvedAddress {
 /** Resolves a host name to every address (the default is the system resolver, dns.lookup all). */
 export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>
 
-export const systemResolver: Resolver = async (host) => dnsLookup(host, { all: true, verbatim: true })
+export const systemResolver: Resolver = async (host) =>
+  dnsLookup(host, { all: true, verbatim: true })
 
 export interface LookupGuard {
   allowLoopback: boolean
@@ -37,15 +38,25 @@ export interface LookupGuard {
 export function guardedLookup(resolver: Resolver, guard: LookupGuard): LookupFunction {
   const unresolved = (hostname: string, cause?: unknown): Error =>
     guard.unresolved?.(hostname, cause) ??
-    (cause === undefined ? Object.assign(new Error(`${hostname} did not resolve`), { code: 'ENOTFOUND' }) : (cause as Error))
+    (cause === undefined
+      ? Object.assign(new Error(`${hostname} did not resolve`), { code: 'ENOTFOUND' })
+      : (cause as Error))
   return (hostname, options, callback) => {
     resolver(hostname).then(
       (all) => {
-        const bad = all.find((a) => !isAllowedAddress(a.address, { allowLoopback: guard.allowLoopback }))
+        const bad = all.find(
+          (a) => !isAllowedAddress(a.address, { allowLoopback: guard.allowLoopback }),
+        )
         if (all.length === 0) {
           callback(unresolved(hostname), '', 0)
         } else if (bad !== undefined) {
-          callback(guard.refuse(`${hostname} resolves to ${bad.address}, a ${classifyAddress(bad.address)} address`), '', 0)
+          callback(
+            guard.refuse(
+              `${hostname} resolves to ${bad.address}, a ${classifyAddress(bad.address)} address`,
+            ),
+            '',
+            0,
+          )
         } else if (options.all === true) {
           ;(callback as unknown as (e: null, a: ResolvedAddress[]) => void)(null, all)
         } else {
@@ -63,13 +74,24 @@ export function guardedLookup(resolver: Resolver, guard: LookupGuard): LookupFun
  * resolver said) and destroys the request with `guard.refuse` when it is not allowed.
  * `onConnected` runs first, once the socket is connected.
  */
-export function guardConnectedAddress(req: http.ClientRequest, guard: LookupGuard, onConnected?: () => void): void {
+export function guardConnectedAddress(
+  req: http.ClientRequest,
+  guard: LookupGuard,
+  onConnected?: () => void,
+): void {
   req.on('socket', (socket: Socket) => {
     const check = (): void => {
       onConnected?.()
       const remote = socket.remoteAddress
-      if (remote === undefined || !isAllowedAddress(remote, { allowLoopback: guard.allowLoopback })) {
-        req.destroy(guard.refuse(`connected to ${remote ?? 'an unknown address'}${remote === undefined ? '' : `, a ${classifyAddress(remote)} address`}`))
+      if (
+        remote === undefined ||
+        !isAllowedAddress(remote, { allowLoopback: guard.allowLoopback })
+      ) {
+        req.destroy(
+          guard.refuse(
+            `connected to ${remote ?? 'an unknown address'}${remote === undefined ? '' : `, a ${classifyAddress(remote)} address`}`,
+          ),
+        )
       }
     }
     if (socket.connecting) socket.once('connect', check)

@@ -28,7 +28,9 @@ const resolved: string[] = []
 const resolver: Resolver = async (host) => {
   resolved.push(host)
   const a = STUB_DNS[host]
-  if (a === undefined) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' })
+  if (a === undefined) {
+    throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' })
+  }
   return a.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }))
 }
 
@@ -110,15 +112,25 @@ beforeEach(() => {
 })
 
 const opts = (o: Partial<SafeFetchOptions> = {}): SafeFetchOptions => ({
-  maxBytes: MAX_BYTES, connectTimeoutMs: CONNECT_TIMEOUT_MS, timeoutMs: TOTAL_TIMEOUT_MS, maxRedirects: 3, allowLoopback: true, resolver, ...o,
+  maxBytes: MAX_BYTES,
+  connectTimeoutMs: CONNECT_TIMEOUT_MS,
+  timeoutMs: TOTAL_TIMEOUT_MS,
+  maxRedirects: 3,
+  allowLoopback: true,
+  resolver,
+  ...o,
 })
 let n = 0
 
 describe('input matrix: outbound fetch guard', () => {
   it.each(NET_CASES.map((c) => [matrixTitle(c), c] as const))('%s', async (_title, c) => {
-    const url = c.input.replaceAll('{loopback}', `http://127.0.0.1:${port}`).replaceAll('{port}', String(port))
+    const url = c.input
+      .replaceAll('{loopback}', `http://127.0.0.1:${port}`)
+      .replaceAll('{port}', String(port))
     const options: Partial<SafeFetchOptions> = 'options' in c ? c.options : {}
-    const err = await safeFetchToFile(url, join(dir, `in-${n++}`), opts(options)).catch((e: unknown) => e)
+    const err = await safeFetchToFile(url, join(dir, `in-${n++}`), opts(options)).catch(
+      (e: unknown) => e,
+    )
 
     expect(err).toMatchObject({ code: c.expected, message: expect.stringContaining(c.message) })
     // A refusal is that one sentence and nothing more: no class, address or resolver error.
@@ -128,7 +140,9 @@ describe('input matrix: outbound fetch guard', () => {
     if (c.connects === 'none') {
       expect(log.attempts, 'refused before any connection was attempted').toEqual([])
     } else {
-      expect(new Set(log.attempts), 'only the loopback server was connected to').toEqual(new Set(['127.0.0.1']))
+      expect(new Set(log.attempts), 'only the loopback server was connected to').toEqual(
+        new Set(['127.0.0.1']),
+      )
     }
     // Literal addresses and foreign schemes are refused without even asking the resolver.
     if (!/\.test[:/]/.test(url)) expect(resolved).toEqual([])

@@ -21,10 +21,16 @@ export interface NatsClientOptions {
 export function natsClientEnvProblems(env: NatsClientEnv): [keyof NatsClientEnv, string][] {
   const out: [keyof NatsClientEnv, string][] = []
   if ((env.NATS_USER === undefined) !== (env.NATS_PASSWORD === undefined)) {
-    out.push([env.NATS_USER === undefined ? 'NATS_USER' : 'NATS_PASSWORD', 'NATS_USER and NATS_PASSWORD go together'])
+    out.push([
+      env.NATS_USER === undefined ? 'NATS_USER' : 'NATS_PASSWORD',
+      'NATS_USER and NATS_PASSWORD go together',
+    ])
   }
   if ((env.NATS_TLS_CERT_FILE === undefined) !== (env.NATS_TLS_KEY_FILE === undefined)) {
-    out.push([env.NATS_TLS_CERT_FILE === undefined ? 'NATS_TLS_CERT_FILE' : 'NATS_TLS_KEY_FILE', 'NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE go together (mutual TLS)'])
+    out.push([
+      env.NATS_TLS_CERT_FILE === undefined ? 'NATS_TLS_CERT_FILE' : 'NATS_TLS_KEY_FILE',
+      'NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE go together (mutual TLS)',
+    ])
   }
   return out
 }
@@ -36,7 +42,9 @@ export function natsClientOptions(env: NatsClientEnv): NatsClientOptions {
     ...(env.NATS_TLS_KEY_FILE !== undefined ? { keyFile: env.NATS_TLS_KEY_FILE } : {}),
   }
   return {
-    ...(env.NATS_USER !== undefined && env.NATS_PASSWORD !== undefined ? { user: env.NATS_USER, pass: env.NATS_PASSWORD } : {}),
+    ...(env.NATS_USER !== undefined && env.NATS_PASSWORD !== undefined
+      ? { user: env.NATS_USER, pass: env.NATS_PASSWORD }
+      : {}),
     ...(Object.keys(tls).length > 0 ? { tls } : {}),
   }
 }
@@ -62,7 +70,10 @@ export function followNatsStatus(
       if (st.type === 'disconnect' || st.type === 'reconnect') {
         const connected = st.type === 'reconnect'
         setConnected(connected)
-        logger[connected ? 'info' : 'warn']({ server: st.server }, connected ? 'NATS reconnected' : 'NATS disconnected')
+        logger[connected ? 'info' : 'warn'](
+          { server: st.server },
+          connected ? 'NATS reconnected' : 'NATS disconnected',
+        )
       }
     }
   })()

@@ -14,7 +14,9 @@ const STUB: Record<string, string[]> = {
 }
 const resolver: Resolver = async (host) => {
   const a = STUB[host]
-  if (a === undefined) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' })
+  if (a === undefined) {
+    throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' })
+  }
   return a.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }))
 }
 
@@ -26,7 +28,13 @@ let dir: string
 const CONNECT_TIMEOUT_MS = 10_000
 const TOTAL_TIMEOUT_MS = 30_000
 const opts = (o: Partial<SafeFetchOptions> = {}): SafeFetchOptions => ({
-  maxBytes: 1024 * 1024, connectTimeoutMs: CONNECT_TIMEOUT_MS, timeoutMs: TOTAL_TIMEOUT_MS, maxRedirects: 3, allowLoopback: true, resolver, ...o,
+  maxBytes: 1024 * 1024,
+  connectTimeoutMs: CONNECT_TIMEOUT_MS,
+  timeoutMs: TOTAL_TIMEOUT_MS,
+  maxRedirects: 3,
+  allowLoopback: true,
+  resolver,
+  ...o,
 })
 
 beforeAll(async () => {
@@ -71,10 +79,18 @@ const dest = (): string => join(dir, `in-${n++}`)
 
 describe('checkUrl', () => {
   it.each([
-    'http://127.0.0.1/', 'http://127.1/', 'http://0x7f000001/', 'http://2130706433/', 'http://0177.0.0.1/',
-    'http://[::1]/', 'http://[::ffff:127.0.0.1]/', 'http://[::ffff:7f00:1]/',
+    'http://127.0.0.1/',
+    'http://127.1/',
+    'http://0x7f000001/',
+    'http://2130706433/',
+    'http://0177.0.0.1/',
+    'http://[::1]/',
+    'http://[::ffff:127.0.0.1]/',
+    'http://[::ffff:7f00:1]/',
   ])('refuses the loopback spelling %s unless loopback is allowed', (u) => {
-    expect(() => checkUrl(u, false)).toThrow(expect.objectContaining({ code: 'input_fetch_failed' }))
+    expect(() => checkUrl(u, false)).toThrow(
+      expect.objectContaining({ code: 'input_fetch_failed' }),
+    )
     expect(() => checkUrl(u, true)).not.toThrow()
   })
 })
@@ -90,13 +106,20 @@ describe('safeFetchToFile', () => {
 
   it('follows redirects, checking each hop', async () => {
     const d = dest()
-    expect((await safeFetchToFile(`${base}/redirect?to=/video.mp4`, d, opts())).bytes).toBe(BODY.length)
+    expect((await safeFetchToFile(`${base}/redirect?to=/video.mp4`, d, opts())).bytes).toBe(
+      BODY.length,
+    )
     await rm(d)
   })
 
   // Private, link-local, metadata, DNS, redirect, scheme, size and timeout refusals: input-matrix.test.ts.
   it.each([
-    ['loopback when not allowed', () => `${base}/video.mp4`, { allowLoopback: false }, /does not point at a publicly reachable host/],
+    [
+      'loopback when not allowed',
+      () => `${base}/video.mp4`,
+      { allowLoopback: false },
+      /does not point at a publicly reachable host/,
+    ],
     ['an HTTP error', () => `${base}/missing`, {}, /HTTP 404/],
     ['a stalled download', () => `${base}/stall`, { timeoutMs: 300 }, /longer than/],
   ])('refuses %s with input_fetch_failed and leaves nothing behind', async (_n, url, o, msg) => {
@@ -109,7 +132,9 @@ describe('safeFetchToFile', () => {
     // Many times over: the partial file used to be opened after its removal now and then.
     for (let i = 0; i < 20; i++) {
       for (const path of ['/video.mp4', '/chunked']) {
-        const err = await safeFetchToFile(`${base}${path}`, dest(), opts({ maxBytes: 1000 })).catch((e: unknown) => e)
+        const err = await safeFetchToFile(`${base}${path}`, dest(), opts({ maxBytes: 1000 })).catch(
+          (e: unknown) => e,
+        )
         expect(err).toMatchObject({ code: 'file_size_too_large' })
       }
     }
@@ -119,7 +144,9 @@ describe('safeFetchToFile', () => {
   it('stops when the job is cancelled', async () => {
     const ac = new AbortController()
     setTimeout(() => ac.abort(), 100)
-    const err = await safeFetchToFile(`${base}/stall`, dest(), opts(), ac.signal).catch((e: unknown) => e)
+    const err = await safeFetchToFile(`${base}/stall`, dest(), opts(), ac.signal).catch(
+      (e: unknown) => e,
+    )
     expect(err).toMatchObject({ code: 'job_cancelled' })
     expect(await leftovers()).toEqual([])
   })

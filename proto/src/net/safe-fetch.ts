@@ -5,8 +5,13 @@ import https from 'node:https'
 import { isIP } from 'node:net'
 import { AppError } from '../errors.ts'
 import { classifyAddress, isAllowedAddress, refusedDestination } from './address-policy.ts'
-import { guardConnectedAddress, guardedLookup, systemResolver, type LookupGuard, type Resolver } from './guarded-lookup.ts'
-
+import {
+  guardConnectedAddress,
+  guardedLookup,
+  systemResolver,
+  type LookupGuard,
+  type Resolver,
+} from './guarded-lookup.ts'
 
 export interface SafeFetchOptions {
   maxBytes: number
@@ -23,7 +28,8 @@ export interface FetchedFile {
   contentType: string | undefined
 }
 
-const fail = (message: string, cause?: unknown): AppError => new AppError('input_fetch_failed', message, { cause })
+const fail = (message: string, cause?: unknown): AppError =>
+  new AppError('input_fetch_failed', message, { cause })
 /** A refused destination: one sentence (address-policy.ts); what was refused goes to the cause. */
 const refused = (detail: string, cause?: unknown): AppError =>
   fail(refusedDestination(), Object.assign(new Error(detail), cause === undefined ? {} : { cause }))
@@ -34,7 +40,10 @@ const guardFor = (allowLoopback: boolean): LookupGuard => ({
   unresolved: (hostname, cause) => refused(`${hostname} did not resolve`, cause),
 })
 const tooLarge = (max: number): AppError =>
-  new AppError('file_size_too_large', `The file is larger than the ${Math.round(max / (1024 * 1024))} MB limit.`)
+  new AppError(
+    'file_size_too_large',
+    `The file is larger than the ${Math.round(max / (1024 * 1024))} MB limit.`,
+  )
 
 /**
  * Checks a URL before any connection: http/https only, no credentials, and an IP-literal host must
@@ -47,7 +56,9 @@ export function checkUrl(raw: string, allowLoopback: boolean): URL {
   } catch (err) {
     throw fail('The URL is not valid.', err)
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw fail(`The URL must use http or https, not ${u.protocol.slice(0, -1)}.`)
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+    throw fail(`The URL must use http or https, not ${u.protocol.slice(0, -1)}.`)
+  }
   if (u.username !== '' || u.password !== '') throw fail('The URL must not carry credentials.')
   const host = u.hostname.replace(/^\[|\]$/g, '')
   if (isIP(host) !== 0 && !isAllowedAddress(host, { allowLoopback })) {
@@ -61,7 +72,12 @@ export function checkUrl(raw: string, allowLoopback: boolean): URL {
  * checked on the address the socket actually connected to, for the first request and after every
  * redirect. On any failure the partial file is removed.
  */
-export async function safeFetchToFile(rawUrl: string, dest: string, o: SafeFetchOptions, signal?: AbortSignal): Promise<FetchedFile> {
+export async function safeFetchToFile(
+  rawUrl: string,
+  dest: string,
+  o: SafeFetchOptions,
+  signal?: AbortSignal,
+): Promise<FetchedFile> {
   const resolver = o.resolver ?? systemResolver
   const total = AbortSignal.timeout(o.timeoutMs)
   const combined = signal ? AbortSignal.any([signal, total]) : total
@@ -72,7 +88,9 @@ export async function safeFetchToFile(rawUrl: string, dest: string, o: SafeFetch
       const status = res.statusCode ?? 0
       if (status >= 300 && status < 400 && res.headers.location !== undefined) {
         res.resume()
-        if (hop >= o.maxRedirects) throw fail(`The URL redirected more than ${o.maxRedirects} times.`)
+        if (hop >= o.maxRedirects) {
+          throw fail(`The URL redirected more than ${o.maxRedirects} times.`)
+        }
         let next: URL
         try {
           next = new URL(res.headers.location, url)
@@ -96,15 +114,27 @@ export async function safeFetchToFile(rawUrl: string, dest: string, o: SafeFetch
     }
   } catch (err) {
     await rm(dest, { force: true })
-    if (signal?.aborted) throw new AppError('job_cancelled', 'The job was cancelled.', { cause: err })
+    if (signal?.aborted) {
+      throw new AppError('job_cancelled', 'The job was cancelled.', { cause: err })
+    }
     if (err instanceof AppError) throw err
-    if (total.aborted) throw fail(`Downloading the URL took longer than ${Math.round(o.timeoutMs / 1000)} s.`, err)
+    if (total.aborted) {
+      throw fail(`Downloading the URL took longer than ${Math.round(o.timeoutMs / 1000)} s.`, err)
+    }
     const code = (err as NodeJS.ErrnoException).code
-    throw fail(`Downloading the URL failed${code ? ` (${code})` : ''}: ${(err as Error).message}`, err)
+    throw fail(
+      `Downloading the URL failed${code ? ` (${code})` : ''}: ${(err as Error).message}`,
+      err,
+    )
   }
 }
 
-function request(url: URL, resolver: Resolver, o: SafeFetchOptions, signal: AbortSignal): Promise<http.IncomingMessage> {
+function request(
+  url: URL,
+  resolver: Resolver,
+  o: SafeFetchOptions,
+  signal: AbortSignal,
+): Promise<http.IncomingMessage> {
   return new Promise((resolve, reject) => {
     const mod = url.protocol === 'https:' ? https : http
     const req = mod.request(url, {
@@ -112,9 +142,17 @@ function request(url: URL, resolver: Resolver, o: SafeFetchOptions, signal: Abor
       lookup: guardedLookup(resolver, guardFor(o.allowLoopback)),
       signal,
       agent: false,
-      headers: { 'user-agent': 'tailor-inference/0.1', accept: 'video/*, image/gif, */*;q=0.5', 'accept-encoding': 'identity' },
+      headers: {
+        'user-agent': 'tailor-inference/0.1',
+        accept: 'video/*, image/gif, */*;q=0.5',
+        'accept-encoding': 'identity',
+      },
     })
-    const connectTimer = setTimeout(() => req.destroy(fail(`Could not connect to the URL's host within ${o.connectTimeoutMs} ms.`)), o.connectTimeoutMs)
+    const connectTimer = setTimeout(
+      () =>
+        req.destroy(fail(`Could not connect to the URL's host within ${o.connectTimeoutMs} ms.`)),
+      o.connectTimeoutMs,
+    )
     guardConnectedAddress(req, guardFor(o.allowLoopback), () => clearTimeout(connectTimer))
     req.on('response', (res) => {
       clearTimeout(connectTimer)
@@ -128,7 +166,12 @@ function request(url: URL, resolver: Resolver, o: SafeFetchOptions, signal: Abor
   })
 }
 
-async function pipeCapped(res: http.IncomingMessage, dest: string, maxBytes: number, signal: AbortSignal): Promise<number> {
+async function pipeCapped(
+  res: http.IncomingMessage,
+  dest: string,
+  maxBytes: number,
+  signal: AbortSignal,
+): Promise<number> {
   const out = createWriteStream(dest, { flags: 'wx' })
   // The file is opened asynchronously: on failure wait for 'close' (opened, then closed) before the
   // caller removes it, or the open could land after the removal and leave an empty file behind.

@@ -3,7 +3,13 @@ import https from 'node:https'
 import { isIP } from 'node:net'
 import { AppError } from '../errors.ts'
 import { classifyAddress, isAllowedAddress, refusedDestination } from './address-policy.ts'
-import { guardConnectedAddress, guardedLookup, systemResolver, type LookupGuard, type Resolver } from './guarded-lookup.ts'
+import {
+  guardConnectedAddress,
+  guardedLookup,
+  systemResolver,
+  type LookupGuard,
+  type Resolver,
+} from './guarded-lookup.ts'
 
 /**
  * One outbound POST (webhooks) under the destination rules of input URLs (ARCHITECTURE.md §5):
@@ -34,7 +40,8 @@ export class DestinationRefusedError extends AppError {
 }
 
 /** A refused address: one sentence for all (address-policy.ts); what was refused goes to the cause. */
-const refused = (label: string, detail: string): DestinationRefusedError => new DestinationRefusedError(refusedDestination(label), new Error(detail))
+const refused = (label: string, detail: string): DestinationRefusedError =>
+  new DestinationRefusedError(refusedDestination(label), new Error(detail))
 
 /**
  * Checks a URL before any connection: http/https, no credentials, an IP-literal host must be
@@ -47,8 +54,14 @@ export function checkDestination(raw: string, allowLoopback: boolean, label = 'u
   } catch {
     throw new DestinationRefusedError(`${label} is not a valid URL.`)
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new DestinationRefusedError(`${label} must use http or https, not ${u.protocol.slice(0, -1)}.`)
-  if (u.username !== '' || u.password !== '') throw new DestinationRefusedError(`${label} must not carry credentials.`)
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+    throw new DestinationRefusedError(
+      `${label} must use http or https, not ${u.protocol.slice(0, -1)}.`,
+    )
+  }
+  if (u.username !== '' || u.password !== '') {
+    throw new DestinationRefusedError(`${label} must not carry credentials.`)
+  }
   const host = u.hostname.replace(/^\[|\]$/g, '')
   if (isIP(host) !== 0 && !isAllowedAddress(host, { allowLoopback })) {
     throw refused(label, `${host} is a ${classifyAddress(host)} address`)
@@ -61,13 +74,21 @@ export function checkDestination(raw: string, allowLoopback: boolean, label = 'u
  * the rules refuse the destination (before any connection to it), and a retryable
  * `service_unavailable` AppError on network errors and timeouts.
  */
-export async function safePost(rawUrl: string, body: string, o: SafePostOptions, signal?: AbortSignal): Promise<PostAnswer> {
+export async function safePost(
+  rawUrl: string,
+  body: string,
+  o: SafePostOptions,
+  signal?: AbortSignal,
+): Promise<PostAnswer> {
   const label = o.label ?? 'url'
   const url = checkDestination(rawUrl, o.allowLoopback, label)
   const total = AbortSignal.timeout(o.timeoutMs)
   const combined = signal ? AbortSignal.any([signal, total]) : total
   const resolver = o.resolver ?? systemResolver
-  const guard: LookupGuard = { allowLoopback: o.allowLoopback, refuse: (detail) => refused(label, detail) }
+  const guard: LookupGuard = {
+    allowLoopback: o.allowLoopback,
+    refuse: (detail) => refused(label, detail),
+  }
   try {
     return await new Promise<PostAnswer>((resolve, reject) => {
       const mod = url.protocol === 'https:' ? https : http
@@ -77,7 +98,11 @@ export async function safePost(rawUrl: string, body: string, o: SafePostOptions,
         lookup: guardedLookup(resolver, guard),
         signal: combined,
         agent: false,
-        headers: { 'user-agent': 'tailor-webhooks/0.1', 'content-length': String(payload.length), ...o.headers },
+        headers: {
+          'user-agent': 'tailor-webhooks/0.1',
+          'content-length': String(payload.length),
+          ...o.headers,
+        },
       })
       guardConnectedAddress(req, guard)
       req.on('response', (res) => {
@@ -95,8 +120,18 @@ export async function safePost(rawUrl: string, body: string, o: SafePostOptions,
     })
   } catch (err) {
     if (err instanceof DestinationRefusedError) throw err
-    if (total.aborted) throw new AppError('service_unavailable', `${label} did not answer within ${o.timeoutMs} ms.`, { cause: err, retryable: true })
+    if (total.aborted) {
+      throw new AppError(
+        'service_unavailable',
+        `${label} did not answer within ${o.timeoutMs} ms.`,
+        { cause: err, retryable: true },
+      )
+    }
     const code = (err as NodeJS.ErrnoException).code
-    throw new AppError('service_unavailable', `POST to ${label} failed${code ? ` (${code})` : ''}: ${(err as Error).message}`, { cause: err, retryable: true })
+    throw new AppError(
+      'service_unavailable',
+      `POST to ${label} failed${code ? ` (${code})` : ''}: ${(err as Error).message}`,
+      { cause: err, retryable: true },
+    )
   }
 }

@@ -53,7 +53,9 @@ export function watchConnections(): ConnectionLog {
     })
     socket.on('connectionAttempt', (address: string) => {
       attempts.push(address)
-      if (trip(socket, address)) throw new Error(`tripwire: a connection to ${address} was attempted`)
+      if (trip(socket, address)) {
+        throw new Error(`tripwire: a connection to ${address} was attempted`)
+      }
     })
   }
   subscribe(CHANNEL, onSocket)
@@ -69,4 +71,5 @@ export function watchConnections(): ConnectionLog {
 }
 
 /** The name of an input-matrix case's test (every layer names its tests so; docs/input-matrix.md too). */
-export const matrixTitle = (c: { id: string; case: string; expected: string }): string => `${c.id}: ${c.case} → ${c.expected}`
+export const matrixTitle = (c: { id: string; case: string; expected: string }): string =>
+  `${c.id}: ${c.case} → ${c.expected}`

@@ -7,7 +7,9 @@ describe('loadConfig (embedded)', () => {
     expect(loadConfig({ HOST: '0.0.0.0' }).host).toBe('0.0.0.0')
   })
   it('refuses a TAILOR_API_KEY shorter than 32 characters with one clear line naming it', () => {
-    expect(() => loadConfig({ TAILOR_API_KEY: 'scripted-key-123456' })).toThrow(/at least 32 characters[\s\S]*at TAILOR_API_KEY/)
+    expect(() => loadConfig({ TAILOR_API_KEY: 'scripted-key-123456' })).toThrow(
+      /at least 32 characters[\s\S]*at TAILOR_API_KEY/,
+    )
     expect(loadConfig({ TAILOR_API_KEY: 'k'.repeat(32) }).apiKeyConfigured).toBe(true)
   })
 })

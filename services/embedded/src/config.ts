@@ -10,7 +10,13 @@ const Env = z.object({
   /** Job records, results, generated secrets and scratch space. */
   TAILOR_DATA_DIR: z.string().min(1).default('./tailor-data'),
   /** A key to accept (scripted use); without it a key is created on first start. */
-  TAILOR_API_KEY: z.string().min(MIN_API_KEY_LENGTH, `must be at least ${MIN_API_KEY_LENGTH} characters (e.g. \`openssl rand -hex 24\`)`).optional(),
+  TAILOR_API_KEY: z
+    .string()
+    .min(
+      MIN_API_KEY_LENGTH,
+      `must be at least ${MIN_API_KEY_LENGTH} characters (e.g. \`openssl rand -hex 24\`)`,
+    )
+    .optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 })
 

@@ -35,7 +35,10 @@ describe('ensureDefaultKey', () => {
       expect(key).toMatch(/^tk_[A-Za-z0-9_-]{43}$/)
       const [rec, ...rest] = await keys.list()
       expect(rest).toEqual([])
-      expect(rec).toMatchObject({ name: 'default', sha256: createHash('sha256').update(key!).digest('hex') })
+      expect(rec).toMatchObject({
+        name: 'default',
+        sha256: createHash('sha256').update(key!).digest('hex'),
+      })
       const text = await readFile(join(dir, 'api-keys.json'), 'utf8')
       expect(text).not.toContain(key!)
       expect((await stat(join(dir, 'api-keys.json'))).mode & 0o777).toBe(0o600)

@@ -41,8 +41,12 @@ async function readOptional(path: string): Promise<string | null> {
  */
 export async function openDataDir(dir: string): Promise<DataDir> {
   const d = {
-    jobsDir: join(dir, 'jobs'), resultsDir: join(dir, 'results'), workDir: join(dir, 'work'), uploadsDir: join(dir, 'uploads'),
-    idempotencyDir: join(dir, 'idempotency'), webhooksDir: join(dir, 'webhooks'),
+    jobsDir: join(dir, 'jobs'),
+    resultsDir: join(dir, 'results'),
+    workDir: join(dir, 'work'),
+    uploadsDir: join(dir, 'uploads'),
+    idempotencyDir: join(dir, 'idempotency'),
+    webhooksDir: join(dir, 'webhooks'),
   }
   for (const p of [dir, ...Object.values(d)]) await mkdir(p, { recursive: true, mode: 0o700 })
   let secret = await readOptional(join(dir, SECRET_FILE))

@@ -20,7 +20,10 @@ export class InProcessEvents {
       return await Promise.race([
         this.#handler(e),
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`event not applied within ${timeoutMs} ms`)), timeoutMs)
+          timer = setTimeout(
+            () => reject(new Error(`event not applied within ${timeoutMs} ms`)),
+            timeoutMs,
+          )
         }),
       ])
     } finally {

@@ -38,8 +38,16 @@ describe('InProcessQueue', () => {
   it('lanes: next(kind) takes only that kind, so a try-on is taken while videos wait, and wakes only its own waiter', async () => {
     const q = new InProcessQueue()
     const tryOn: JobEnvelope = {
-      id: '00000000-0000-4000-8000-000000000009', kind: 'try-on', createdAt: '',
-      params: { person_image_url: 'http://e.com/p', garment_image_url: 'http://e.com/g', garment_mode: 'auto', preprocess_garment: true, remove_background: false } as Extract<JobEnvelope, { kind: 'try-on' }>['params'],
+      id: '00000000-0000-4000-8000-000000000009',
+      kind: 'try-on',
+      createdAt: '',
+      params: {
+        person_image_url: 'http://e.com/p',
+        garment_image_url: 'http://e.com/g',
+        garment_mode: 'auto',
+        preprocess_garment: true,
+        remove_background: false,
+      } as Extract<JobEnvelope, { kind: 'try-on' }>['params'],
     }
     await q.publish(job(1))
     await q.publish(job(2))

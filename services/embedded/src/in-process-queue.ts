@@ -35,7 +35,8 @@ export class InProcessQueue {
 
   /** The oldest waiting job, of `kind` only when given (lanes: a try-on never waits behind videos). */
   async next(kind?: JobKind): Promise<JobDelivery | null> {
-    const index = (): number => this.#items.findIndex((it) => kind === undefined || it.job.kind === kind)
+    const index = (): number =>
+      this.#items.findIndex((it) => kind === undefined || it.job.kind === kind)
     if (index() < 0) {
       await new Promise<void>((resolve) => {
         const t = setTimeout(() => {

@@ -7,7 +7,11 @@ import { start, type Embedded } from './start.ts'
 
 /** A problem the operator fixes is said in one line each; anything else keeps its stack for the bug report. */
 function fail(err: unknown, ctx?: StartupContext): never {
-  console.error(err instanceof StartupError ? `tailor: ${err.message}` : (describeStartupError('tailor', err, ctx)?.join('\n') ?? err))
+  console.error(
+    err instanceof StartupError
+      ? `tailor: ${err.message}`
+      : (describeStartupError('tailor', err, ctx)?.join('\n') ?? err),
+  )
   process.exit(1)
 }
 
@@ -19,18 +23,26 @@ try {
 }
 let tailor: Embedded
 try {
-  tailor = await start(config, { logger: pino({ name: 'tailor', level: config.logLevel }, stdoutLogDestination) })
+  tailor = await start(config, {
+    logger: pino({ name: 'tailor', level: config.logLevel }, stdoutLogDestination),
+  })
 } catch (err) {
-  fail(err, { ports: { PORT: config.port, API_GRPC_PORT: Number(config.env.API_GRPC_PORT ?? 50052) } })
+  fail(err, {
+    ports: { PORT: config.port, API_GRPC_PORT: Number(config.env.API_GRPC_PORT ?? 50052) },
+  })
 }
 const shutdown = (): void => {
-  tailor.stop().then(() => process.exit(0), (err: unknown) => (console.error(err), process.exit(1)))
+  tailor.stop().then(
+    () => process.exit(0),
+    (err: unknown) => (console.error(err), process.exit(1)),
+  )
 }
 process.once('SIGTERM', shutdown)
 process.once('SIGINT', shutdown)
 
 await logsSettled()
-const dataDirFlag = config.dataDir === resolve('./tailor-data') ? '' : ` --data-dir ${config.dataDir}`
+const dataDirFlag =
+  config.dataDir === resolve('./tailor-data') ? '' : ` --data-dir ${config.dataDir}`
 process.stdout.write(
   formatBanner({
     mode: 'embedded',
@@ -39,10 +51,21 @@ process.stdout.write(
     publicBaseUrl: config.env.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
     key:
       tailor.createdApiKey !== null
-        ? { kind: 'created', key: tailor.createdApiKey, ...(tailor.createdWebhookSecret === null ? {} : { webhookSecret: tailor.createdWebhookSecret }) }
+        ? {
+            kind: 'created',
+            key: tailor.createdApiKey,
+            ...(tailor.createdWebhookSecret === null
+              ? {}
+              : { webhookSecret: tailor.createdWebhookSecret }),
+          }
         : config.apiKeyConfigured
           ? { kind: 'configured', source: 'TAILOR_API_KEY' }
-          : { kind: 'store', count: tailor.keyCount(), where: `${config.dataDir}/api-keys.json`, createCommand: `pnpm tailor keys create --name NAME${dataDirFlag}` },
+          : {
+              kind: 'store',
+              count: tailor.keyCount(),
+              where: `${config.dataDir}/api-keys.json`,
+              createCommand: `pnpm tailor keys create --name NAME${dataDirFlag}`,
+            },
     rows: [
       ['Data', config.dataDir],
       [

@@ -3,11 +3,24 @@ import { join } from 'node:path'
 import { pino, type Logger } from 'pino'
 import { jobEnvelope } from '@tailor/proto'
 import {
-  createFileResultReader, loadConfig as loadGatewayConfig, openFileIdempotencyStore, openFileJobStore, openFileKeyStore,
-  openFileUploadStore, openFileWebhookQueue, sha256Hex, start as startGateway, startFileResultSweeper,
+  createFileResultReader,
+  loadConfig as loadGatewayConfig,
+  openFileIdempotencyStore,
+  openFileJobStore,
+  openFileKeyStore,
+  openFileUploadStore,
+  openFileWebhookQueue,
+  sha256Hex,
+  start as startGateway,
+  startFileResultSweeper,
 } from '@tailor/gateway'
 import { createMetricsRegistry } from '@tailor/proto/metrics'
-import { createFileResultStore, createFileUploadSource, loadConfig as loadInferenceConfig, start as startInference } from '@tailor/inference'
+import {
+  createFileResultStore,
+  createFileUploadSource,
+  loadConfig as loadInferenceConfig,
+  start as startInference,
+} from '@tailor/inference'
 import type { Config } from './config.ts'
 import { openDataDir } from './data-dir.ts'
 import { ensureDefaultKey } from './default-key.ts'
@@ -58,13 +71,19 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
     WEBHOOK_SECRET: config.env.WEBHOOK_SECRET ?? data.webhookSecret,
   })
   // METRICS_PORT is the gateway's here: one registry, both services' metrics on it.
-  const inferenceConfig = loadInferenceConfig({ ...env, METRICS_PORT: undefined, TAILOR_WORK_DIR: config.env.TAILOR_WORK_DIR ?? data.workDir })
+  const inferenceConfig = loadInferenceConfig({
+    ...env,
+    METRICS_PORT: undefined,
+    TAILOR_WORK_DIR: config.env.TAILOR_WORK_DIR ?? data.workDir,
+  })
 
   const queue = new InProcessQueue()
   const events = new InProcessEvents()
   // Retention as in the distributed buckets: records JOB_RETENTION_S after their last change,
   // results RESULT_RETENTION_S after they were written (swept every minute; crash leftovers at once).
-  const jobs = await openFileJobStore(data.jobsDir, { retentionMs: gatewayConfig.jobRetentionS * 1000 })
+  const jobs = await openFileJobStore(data.jobsDir, {
+    retentionMs: gatewayConfig.jobRetentionS * 1000,
+  })
   const resultSweeper = await startFileResultSweeper(data.resultsDir, {
     retentionMs: gatewayConfig.resultRetentionS * 1000,
     onSwept: (paths) => logger.info({ files: paths.length }, 'expired results deleted'),
@@ -83,12 +102,20 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
       publisher: queue,
       cancel: events,
       results: createFileResultReader(data.resultsDir),
-      uploads: await openFileUploadStore(data.uploadsDir, { maxTotalBytes: gatewayConfig.storageCaps.uploadsMaxBytes }),
+      uploads: await openFileUploadStore(data.uploadsDir, {
+        maxTotalBytes: gatewayConfig.storageCaps.uploadsMaxBytes,
+      }),
       queueDepth: () => Promise.resolve(queue.depth()),
       keys,
-      idempotency: await openFileIdempotencyStore(data.idempotencyDir, { ttlMs: gatewayConfig.idempotencyTtlS * 1000 }),
+      idempotency: await openFileIdempotencyStore(data.idempotencyDir, {
+        ttlMs: gatewayConfig.idempotencyTtlS * 1000,
+      }),
       webhooks: await openFileWebhookQueue(data.webhooksDir, {
-        logger: logger.child({ service: 'gateway' }), slots: { concurrency: gatewayConfig.webhookConcurrency, perKey: gatewayConfig.webhookMaxInFlightPerKey },
+        logger: logger.child({ service: 'gateway' }),
+        slots: {
+          concurrency: gatewayConfig.webhookConcurrency,
+          perKey: gatewayConfig.webhookMaxInFlightPerKey,
+        },
       }),
     },
   }).catch((err: unknown) => {
@@ -100,7 +127,15 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
     inference = await startInference(inferenceConfig, {
       registry,
       logger: logger.child({ service: 'inference' }),
-      ports: { source: queue, events, results: createFileResultStore(data.resultsDir, { maxResultBytes: inferenceConfig.RESULT_MAX_BYTES, maxTotalBytes: gatewayConfig.storageCaps.resultsMaxBytes }), uploads: createFileUploadSource(data.uploadsDir) },
+      ports: {
+        source: queue,
+        events,
+        results: createFileResultStore(data.resultsDir, {
+          maxResultBytes: inferenceConfig.RESULT_MAX_BYTES,
+          maxTotalBytes: gatewayConfig.storageCaps.resultsMaxBytes,
+        }),
+        uploads: createFileUploadSource(data.uploadsDir),
+      },
     })
   } catch (err) {
     resultSweeper.stop()
@@ -109,11 +144,19 @@ export async function start(config: Config, opts: { logger?: Logger } = {}): Pro
   }
   // Jobs that were pending or running when the process last stopped run again.
   const unfinished = await jobs.listUnfinished()
-  for (const rec of unfinished) await queue.publish(jobEnvelope(rec.id, rec, rec.createdAt), rec.attempts)
+  for (const rec of unfinished) {
+    await queue.publish(jobEnvelope(rec.id, rec, rec.createdAt), rec.attempts)
+  }
   if (unfinished.length > 0) logger.info({ jobs: unfinished.length }, 'requeued unfinished jobs')
-  const createdApiKey = config.apiKeyConfigured ? null : await ensureDefaultKey(keys, data.legacyApiKeyHash)
+  const createdApiKey = config.apiKeyConfigured
+    ? null
+    : await ensureDefaultKey(keys, data.legacyApiKeyHash)
   // Its own webhook signing secret (api-key.ts generateApiKey), shown once beside it.
-  const createdWebhookSecret = createdApiKey === null ? null : ((await keys.list()).find((r) => r.sha256 === sha256Hex(createdApiKey))?.webhookSecret ?? null)
+  const createdWebhookSecret =
+    createdApiKey === null
+      ? null
+      : ((await keys.list()).find((r) => r.sha256 === sha256Hex(createdApiKey))?.webhookSecret ??
+        null)
   await gateway.reloadKeys() // accepted from this moment, not at the key file's next poll
   const inf = inference
   // Where the CLI finds this service when TAILOR_URL is not set (cli/src/service.ts serviceUrl): the

@@ -67,9 +67,14 @@ const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics'])
 export type AppEnv = { Variables: RequestIdVariables & PrincipalVariables & { log: Logger } }
 
 /** Runs `mw` except where `skip` says so. */
-const skipWhere = (skip: (c: Context) => boolean, mw: MiddlewareHandler): MiddlewareHandler => (c, next) => (skip(c) ? next() : mw(c, next))
+const skipWhere =
+  (skip: (c: Context) => boolean, mw: MiddlewareHandler): MiddlewareHandler =>
+  (c, next) =>
+    skip(c) ? next() : mw(c, next)
 /** Uploads and multipart try-on bodies carry media: they have their own, larger limits. */
-const carriesMedia = (c: Context): boolean => c.req.path === UPLOADS_PATH || (c.req.path === '/v1/try-on' && isMultipartForm(c.req.header('content-type')))
+const carriesMedia = (c: Context): boolean =>
+  c.req.path === UPLOADS_PATH ||
+  (c.req.path === '/v1/try-on' && isMultipartForm(c.req.header('content-type')))
 
 /** The HTTP surface; no I/O here beyond the ports in `deps`. */
 export function createApp(d: Omit<GatewayDeps, 'jsonBody'>) {
@@ -78,11 +83,19 @@ export function createApp(d: Omit<GatewayDeps, 'jsonBody'>) {
     deps.access ??
     createKeyAccessControl({
       envHashes: deps.config.apiKeyHashes,
-      limits: { rateLimitPerS: deps.config.rateLimitPerS, maxConcurrentJobs: deps.config.maxConcurrentJobs },
+      limits: {
+        rateLimitPerS: deps.config.rateLimitPerS,
+        maxConcurrentJobs: deps.config.maxConcurrentJobs,
+      },
       limiter: new RateLimiter(createMemoryRateBudget()),
     })
   const throttle = {
-    throttle: deps.authThrottle ?? new AuthFailureThrottle({ maxFailures: deps.config.authFailureLimit, windowMs: deps.config.authFailureWindowMs }),
+    throttle:
+      deps.authThrottle ??
+      new AuthFailureThrottle({
+        maxFailures: deps.config.authFailureLimit,
+        windowMs: deps.config.authFailureWindowMs,
+      }),
     address: (c: Context) => clientAddress(c, deps.config.trustProxyHops),
   }
   const auth = apiKeyAuth(access, { throttle })
@@ -90,7 +103,10 @@ export function createApp(d: Omit<GatewayDeps, 'jsonBody'>) {
   // another method answers 405 + Allow (http/allowed-methods.ts).
   let allowed: ((path: string) => string[]) | undefined
   // A body left unread by an early answer is read to its end afterwards, so the client gets that answer (http/drain-body.ts).
-  const drain = { maxBytes: Math.max(DRAIN_MIN_BYTES, 2 * deps.config.uploadMaxVideoBytes), idleMs: DRAIN_IDLE_MS }
+  const drain = {
+    maxBytes: Math.max(DRAIN_MIN_BYTES, 2 * deps.config.uploadMaxVideoBytes),
+    idleMs: DRAIN_IDLE_MS,
+  }
   const app = new Hono<AppEnv>({ getPath: normalizedPath })
     .use(requestId())
     .use(async (c, next) => {
@@ -103,7 +119,13 @@ export function createApp(d: Omit<GatewayDeps, 'jsonBody'>) {
       const route = matchedRoutes(c).findLast((r) => r.method !== 'ALL')?.path ?? 'unmatched'
       const status = c.res.status
       deps.metrics?.httpRequest({ method: c.req.method, route, status, seconds })
-      const line = { method: c.req.method, route, path: c.req.path, status, ms: Math.round(seconds * 1000) }
+      const line = {
+        method: c.req.method,
+        route,
+        path: c.req.path,
+        status,
+        ms: Math.round(seconds * 1000),
+      }
       if (QUIET_PATHS.has(c.req.path)) log.debug(line, 'request completed')
       else log.info(line, 'request completed')
     })
@@ -128,7 +150,9 @@ export function createApp(d: Omit<GatewayDeps, 'jsonBody'>) {
       return c.json({ status: ok ? 'ready' : 'unavailable', ...details }, ok ? 200 : 503)
     })
     .get('/metrics', async (c) => {
-      if (deps.metrics === undefined || deps.metricsOnPublicPort === false) throw new AppError('not_found', 'No such endpoint.')
+      if (deps.metrics === undefined || deps.metricsOnPublicPort === false) {
+        throw new AppError('not_found', 'No such endpoint.')
+      }
       const body = await deps.metrics.registry.metrics()
       return c.body(body, 200, { 'content-type': deps.metrics.registry.contentType })
     })
@@ -145,7 +169,14 @@ export function createApp(d: Omit<GatewayDeps, 'jsonBody'>) {
     .route('/v1/video/remove-background', videoRemoveBackgroundRoutes(deps))
     .route('/results', resultRoutes(deps))
     .route('/', docsRoutes(deps))
-    .route('/', playgroundRoutes({ dir: deps.config.playgroundDir, samplesDir: deps.config.playgroundSamplesDir ?? null, logger: deps.logger }))
+    .route(
+      '/',
+      playgroundRoutes({
+        dir: deps.config.playgroundDir,
+        samplesDir: deps.config.playgroundSamplesDir ?? null,
+        logger: deps.logger,
+      }),
+    )
     .notFound((c) => {
       allowed ??= allowedMethods(app.routes)
       const methods = allowed(c.req.path)
@@ -166,7 +197,18 @@ export function createApp(d: Omit<GatewayDeps, 'jsonBody'>) {
 export const SERVE_OPTIONS = { autoCleanupIncoming: false } as const
 
 /** Response headers a browser page may read (CORS_ORIGINS). */
-const CORS_EXPOSED_HEADERS = ['X-Request-Id', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Idempotent-Replayed', 'Deprecation', 'Content-Length', 'Content-Range', 'Accept-Ranges']
+const CORS_EXPOSED_HEADERS = [
+  'X-Request-Id',
+  'Retry-After',
+  'RateLimit-Limit',
+  'RateLimit-Remaining',
+  'RateLimit-Reset',
+  'Idempotent-Replayed',
+  'Deprecation',
+  'Content-Length',
+  'Content-Range',
+  'Accept-Ranges',
+]
 /** An early answer waits for the rest of the body up to this much (at least twice the largest upload) … */
 const DRAIN_MIN_BYTES = 64 * 1024 * 1024
 /** … and while it keeps arriving (this long without data: the connection is closed instead). */

@@ -34,15 +34,21 @@ export interface BannerInput {
   interfaces?: NodeJS.Dict<NetworkInterfaceInfo[]>
 }
 
-const isWildcard = (a: string): boolean => a === '0.0.0.0' || a === '::' || a === '' || a === '::ffff:0.0.0.0'
+const isWildcard = (a: string): boolean =>
+  a === '0.0.0.0' || a === '::' || a === '' || a === '::ffff:0.0.0.0'
 const hostForUrl = (a: string): string => (a.includes(':') ? `[${a}]` : a)
 
 /**
  * The URLs a client uses for a server bound to `b`: `local` from this machine (the bound address,
  * or loopback for a wildcard bind), and for a wildcard bind the machine's external addresses.
  */
-export function bannerUrls(b: BoundAddress, interfaces: NodeJS.Dict<NetworkInterfaceInfo[]> = networkInterfaces()): { local: string; others: string[] } {
-  if (!isWildcard(b.address)) return { local: `http://${hostForUrl(b.address)}:${b.port}`, others: [] }
+export function bannerUrls(
+  b: BoundAddress,
+  interfaces: NodeJS.Dict<NetworkInterfaceInfo[]> = networkInterfaces(),
+): { local: string; others: string[] } {
+  if (!isWildcard(b.address)) {
+    return { local: `http://${hostForUrl(b.address)}:${b.port}`, others: [] }
+  }
   const v6 = b.address === '::'
   const others = Object.values(interfaces)
     .flatMap((list) => list ?? [])
@@ -54,7 +60,9 @@ export function bannerUrls(b: BoundAddress, interfaces: NodeJS.Dict<NetworkInter
 /** Who can reach a server bound to `address`, in words. */
 function reach(address: string): string {
   if (isWildcard(address)) return 'every interface, reachable from other machines; put TLS in front'
-  if (address === '127.0.0.1' || address === '::1' || address.startsWith('127.')) return 'this machine only; HOST=0.0.0.0 exposes it'
+  if (address === '127.0.0.1' || address === '::1' || address.startsWith('127.')) {
+    return 'this machine only; HOST=0.0.0.0 exposes it'
+  }
   return 'this address only'
 }
 
@@ -63,9 +71,14 @@ export function formatBanner(b: BannerInput): string {
   const base = b.publicBaseUrl ?? local
   const grpcHost = isWildcard(b.apiGrpc.address) ? '127.0.0.1' : hostForUrl(b.apiGrpc.address)
   const rows: [string, string][] = [
-    ['URL', `${local}   (bound to ${hostForUrl(b.http.address)}:${b.http.port}: ${reach(b.http.address)})`],
+    [
+      'URL',
+      `${local}   (bound to ${hostForUrl(b.http.address)}:${b.http.port}: ${reach(b.http.address)})`,
+    ],
     ...others.map((u): [string, string] => ['', `${u}   (from other machines)`]),
-    ...(b.publicBaseUrl !== undefined ? [['Public URL', `${b.publicBaseUrl}   (PUBLIC_BASE_URL)`] as [string, string]] : []),
+    ...(b.publicBaseUrl !== undefined
+      ? [['Public URL', `${b.publicBaseUrl}   (PUBLIC_BASE_URL)`] as [string, string]]
+      : []),
     ['Playground', `${base}/`],
     ['API docs', `${base}/docs   (OpenAPI: ${base}/openapi.json)`],
     ['gRPC API', `${grpcHost}:${b.apiGrpc.port}   (tailor.v1.TailorApi, plaintext; docs/grpc.md)`],
@@ -82,9 +95,19 @@ export function formatBanner(b: BannerInput): string {
   switch (b.key.kind) {
     case 'created':
       keyForCli = b.key.key
-      lines.push('Created an API key named "default" (shown only this once; only its hash is stored):', '', `  X-API-KEY: ${b.key.key}`, '')
+      lines.push(
+        'Created an API key named "default" (shown only this once; only its hash is stored):',
+        '',
+        `  X-API-KEY: ${b.key.key}`,
+        '',
+      )
       if (b.key.webhookSecret !== undefined) {
-        lines.push("Its webhooks are signed (Standard Webhooks) with the key's own secret, also shown only this once:", '', `  ${b.key.webhookSecret}`, '')
+        lines.push(
+          "Its webhooks are signed (Standard Webhooks) with the key's own secret, also shown only this once:",
+          '',
+          `  ${b.key.webhookSecret}`,
+          '',
+        )
       }
       break
     case 'configured':
@@ -98,8 +121,15 @@ export function formatBanner(b: BannerInput): string {
       )
       break
   }
-  lines.push('For the CLI (pnpm tailor …):', '', `  export TAILOR_URL=${base} TAILOR_API_KEY=${keyForCli}`, '')
-  const rule = '─'.repeat(Math.min(100, Math.max(...lines.flatMap((l) => l.split('\n')).map((l) => l.length))))
+  lines.push(
+    'For the CLI (pnpm tailor …):',
+    '',
+    `  export TAILOR_URL=${base} TAILOR_API_KEY=${keyForCli}`,
+    '',
+  )
+  const rule = '─'.repeat(
+    Math.min(100, Math.max(...lines.flatMap((l) => l.split('\n')).map((l) => l.length))),
+  )
   return `\n${rule}\n${lines.join('\n')}${rule}\n\n`
 }
 
@@ -127,7 +157,9 @@ export async function logsSettled(quietMs = 300, maxMs = 3_000): Promise<void> {
     } as typeof s.write
   })
   try {
-    while (Date.now() - last < quietMs && Date.now() - started < maxMs) await new Promise((r) => setTimeout(r, 50))
+    while (Date.now() - last < quietMs && Date.now() - started < maxMs) {
+      await new Promise((r) => setTimeout(r, 50))
+    }
   } finally {
     streams.forEach((s, i) => (s.write = originals[i]!))
   }

@@ -22,7 +22,12 @@ export async function compareAndSet<T>(
       await write(next, cur.revision)
       return next
     } catch (err) {
-      if (i === CAS_ATTEMPTS - 1) throw new AppError('service_unavailable', `${what} kept changing under us`, { cause: err, retryable: true })
+      if (i === CAS_ATTEMPTS - 1) {
+        throw new AppError('service_unavailable', `${what} kept changing under us`, {
+          cause: err,
+          retryable: true,
+        })
+      }
     }
   }
   return null

@@ -2,7 +2,11 @@ import type { AddressInfo } from 'node:net'
 import { safePost } from '@tailor/proto/net'
 import { serve, type ServerType } from '@hono/node-server'
 import { listenFailure, withoutCredentials, type JobEvent, type JobEventAck } from '@tailor/proto'
-import { createMetricsRegistry, startMetricsServer, type MetricsRegistry } from '@tailor/proto/metrics'
+import {
+  createMetricsRegistry,
+  startMetricsServer,
+  type MetricsRegistry,
+} from '@tailor/proto/metrics'
 import { createKeyAccessControl, openKeyAccessControl } from './access/access-control-keys.ts'
 import { createJobSlots, type SlotListStore } from './access/job-slots.ts'
 import type { KeyStore } from './access/key-store.ts'
@@ -121,41 +125,95 @@ export interface ComposeOptions {
  * Wraps the job store (metrics → webhooks on final → slots released → credits charged), builds
  * access control, the HTTP app, the metrics port and the internal gRPC API.
  */
-export async function compose(config: Config, ports: GatewayPorts, opts: ComposeOptions = {}): Promise<Gateway> {
+export async function compose(
+  config: Config,
+  ports: GatewayPorts,
+  opts: ComposeOptions = {},
+): Promise<Gateway> {
   const logger = opts.logger ?? createLogger(config.logLevel)
   routeGrpcLogs(logger)
-  const metrics = createGatewayMetrics({ registry: opts.registry ?? createMetricsRegistry(), queueDepth: () => ports.queueDepth?.() ?? Promise.resolve(null) })
+  const metrics = createGatewayMetrics({
+    registry: opts.registry ?? createMetricsRegistry(),
+    queueDepth: () => ports.queueDepth?.() ?? Promise.resolve(null),
+  })
   const transport = ports.transport
   // Per-key job slots: a record that becomes final gives its slot back (access/release-slots-on-final.ts).
   const slots = createJobSlots(ports.slotLists, holdsSlot(ports.jobs))
-  const slotReleaseFailed = (err: unknown, rec: JobRecord): void => logger.warn({ err, job_id: rec.id }, 'job slot release failed; reclaimed at the next check')
+  const slotReleaseFailed = (err: unknown, rec: JobRecord): void =>
+    logger.warn({ err, job_id: rec.id }, 'job slot release failed; reclaimed at the next check')
   // A job that completes charges its owner's credit budget, if it has one (access/charge-credits-on-final.ts).
   const keyStore = ports.keys
-  const chargeFailed = (err: unknown, rec: JobRecord): void => logger.error({ err, job_id: rec.id, owner: rec.ownerKeyId }, 'credit charge failed')
-  const charged = <S extends JobStore>(j: S): S => (keyStore === undefined ? j : chargeCreditsOnFinal(j, keyStore, chargeFailed))
+  const chargeFailed = (err: unknown, rec: JobRecord): void =>
+    logger.error({ err, job_id: rec.id, owner: rec.ownerKeyId }, 'credit charge failed')
+  const charged = <S extends JobStore>(j: S): S =>
+    keyStore === undefined ? j : chargeCreditsOnFinal(j, keyStore, chargeFailed)
   // Every record that becomes final queues its webhook (webhooks/notify-on-final.ts).
-  const jobs = charged(releaseSlotsOnFinal(notifyOnFinal(withJobMetrics(ports.jobs, metrics), ports.webhooks), slots, slotReleaseFailed))
+  const jobs = charged(
+    releaseSlotsOnFinal(
+      notifyOnFinal(withJobMetrics(ports.jobs, metrics), ports.webhooks),
+      slots,
+      slotReleaseFailed,
+    ),
+  )
   const watcher: JobWatcher = ports.jobs
   const handleJobEvent = createJobEventHandler(jobs, logger, { onFinalRepeated: jobs.requeue })
   transport.handleJobEventsWith(handleJobEvent)
-  const limiter = new RateLimiter(ports.rateBudget, opts.rateClock === undefined ? {} : { now: opts.rateClock })
-  const limits = { rateLimitPerS: config.rateLimitPerS, maxConcurrentJobs: config.maxConcurrentJobs }
+  const limiter = new RateLimiter(
+    ports.rateBudget,
+    opts.rateClock === undefined ? {} : { now: opts.rateClock },
+  )
+  const limits = {
+    rateLimitPerS: config.rateLimitPerS,
+    maxConcurrentJobs: config.maxConcurrentJobs,
+  }
   const access =
     keyStore === undefined
       ? createKeyAccessControl({ envHashes: config.apiKeyHashes, limits, limiter })
-      : await openKeyAccessControl({ keys: keyStore, envHashes: config.apiKeyHashes, limits, limiter, onWatchError: (err) => logger.error({ err }, 'API key watch failed') })
-  if (access.keyCount() === 0 && opts.keyAddedAfterStart !== true) logger.warn(`no API key is accepted yet: create one with \`${keyCreateCommand(config)}\``)
+      : await openKeyAccessControl({
+          keys: keyStore,
+          envHashes: config.apiKeyHashes,
+          limits,
+          limiter,
+          onWatchError: (err) => logger.error({ err }, 'API key watch failed'),
+        })
+  if (access.keyCount() === 0 && opts.keyAddedAfterStart !== true) {
+    logger.warn(`no API key is accepted yet: create one with \`${keyCreateCommand(config)}\``)
+  }
   // Webhook deliveries: signed with the job's key's own secret (tailor keys), else WEBHOOK_SECRET.
   const post = (url: string, body: string, headers: Record<string, string>, timeoutMs: number) =>
-    safePost(url, body, { timeoutMs, allowLoopback: config.allowLoopback, maxResponseBytes: WEBHOOK_MAX_RESPONSE_BYTES, headers, label: 'webhook_url' })
-  ports.webhooks.start(createWebhookAttempt({
-    post, secretsFor: (keyId) => access.webhookSecretsFor(keyId, config.webhookSecrets), resultUrlSecret: config.resultUrlSecret, resultUrlTtlS: config.resultUrlTtlS,
-    retryDelaysMs: config.webhookRetryDelaysMs, logger,
-    timeouts: { timeoutMs: config.webhookTimeoutMs, failingTimeoutMs: config.webhookFailingTimeoutMs, failingAfter: config.webhookFailingAfter },
-  }))
+    safePost(url, body, {
+      timeoutMs,
+      allowLoopback: config.allowLoopback,
+      maxResponseBytes: WEBHOOK_MAX_RESPONSE_BYTES,
+      headers,
+      label: 'webhook_url',
+    })
+  ports.webhooks.start(
+    createWebhookAttempt({
+      post,
+      secretsFor: (keyId) => access.webhookSecretsFor(keyId, config.webhookSecrets),
+      resultUrlSecret: config.resultUrlSecret,
+      resultUrlTtlS: config.resultUrlTtlS,
+      retryDelaysMs: config.webhookRetryDelaysMs,
+      logger,
+      timeouts: {
+        timeoutMs: config.webhookTimeoutMs,
+        failingTimeoutMs: config.webhookFailingTimeoutMs,
+        failingAfter: config.webhookFailingAfter,
+      },
+    }),
+  )
   logger.info(
-    { attempts: config.webhookRetryDelaysMs.length + 1, timeoutMs: config.webhookTimeoutMs, globalSecrets: config.webhookSecrets.length, concurrency: config.webhookConcurrency, perKey: config.webhookMaxInFlightPerKey },
-    config.webhookSecrets.length > 0 ? 'webhooks enabled' : 'webhooks enabled for keys with their own signing secret (WEBHOOK_SECRET is not set: keys from the environment cannot ask for webhooks)',
+    {
+      attempts: config.webhookRetryDelaysMs.length + 1,
+      timeoutMs: config.webhookTimeoutMs,
+      globalSecrets: config.webhookSecrets.length,
+      concurrency: config.webhookConcurrency,
+      perKey: config.webhookMaxInFlightPerKey,
+    },
+    config.webhookSecrets.length > 0
+      ? 'webhooks enabled'
+      : 'webhooks enabled for keys with their own signing secret (WEBHOOK_SECRET is not set: keys from the environment cannot ask for webhooks)',
   )
   const jobStore = jobs
   let stopping = false
@@ -168,7 +226,10 @@ export async function compose(config: Config, ports: GatewayPorts, opts: Compose
       )
     })
   // Failed authentications per client address: one allowance for HTTP and the gRPC API.
-  const authThrottle = new AuthFailureThrottle({ maxFailures: config.authFailureLimit, windowMs: config.authFailureWindowMs })
+  const authThrottle = new AuthFailureThrottle({
+    maxFailures: config.authFailureLimit,
+    windowMs: config.authFailureWindowMs,
+  })
   const app = createApp({
     config,
     logger,
@@ -202,17 +263,24 @@ export async function compose(config: Config, ports: GatewayPorts, opts: Compose
   // A port that cannot be had ends start-up with one line naming its variable (listenFailure); what
   // is already open is closed first, so an in-process caller is left with nothing running.
   const opened: (() => Promise<unknown>)[] = [
-    () => transport.close(), () => access.close(), () => slots.close(), () => ports.webhooks.close(), () => transport.stopEvents(0),
+    () => transport.close(),
+    () => access.close(),
+    () => slots.close(),
+    () => ports.webhooks.close(),
+    () => transport.stopEvents(0),
   ]
   const failStart = async (err: unknown, variable: string, port: number): Promise<never> => {
     for (const close of opened.reverse()) await close().catch(() => undefined)
     throw listenFailure(err, variable, config.host, port)
   }
   const server: ServerType = await new Promise<ServerType>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host, ...SERVE_OPTIONS }, () => {
-      s.off('error', reject)
-      resolve(s)
-    })
+    const s = serve(
+      { fetch: app.fetch, port: config.port, hostname: config.host, ...SERVE_OPTIONS },
+      () => {
+        s.off('error', reject)
+        resolve(s)
+      },
+    )
     s.once('error', reject)
   }).catch((err: unknown) => failStart(err, 'PORT', config.port))
   opened.push(() => new Promise<void>((resolve) => server.close(() => resolve())))
@@ -222,17 +290,43 @@ export async function compose(config: Config, ports: GatewayPorts, opts: Compose
   const metricsServer =
     config.metricsPort === undefined
       ? null
-      : await startMetricsServer({ host: config.host, port: config.metricsPort, metrics: { contentType: metrics.registry.contentType, text: () => metrics.registry.metrics() } })
-          .catch((err: unknown) => failStart(err, 'METRICS_PORT', config.metricsPort ?? 0))
+      : await startMetricsServer({
+          host: config.host,
+          port: config.metricsPort,
+          metrics: {
+            contentType: metrics.registry.contentType,
+            text: () => metrics.registry.metrics(),
+          },
+        }).catch((err: unknown) => failStart(err, 'METRICS_PORT', config.metricsPort ?? 0))
   if (metricsServer !== null) opened.push(() => metricsServer.stop())
   const metricsPort = metricsServer?.port ?? null
   const url = bannerUrls({ address: bound.address, port }).local
   // The internal gRPC API: same use cases and access control (access/) as HTTP.
   const apiGrpc = await startApiGrpcServer(
-    { config, logger, access, ...ports, jobs, slots, watcher, authThrottle, baseUrl: () => config.publicBaseUrl ?? url },
+    {
+      config,
+      logger,
+      access,
+      ...ports,
+      jobs,
+      slots,
+      watcher,
+      authThrottle,
+      baseUrl: () => config.publicBaseUrl ?? url,
+    },
     { host: config.host, port: config.apiGrpcPort },
   ).catch((err: unknown) => failStart(err, 'API_GRPC_PORT', config.apiGrpcPort))
-  logger.info({ port, metricsPort, grpcPort: transport.events?.port, apiGrpcPort: apiGrpc.port, mode: transport.mode, keys: access.keyCount() }, 'gateway listening')
+  logger.info(
+    {
+      port,
+      metricsPort,
+      grpcPort: transport.events?.port,
+      apiGrpcPort: apiGrpc.port,
+      mode: transport.mode,
+      keys: access.keyCount(),
+    },
+    'gateway listening',
+  )
   return {
     url,
     port,

@@ -19,7 +19,12 @@ const API_KEY_TOO_SHORT = `every key must be at least ${MIN_API_KEY_LENGTH} char
 const csv = z
   .string()
   .optional()
-  .transform((s) => (s ?? '').split(',').map((x) => x.trim()).filter((x) => x.length > 0))
+  .transform((s) =>
+    (s ?? '')
+      .split(',')
+      .map((x) => x.trim())
+      .filter((x) => x.length > 0),
+  )
 
 const Env = z
   .object({
@@ -59,11 +64,17 @@ const Env = z
     /** JetStream replicas of Tailor's streams and buckets (3 on a 3-server NATS cluster; raised at start, never lowered). */
     NATS_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
     /** Plain keys to accept (comma separated, for rotation), each at least 32 characters. Hashed at load; never kept. */
-    API_KEYS: csv.pipe(z.array(z.string()).refine((keys) => keys.every((k) => k.length >= MIN_API_KEY_LENGTH), API_KEY_TOO_SHORT)),
+    API_KEYS: csv.pipe(
+      z
+        .array(z.string())
+        .refine((keys) => keys.every((k) => k.length >= MIN_API_KEY_LENGTH), API_KEY_TOO_SHORT),
+    ),
     /** One plain key to accept (scripted use), at least 32 characters. */
     TAILOR_API_KEY: z.string().min(MIN_API_KEY_LENGTH, API_KEY_TOO_SHORT).optional(),
     /** sha256 hex digests of keys to accept (comma separated): keys never touch the config. */
-    API_KEY_SHA256: csv.pipe(z.array(z.string().regex(/^[0-9a-f]{64}$/i, 'must be sha256 hex digests'))),
+    API_KEY_SHA256: csv.pipe(
+      z.array(z.string().regex(/^[0-9a-f]{64}$/i, 'must be sha256 hex digests')),
+    ),
     /**
      * Failed authentications (unknown or revoked keys) one client address may make per
      * AUTH_FAILURE_WINDOW_S on one gateway; past it, 429 too_many_auth_failures, keys not checked.
@@ -90,12 +101,28 @@ const Env = z
     JOB_RETENTION_S: z.coerce.number().int().positive().default(86_400),
     /** Origin used in result_url (e.g. https://tailor.example.com); defaults to the request's origin. */
     PUBLIC_BASE_URL: z.url().optional(),
-    MAX_BODY_BYTES: z.coerce.number().int().positive().default(64 * 1024),
+    MAX_BODY_BYTES: z.coerce
+      .number()
+      .int()
+      .positive()
+      .default(64 * 1024),
     /** POST /v1/uploads size limits by media kind (the same as inference's input limits). */
-    UPLOAD_MAX_IMAGE_BYTES: z.coerce.number().int().positive().default(25 * 1024 * 1024),
-    UPLOAD_MAX_VIDEO_BYTES: z.coerce.number().int().positive().default(100 * 1024 * 1024),
+    UPLOAD_MAX_IMAGE_BYTES: z.coerce
+      .number()
+      .int()
+      .positive()
+      .default(25 * 1024 * 1024),
+    UPLOAD_MAX_VIDEO_BYTES: z.coerce
+      .number()
+      .int()
+      .positive()
+      .default(100 * 1024 * 1024),
     /** Per API key: bytes and number of its unexpired uploads (each is kept 1 hour); past either, POST /v1/uploads answers 429 upload_quota_exceeded. */
-    UPLOAD_QUOTA_BYTES: z.coerce.number().int().positive().default(500 * 1024 * 1024),
+    UPLOAD_QUOTA_BYTES: z.coerce
+      .number()
+      .int()
+      .positive()
+      .default(500 * 1024 * 1024),
     UPLOAD_QUOTA_COUNT: z.coerce.number().int().positive().default(50),
     /**
      * Byte caps of the storage every key shares (JetStream max_bytes of each stream and bucket,
@@ -103,13 +130,27 @@ const Env = z
      * other stream or KV bucket (JOBS, WEBHOOKS, jobs, api_keys, rate_limits, job_slots,
      * idempotency). Full: new uploads answer 507 storage_full, results fail storage_full.
      */
-    UPLOADS_MAX_BYTES: z.coerce.number().int().positive().default(2 * 1024 ** 3),
-    RESULTS_MAX_BYTES: z.coerce.number().int().positive().default(4 * 1024 ** 3),
-    STREAM_MAX_BYTES: z.coerce.number().int().positive().default(256 * 1024 ** 2),
+    UPLOADS_MAX_BYTES: z.coerce
+      .number()
+      .int()
+      .positive()
+      .default(2 * 1024 ** 3),
+    RESULTS_MAX_BYTES: z.coerce
+      .number()
+      .int()
+      .positive()
+      .default(4 * 1024 ** 3),
+    STREAM_MAX_BYTES: z.coerce
+      .number()
+      .int()
+      .positive()
+      .default(256 * 1024 ** 2),
     /** Longest a try-on request with wait_for_result "true" waits before answering 202 {job_id}. */
     TRYON_WAIT_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(60_000),
     SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
-    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    LOG_LEVEL: z
+      .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+      .default('info'),
     /** The playground's built page, script and style sheet (`pnpm build:playground`). */
     PLAYGROUND_DIR: z.string().min(1).default(DEFAULT_PLAYGROUND_DIR),
     /** Sample media the playground offers to API-key holders; unset: none (the default). */
@@ -121,11 +162,25 @@ const Env = z
      * rotate (every delivery is signed with each, receivers accept any). Unset: webhook_url is refused.
      */
     WEBHOOK_SECRET: csv.pipe(
-      z.array(z.string().refine((s) => parseWebhookSecret(s) !== null, 'must be whsec_ followed by the base64 of 24 to 64 random bytes')),
+      z.array(
+        z
+          .string()
+          .refine(
+            (s) => parseWebhookSecret(s) !== null,
+            'must be whsec_ followed by the base64 of 24 to 64 random bytes',
+          ),
+      ),
     ),
     /** Delays before the 2nd, 3rd, … attempt of a webhook (ms, comma separated); attempts = delays + 1. */
     WEBHOOK_RETRY_DELAYS_MS: csv
-      .pipe(z.array(z.string().regex(/^\d{1,10}$/, 'must be whole milliseconds').transform(Number)))
+      .pipe(
+        z.array(
+          z
+            .string()
+            .regex(/^\d{1,10}$/, 'must be whole milliseconds')
+            .transform(Number),
+        ),
+      )
       .default([5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
     /** One webhook attempt: connect, send and the answer's status. */
     WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
@@ -144,28 +199,60 @@ const Env = z
      * `*` for any). Unset: no CORS headers (the default; the playground is same-origin).
      */
     CORS_ORIGINS: csv.pipe(
-      z.array(z.string().refine((s) => s === '*' || /^https?:\/\/[^/\s]+$/.test(s), 'must be origins like https://shop.example.com (scheme and host, no path), or *')),
+      z.array(
+        z
+          .string()
+          .refine(
+            (s) => s === '*' || /^https?:\/\/[^/\s]+$/.test(s),
+            'must be origins like https://shop.example.com (scheme and host, no path), or *',
+          ),
+      ),
     ),
     /** Same setting as inference's: loopback destinations allowed (tests, local setups); nothing else private. */
     TAILOR_FETCH_ALLOW_LOOPBACK: z.stringbool().default(false),
   })
   .superRefine((env, ctx) => {
     if (env.NATS_URL !== undefined && env.JOB_EVENTS_TOKEN === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['JOB_EVENTS_TOKEN'], message: 'required with NATS_URL: the secret inference workers present on the job-events port (the same value in both services)' })
+      ctx.addIssue({
+        code: 'custom',
+        path: ['JOB_EVENTS_TOKEN'],
+        message:
+          'required with NATS_URL: the secret inference workers present on the job-events port (the same value in both services)',
+      })
     }
     const tls = [env.JOB_EVENTS_TLS_CERT, env.JOB_EVENTS_TLS_KEY, env.JOB_EVENTS_TLS_CA]
     if (tls.some((v) => v !== undefined) && tls.some((v) => v === undefined)) {
-      ctx.addIssue({ code: 'custom', path: ['JOB_EVENTS_TLS_CERT'], message: 'JOB_EVENTS_TLS_CERT, JOB_EVENTS_TLS_KEY and JOB_EVENTS_TLS_CA go together (all three or none)' })
+      ctx.addIssue({
+        code: 'custom',
+        path: ['JOB_EVENTS_TLS_CERT'],
+        message:
+          'JOB_EVENTS_TLS_CERT, JOB_EVENTS_TLS_KEY and JOB_EVENTS_TLS_CA go together (all three or none)',
+      })
     }
     if (env.UPLOAD_QUOTA_BYTES > env.UPLOADS_MAX_BYTES) {
-      ctx.addIssue({ code: 'custom', path: ['UPLOAD_QUOTA_BYTES'], message: 'must be at most UPLOADS_MAX_BYTES: one key\'s quota cannot exceed the whole store' })
+      ctx.addIssue({
+        code: 'custom',
+        path: ['UPLOAD_QUOTA_BYTES'],
+        message: "must be at most UPLOADS_MAX_BYTES: one key's quota cannot exceed the whole store",
+      })
     }
-    for (const [path, message] of natsClientEnvProblems(env)) ctx.addIssue({ code: 'custom', path: [path], message })
+    for (const [path, message] of natsClientEnvProblems(env)) {
+      ctx.addIssue({ code: 'custom', path: [path], message })
+    }
     if (env.RESULT_RETENTION_S < env.RESULT_URL_TTL_S + env.RESULT_EXPIRY_MARGIN_S) {
-      ctx.addIssue({ code: 'custom', path: ['RESULT_RETENTION_S'], message: 'must be at least RESULT_URL_TTL_S + RESULT_EXPIRY_MARGIN_S: a result URL must not outlive its result' })
+      ctx.addIssue({
+        code: 'custom',
+        path: ['RESULT_RETENTION_S'],
+        message:
+          'must be at least RESULT_URL_TTL_S + RESULT_EXPIRY_MARGIN_S: a result URL must not outlive its result',
+      })
     }
     if (env.JOB_RETENTION_S < env.RESULT_RETENTION_S) {
-      ctx.addIssue({ code: 'custom', path: ['JOB_RETENTION_S'], message: 'must be at least RESULT_RETENTION_S: a job record must outlive its result' })
+      ctx.addIssue({
+        code: 'custom',
+        path: ['JOB_RETENTION_S'],
+        message: 'must be at least RESULT_RETENTION_S: a job record must outlive its result',
+      })
     }
   })
 
@@ -267,9 +354,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     grpcPort: e.GRPC_PORT,
     jobEventsToken: e.JOB_EVENTS_TOKEN,
     jobEventsTls:
-      e.JOB_EVENTS_TLS_CERT === undefined || e.JOB_EVENTS_TLS_KEY === undefined || e.JOB_EVENTS_TLS_CA === undefined
+      e.JOB_EVENTS_TLS_CERT === undefined ||
+      e.JOB_EVENTS_TLS_KEY === undefined ||
+      e.JOB_EVENTS_TLS_CA === undefined
         ? undefined
-        : Object.freeze({ certFile: resolve(e.JOB_EVENTS_TLS_CERT), keyFile: resolve(e.JOB_EVENTS_TLS_KEY), caFile: resolve(e.JOB_EVENTS_TLS_CA) }),
+        : Object.freeze({
+            certFile: resolve(e.JOB_EVENTS_TLS_CERT),
+            keyFile: resolve(e.JOB_EVENTS_TLS_KEY),
+            caFile: resolve(e.JOB_EVENTS_TLS_CA),
+          }),
     apiGrpcPort: e.API_GRPC_PORT,
     natsUrl: e.NATS_URL,
     metricsPort: e.METRICS_PORT,
@@ -292,14 +385,21 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     uploadMaxVideoBytes: e.UPLOAD_MAX_VIDEO_BYTES,
     uploadQuotaBytes: e.UPLOAD_QUOTA_BYTES,
     uploadQuotaCount: e.UPLOAD_QUOTA_COUNT,
-    storageCaps: Object.freeze({ uploadsMaxBytes: e.UPLOADS_MAX_BYTES, resultsMaxBytes: e.RESULTS_MAX_BYTES, streamMaxBytes: e.STREAM_MAX_BYTES }),
+    storageCaps: Object.freeze({
+      uploadsMaxBytes: e.UPLOADS_MAX_BYTES,
+      resultsMaxBytes: e.RESULTS_MAX_BYTES,
+      streamMaxBytes: e.STREAM_MAX_BYTES,
+    }),
     tryOnWaitTimeoutMs: e.TRYON_WAIT_TIMEOUT_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
     playgroundDir: resolve(e.PLAYGROUND_DIR),
-    playgroundSamplesDir: e.PLAYGROUND_SAMPLES_DIR === undefined ? undefined : resolve(e.PLAYGROUND_SAMPLES_DIR),
+    playgroundSamplesDir:
+      e.PLAYGROUND_SAMPLES_DIR === undefined ? undefined : resolve(e.PLAYGROUND_SAMPLES_DIR),
     idempotencyTtlS: e.IDEMPOTENCY_TTL_S,
-    webhookSecrets: Object.freeze(e.WEBHOOK_SECRET.map((s) => parseWebhookSecret(s)).filter((b): b is Buffer => b !== null)),
+    webhookSecrets: Object.freeze(
+      e.WEBHOOK_SECRET.map((s) => parseWebhookSecret(s)).filter((b): b is Buffer => b !== null),
+    ),
     webhookRetryDelaysMs: Object.freeze([...e.WEBHOOK_RETRY_DELAYS_MS]),
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     webhookFailingAfter: e.WEBHOOK_FAILING_AFTER,

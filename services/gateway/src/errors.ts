@@ -11,7 +11,10 @@ export class MethodNotAllowedError extends AppError {
     method: string,
     readonly allow: readonly string[],
   ) {
-    super('method_not_allowed', `${method} is not allowed here; this path answers ${allow.join(', ')}.`)
+    super(
+      'method_not_allowed',
+      `${method} is not allowed here; this path answers ${allow.join(', ')}.`,
+    )
   }
 }
 
@@ -23,7 +26,9 @@ export function toErrorResponse(err: unknown, c: Context, log: Logger): Response
     e =
       err.status === 413
         ? new AppError('invalid_request_body', 'The request body is too large.', { cause: err })
-        : new AppError('invalid_request_body', err.message || 'The request could not be read.', { cause: err })
+        : new AppError('invalid_request_body', err.message || 'The request could not be read.', {
+            cause: err,
+          })
   } else {
     e = toAppError(err)
   }
@@ -31,12 +36,22 @@ export function toErrorResponse(err: unknown, c: Context, log: Logger): Response
   const requestId = c.get('requestId') as string | undefined
   if (status >= 500) log.error({ err, request_id: requestId, code: e.code }, 'request failed')
   else log.debug({ request_id: requestId, code: e.code }, 'request rejected')
-  const message = status >= 500 && e.code === 'unexpected_error' ? 'An unexpected error occurred; try again later.' : redactPaths(e.message)
+  const message =
+    status >= 500 && e.code === 'unexpected_error'
+      ? 'An unexpected error occurred; try again later.'
+      : redactPaths(e.message)
   const headers: Record<string, string> =
     err instanceof RateLimitError
-      ? { 'Retry-After': String(err.retryAfterS), ...(err.rate === null ? {} : rateLimitHeaders(err.rate)) }
+      ? {
+          'Retry-After': String(err.retryAfterS),
+          ...(err.rate === null ? {} : rateLimitHeaders(err.rate)),
+        }
       : err instanceof MethodNotAllowedError
         ? { Allow: err.allow.join(', ') }
         : {}
-  return c.json({ error: message, error_code: e.code, ...(requestId ? { request_id: requestId } : {}) }, status, headers)
+  return c.json(
+    { error: message, error_code: e.code, ...(requestId ? { request_id: requestId } : {}) },
+    status,
+    headers,
+  )
 }

@@ -23,6 +23,15 @@ const IN_PROCESS_TRANSPORT: GatewayTransport = {
  */
 export async function inProcessPorts(ports: InProcessPorts): Promise<GatewayPorts> {
   const held = new Map<string, string[]>()
-  for (const r of await ports.jobs.listUnfinished()) if (r.ownerKeyId !== undefined) held.set(r.ownerKeyId, [...(held.get(r.ownerKeyId) ?? []), r.id])
-  return { ...ports, slotLists: createMemorySlotListStore(held), rateBudget: createMemoryRateBudget(), transport: IN_PROCESS_TRANSPORT }
+  for (const r of await ports.jobs.listUnfinished()) {
+    if (r.ownerKeyId !== undefined) {
+      held.set(r.ownerKeyId, [...(held.get(r.ownerKeyId) ?? []), r.id])
+    }
+  }
+  return {
+    ...ports,
+    slotLists: createMemorySlotListStore(held),
+    rateBudget: createMemoryRateBudget(),
+    transport: IN_PROCESS_TRANSPORT,
+  }
 }

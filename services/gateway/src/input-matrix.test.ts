@@ -34,15 +34,30 @@ interface Answer {
 let dir: string
 const published: JobEnvelope[] = []
 // Rate and concurrency limits out of the way: every case is one request from the same key.
-const LIMITS_OFF = { DEFAULT_RATE_LIMIT_PER_S: '100000', DEFAULT_MAX_CONCURRENT_JOBS: '0', RATE_LIMIT_PER_S: '100000', MAX_CONCURRENT_JOBS: '0' }
-const baseEnv = { API_KEYS: KEY, RESULT_URL_SECRET: 'x'.repeat(32), PUBLIC_BASE_URL: 'http://tailor.test', ...LIMITS_OFF }
+const LIMITS_OFF = {
+  DEFAULT_RATE_LIMIT_PER_S: '100000',
+  DEFAULT_MAX_CONCURRENT_JOBS: '0',
+  RATE_LIMIT_PER_S: '100000',
+  MAX_CONCURRENT_JOBS: '0',
+}
+const baseEnv = {
+  API_KEYS: KEY,
+  RESULT_URL_SECRET: 'x'.repeat(32),
+  PUBLIC_BASE_URL: 'http://tailor.test',
+  ...LIMITS_OFF,
+}
 
 async function appWith(config: Config) {
   return createApp({
     config,
     logger: createLogger('silent'),
     jobs: await openFileJobStore(await mkdtemp(join(dir, 'jobs-'))),
-    results: { size: async () => null, open: async () => { throw new Error('no results here') } },
+    results: {
+      size: async () => null,
+      open: async () => {
+        throw new Error('no results here')
+      },
+    },
     publisher: { publish: async (j) => void published.push(j) },
     cancel: { cancel: () => undefined },
     health: () => ({ ok: true }),
@@ -65,7 +80,9 @@ beforeAll(async () => {
     return res
   }
   server = await new Promise<Server>((resolve) => {
-    const s = serve({ fetch, port: 0, hostname: '127.0.0.1', ...SERVE_OPTIONS }, () => resolve(s as Server)) as Server
+    const s = serve({ fetch, port: 0, hostname: '127.0.0.1', ...SERVE_OPTIONS }, () =>
+      resolve(s as Server),
+    ) as Server
   })
   port = (server.address() as AddressInfo).port
 })
@@ -75,7 +92,11 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true })
 })
 
-async function post(path: string, body: string, o: { type?: string; roomy?: boolean } = {}): Promise<Answer> {
+async function post(
+  path: string,
+  body: string,
+  o: { type?: string; roomy?: boolean } = {},
+): Promise<Answer> {
   const r = await (o.roomy === true ? roomyApp : app).request(path, {
     method: 'POST',
     headers: { 'content-type': o.type ?? 'application/json', 'x-api-key': KEY },
@@ -89,18 +110,37 @@ const TRY_ON = '/v1/try-on'
 const nested = (n: number): string => '['.repeat(n) + ']'.repeat(n)
 const video = (url: string): Promise<Answer> => post(VIDEO, JSON.stringify({ video_url: url }))
 const tryOn = (person: string, garment: string): Promise<Answer> =>
-  post(TRY_ON, JSON.stringify({ person_image_url: person, garment_image_url: garment, wait_for_result: 'false' }))
+  post(
+    TRY_ON,
+    JSON.stringify({
+      person_image_url: person,
+      garment_image_url: garment,
+      wait_for_result: 'false',
+    }),
+  )
 
 /**
  * Sends `bytes` of a JSON-looking body to the real server, honouring back-pressure, and stops as
  * soon as the answer arrives. Returns the answer and what the server had read when it answered.
  */
-function postBig(path: string, bytes: number, chunked: boolean): Promise<Answer & { serverReadBytes: number }> {
+function postBig(
+  path: string,
+  bytes: number,
+  chunked: boolean,
+): Promise<Answer & { serverReadBytes: number }> {
   return new Promise((resolve, reject) => {
     readWhenAnswered.length = 0
     const req = httpRequest({
-      host: '127.0.0.1', port, path, method: 'POST', agent: false,
-      headers: { 'content-type': 'application/json', 'x-api-key': KEY, ...(chunked ? {} : { 'content-length': String(bytes) }) },
+      host: '127.0.0.1',
+      port,
+      path,
+      method: 'POST',
+      agent: false,
+      headers: {
+        'content-type': 'application/json',
+        'x-api-key': KEY,
+        ...(chunked ? {} : { 'content-length': String(bytes) }),
+      },
     })
     let answered = false
     req.on('response', (res) => {
@@ -110,7 +150,11 @@ function postBig(path: string, bytes: number, chunked: boolean): Promise<Answer 
       res.on('end', () => {
         req.destroy()
         const body = JSON.parse(Buffer.concat(chunks).toString()) as Record<string, unknown>
-        resolve({ status: res.statusCode ?? 0, body, serverReadBytes: readWhenAnswered[0] ?? Number.NaN })
+        resolve({
+          status: res.statusCode ?? 0,
+          body,
+          serverReadBytes: readWhenAnswered[0] ?? Number.NaN,
+        })
       })
     })
     req.on('error', (err) => {
@@ -140,7 +184,10 @@ const RUN = {
   G03: () => post(VIDEO, nested(DEEP), { roomy: true }),
   G04: () => post(VIDEO, `{"video_url": ${nested(DEEP)}}`, { roomy: true }),
   G05: async () => {
-    const a = await post(VIDEO, `{"video_url": "https://example.com/v.mp4", "x": ${nested(30_000)}}`)
+    const a = await post(
+      VIDEO,
+      `{"video_url": "https://example.com/v.mp4", "x": ${nested(30_000)}}`,
+    )
     expect(JSON.stringify(published.at(-1)?.params)).not.toContain('[[')
     return a
   },
@@ -154,8 +201,13 @@ const RUN = {
     expect(a.serverReadBytes, 'bytes read before answering').toBeLessThan(MAX_READ_BEFORE_ANSWER)
     return a
   },
-  G08: () => post(VIDEO, JSON.stringify({ video_url: 'https://example.com/v.mp4' }), { type: 'text/plain' }),
-  G09: () => post(TRY_ON, 'person_image_url=https%3A%2F%2Fexample.com%2Fp.jpg&garment_image_url=https%3A%2F%2Fexample.com%2Fg.jpg'),
+  G08: () =>
+    post(VIDEO, JSON.stringify({ video_url: 'https://example.com/v.mp4' }), { type: 'text/plain' }),
+  G09: () =>
+    post(
+      TRY_ON,
+      'person_image_url=https%3A%2F%2Fexample.com%2Fp.jpg&garment_image_url=https%3A%2F%2Fexample.com%2Fg.jpg',
+    ),
   G10: () => video('file:///etc/passwd'),
   G11: () => video('gopher://127.0.0.1:6379/_FLUSHALL'),
   G12: () => tryOn('data:image/png;base64,iVBORw0KGgo=', 'https://example.com/g.jpg'),
@@ -173,10 +225,16 @@ describe('input matrix: request bodies', () => {
     const before = published.length
     const a = await RUN[c.id]()
     if (c.expected === 'accepted') {
-      expect(a, JSON.stringify(a.body)).toMatchObject({ status: 202, body: { job_id: expect.any(String) } })
+      expect(a, JSON.stringify(a.body)).toMatchObject({
+        status: 202,
+        body: { job_id: expect.any(String) },
+      })
       expect(published.length).toBe(before + 1)
     } else {
-      expect(a, JSON.stringify(a.body)).toMatchObject({ status: HTTP_STATUS[c.expected], body: { error_code: c.expected, error: expect.any(String) } })
+      expect(a, JSON.stringify(a.body)).toMatchObject({
+        status: HTTP_STATUS[c.expected],
+        body: { error_code: c.expected, error: expect.any(String) },
+      })
       expect(published.length, 'nothing was queued').toBe(before)
     }
   })

@@ -20,7 +20,11 @@ export function byteCapOf(stream: string, caps: StorageCaps): number {
  * silently dropping its oldest messages. Set at every start from the configuration (raised or
  * lowered); streams are created by the adapters before this runs, one missing is skipped.
  */
-export async function ensureByteCaps(nc: NatsConnection, caps: StorageCaps, logger: Logger): Promise<void> {
+export async function ensureByteCaps(
+  nc: NatsConnection,
+  caps: StorageCaps,
+  logger: Logger,
+): Promise<void> {
   const jsm = await jetstreamManager(nc)
   for (const name of TAILOR_STREAMS) {
     const info = await jsm.streams.info(name).catch(() => null)

@@ -15,8 +15,11 @@ const REPLICAS_POLL_MS = 100
 
 /** Every JetStream stream Tailor keeps (work queues, KV buckets, object stores). */
 export const TAILOR_STREAMS: readonly string[] = [
-  STREAM, WEBHOOKS_STREAM,
-  ...[JOBS_BUCKET, KEYS_BUCKET, RATE_BUCKET, SLOTS_BUCKET, IDEMPOTENCY_BUCKET].map((b) => `KV_${b}`),
+  STREAM,
+  WEBHOOKS_STREAM,
+  ...[JOBS_BUCKET, KEYS_BUCKET, RATE_BUCKET, SLOTS_BUCKET, IDEMPOTENCY_BUCKET].map(
+    (b) => `KV_${b}`,
+  ),
   ...[RESULTS_BUCKET, UPLOADS_BUCKET].map((b) => `OBJ_${b}`),
 ]
 
@@ -26,7 +29,11 @@ export const TAILOR_STREAMS: readonly string[] = [
  * queue (or lose the records) with the one server holding them. Never lowers a count. Streams are
  * created by the adapters before this runs; one missing here is skipped.
  */
-export async function ensureReplicas(nc: NatsConnection, replicas: number, logger: Logger): Promise<void> {
+export async function ensureReplicas(
+  nc: NatsConnection,
+  replicas: number,
+  logger: Logger,
+): Promise<void> {
   if (replicas <= 1) return
   const jsm = await jetstreamManager(nc)
   for (const name of TAILOR_STREAMS) {
@@ -38,13 +45,22 @@ export async function ensureReplicas(nc: NatsConnection, replicas: number, logge
     for (;;) {
       const now = await jsm.streams.info(name).catch(() => null)
       const peers = now?.cluster?.replicas ?? []
-      if (now?.cluster?.leader !== undefined && peers.length >= replicas - 1 && peers.every((p) => p.current)) break
+      if (
+        now?.cluster?.leader !== undefined &&
+        peers.length >= replicas - 1 &&
+        peers.every((p) => p.current)
+      ) {
+        break
+      }
       if (Date.now() > deadline) {
         logger.warn({ stream: name, replicas }, 'stream replicas not current yet; serving anyway')
         break
       }
       await new Promise((r) => setTimeout(r, REPLICAS_POLL_MS))
     }
-    logger.info({ stream: name, from: info.config.num_replicas, to: replicas }, 'stream replicas raised')
+    logger.info(
+      { stream: name, from: info.config.num_replicas, to: replicas },
+      'stream replicas raised',
+    )
   }
 }

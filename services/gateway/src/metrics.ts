@@ -11,7 +11,12 @@ export interface GatewayMetrics {
   readonly registry: Registry
   httpRequest(o: { method: string; route: string; status: number; seconds: number }): void
   jobSubmitted(kind: JobKind): void
-  jobFinished(o: { kind: JobKind; status: 'completed' | 'failed'; errorCode: ErrorCode | null; seconds: number }): void
+  jobFinished(o: {
+    kind: JobKind
+    status: 'completed' | 'failed'
+    errorCode: ErrorCode | null
+    seconds: number
+  }): void
 }
 
 const HTTP_SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]

@@ -25,28 +25,44 @@ import { openJetStreamWebhookQueue } from './webhooks/webhook-queue-jetstream.ts
  * inference reports to. Streams get their replicas and byte caps before the gateway serves.
  */
 export async function openNatsPorts(config: Config, logger: Logger): Promise<GatewayPorts> {
-  if (config.natsUrl === undefined) throw new Error('NATS_URL is required to run the gateway on its own (or use the embedded mode)')
+  if (config.natsUrl === undefined) {
+    throw new Error('NATS_URL is required to run the gateway on its own (or use the embedded mode)')
+  }
   // noAsyncTraces: no Error (with its stack) built up front for every request/publish; errors
   // keep their message and cause. A measurable share of a submission's CPU (`pnpm bench:load`).
-  const nc = await connect({ ...config.natsClient, servers: config.natsUrl, name: 'tailor-gateway', maxReconnectAttempts: -1, noAsyncTraces: true })
+  const nc = await connect({
+    ...config.natsClient,
+    servers: config.natsUrl,
+    name: 'tailor-gateway',
+    maxReconnectAttempts: -1,
+    noAsyncTraces: true,
+  })
   let natsConnected = true
   followNatsStatus(nc.status(), logger, (connected) => {
     natsConnected = connected
   })
   const queueDepth = await openJetStreamQueueDepth(nc)
   const webhooks = await openJetStreamWebhookQueue(nc, {
-    attemptTimeoutMs: config.webhookTimeoutMs, logger, slots: { concurrency: config.webhookConcurrency, perKey: config.webhookMaxInFlightPerKey },
+    attemptTimeoutMs: config.webhookTimeoutMs,
+    logger,
+    slots: { concurrency: config.webhookConcurrency, perKey: config.webhookMaxInFlightPerKey },
   })
   const jobs = await openKvJobStore(nc, { ttlMs: config.jobRetentionS * 1000 })
   const slotLists = await openKvSlotListStore(nc)
   const keys = await openKvKeyStore(nc)
-  if (config.jobEventsToken === undefined) throw new Error('JOB_EVENTS_TOKEN is required with NATS_URL')
+  if (config.jobEventsToken === undefined) {
+    throw new Error('JOB_EVENTS_TOKEN is required with NATS_URL')
+  }
   // Events wait for the gateway's handler (set by compose before it serves).
   let handle: ((e: JobEvent) => Promise<JobEventAck>) | null = null
   let handlerSet: () => void = () => undefined
   const handlerReady = new Promise<void>((resolve) => (handlerSet = resolve))
   const events = await startJobEventsServer({
-    host: config.host, port: config.grpcPort, logger, token: config.jobEventsToken, ...(config.jobEventsTls ? { tls: config.jobEventsTls } : {}),
+    host: config.host,
+    port: config.grpcPort,
+    logger,
+    token: config.jobEventsToken,
+    ...(config.jobEventsTls ? { tls: config.jobEventsTls } : {}),
     handle: async (e) => {
       await handlerReady
       return handle!(e)
@@ -56,9 +72,16 @@ export async function openNatsPorts(config: Config, logger: Logger): Promise<Gat
     throw listenFailure(err, 'GRPC_PORT', config.host, config.grpcPort)
   })
   const ports: GatewayPorts = {
-    jobs, publisher: await openJetStreamPublisher(nc), cancel: events, uploads: await openObjectStoreUploadStore(nc),
+    jobs,
+    publisher: await openJetStreamPublisher(nc),
+    cancel: events,
+    uploads: await openObjectStoreUploadStore(nc),
     results: await openObjectStoreResultReader(nc, { ttlMs: config.resultRetentionS * 1000 }),
-    idempotency: await openKvIdempotencyStore(nc, { ttlMs: config.idempotencyTtlS * 1000 }), webhooks, keys, queueDepth, slotLists,
+    idempotency: await openKvIdempotencyStore(nc, { ttlMs: config.idempotencyTtlS * 1000 }),
+    webhooks,
+    keys,
+    queueDepth,
+    slotLists,
     // Rate limits: the KV bucket rate_limits, shared by every replica.
     rateBudget: await openKvRateBudget(nc),
     transport: {

@@ -22,7 +22,13 @@ export function verifyResultSignature(
 }
 
 /** `/results/<key>?expires=…&sig=…` on `baseUrl`. */
-export function resultUrl(baseUrl: string, secret: string, key: string, nowS: number, ttlS: number): string {
+export function resultUrl(
+  baseUrl: string,
+  secret: string,
+  key: string,
+  nowS: number,
+  ttlS: number,
+): string {
   const expires = nowS + ttlS
   const path = key.split('/').map(encodeURIComponent).join('/')
   return `${baseUrl}/results/${path}?expires=${expires}&sig=${signResult(secret, key, expires)}`

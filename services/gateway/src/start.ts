@@ -11,9 +11,16 @@ export type { Gateway } from './compose.ts'
  * Starts the gateway: opens its ports — the embedded mode's (`ports`, from services/embedded),
  * else NATS (openNatsPorts) — and composes it over them (compose.ts, one path for both modes).
  */
-export async function start(config: Config, opts: ComposeOptions & { ports?: InProcessPorts } = {}): Promise<Gateway> {
+export async function start(
+  config: Config,
+  opts: ComposeOptions & { ports?: InProcessPorts } = {},
+): Promise<Gateway> {
   const { ports, ...rest } = opts
   const logger = rest.logger ?? createLogger(config.logLevel)
   routeGrpcLogs(logger) // before any gRPC server binds (openNatsPorts' job events server)
-  return compose(config, ports !== undefined ? await inProcessPorts(ports) : await openNatsPorts(config, logger), { ...rest, logger })
+  return compose(
+    config,
+    ports !== undefined ? await inProcessPorts(ports) : await openNatsPorts(config, logger),
+    { ...rest, logger },
+  )
 }

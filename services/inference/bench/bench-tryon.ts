@@ -39,14 +39,28 @@ const MEDIA = process.env.TAILOR_MEDIA_DIR ?? resolve(ROOT, '../shared/media')
 const OUT_DIR = join(ROOT, 'bench-results', 'tryon')
 const WARMUP = 2
 const PERSONS = ['person_01', 'person_02', 'person_03', 'person_04']
-const GARMENTS = ['garment_upper_01', 'garment_upper_02', 'garment_lower_01', 'garment_lower_02', 'garment_full_01']
+const GARMENTS = [
+  'garment_upper_01',
+  'garment_upper_02',
+  'garment_lower_01',
+  'garment_lower_02',
+  'garment_full_01',
+]
 const TARGET_P50_MS = 1500
 const TARGET_BLOCK_MS = 50
 
-const { values } = parseArgs({ options: { runs: { type: 'string', default: '20' }, threads: { type: 'string' }, mode: { type: 'string', default: 'worker,main' } } })
+const { values } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '20' },
+    threads: { type: 'string' },
+    mode: { type: 'string', default: 'worker,main' },
+  },
+})
 const runs = Math.max(1, Number(values.runs))
 const modes = values.mode.split(',').map((m) => m.trim()) as ('worker' | 'main')[]
-for (const m of modes) if (m !== 'worker' && m !== 'main') throw new Error(`--mode ${m}: worker or main`)
+for (const m of modes) {
+  if (m !== 'worker' && m !== 'main') throw new Error(`--mode ${m}: worker or main`)
+}
 
 const pct = (xs: number[], p: number): number => {
   const s = [...xs].sort((a, b) => a - b)
@@ -56,7 +70,10 @@ const pct = (xs: number[], p: number): number => {
 /** Every input at exactly 768×1024 (person_03 and garment_upper_02 are other sizes). */
 async function prepare(dir: string, name: string): Promise<string> {
   const img = await decodeImage(join(MEDIA, `${name}.jpg`), { what: name })
-  const rgb = img.width === 768 && img.height === 1024 ? img.rgb : await resizeRgb(img.rgb, img.width, img.height, { width: 768, height: 1024 })
+  const rgb =
+    img.width === 768 && img.height === 1024
+      ? img.rgb
+      : await resizeRgb(img.rgb, img.width, img.height, { width: 768, height: 1024 })
   const path = join(dir, `${name}.jpg`)
   await encodeJpeg(rgb, 768, 1024, path, 92)
   return path
@@ -64,7 +81,9 @@ async function prepare(dir: string, name: string): Promise<string> {
 
 /** CPU time this (the main) thread has used, ms (Linux: /proc/self/task/<pid>/schedstat, ns). */
 function threadCpuMs(): number {
-  return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6
+  return (
+    Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6
+  )
 }
 
 interface ModeResult {
@@ -85,7 +104,11 @@ interface ModeResult {
   delayMaxMs: number
 }
 
-async function measure(mode: 'worker' | 'main', inputs: Record<string, string>, work: string): Promise<ModeResult> {
+async function measure(
+  mode: 'worker' | 'main',
+  inputs: Record<string, string>,
+  work: string,
+): Promise<ModeResult> {
   let netSeconds = 0
   const o = {
     modelsDir: join(ROOT, 'models', 'dist'),
@@ -94,7 +117,8 @@ async function measure(mode: 'worker' | 'main', inputs: Record<string, string>, 
       netSeconds += seconds
     },
   }
-  const engine: TryOnEngine = mode === 'worker' ? await openTryOnEngineInWorker(o) : await openTryOnEngine(o)
+  const engine: TryOnEngine =
+    mode === 'worker' ? await openTryOnEngineInWorker(o) : await openTryOnEngine(o)
   const pairs = PERSONS.flatMap((p) => GARMENTS.map((g) => [p, g] as const))
   const stages: Record<string, number[]> = {}
   const nets: number[] = []
@@ -128,7 +152,15 @@ async function measure(mode: 'worker' | 'main', inputs: Record<string, string>, 
       }
       netSeconds = 0
       const cpu0 = process.cpuUsage()
-      const r = await tryOn({ personPath: inputs[p]!, garmentPath: inputs[g]!, workDir: dir, options: { preprocessGarment: true, garmentMode: 'auto', removeBackground: false } }, { engine })
+      const r = await tryOn(
+        {
+          personPath: inputs[p]!,
+          garmentPath: inputs[g]!,
+          workDir: dir,
+          options: { preprocessGarment: true, garmentMode: 'auto', removeBackground: false },
+        },
+        { engine },
+      )
       const cpu = process.cpuUsage(cpu0)
       await rm(dir, { recursive: true, force: true })
       if (i < WARMUP) continue
@@ -144,7 +176,11 @@ async function measure(mode: 'worker' | 'main', inputs: Record<string, string>, 
   const total = stages.total ?? []
   return {
     mode,
-    stages: Object.entries(stages).map(([stage, xs]) => ({ stage, p50_ms: Math.round(pct(xs, 50)), p95_ms: Math.round(pct(xs, 95)) })),
+    stages: Object.entries(stages).map(([stage, xs]) => ({
+      stage,
+      p50_ms: Math.round(pct(xs, 50)),
+      p95_ms: Math.round(pct(xs, 95)),
+    })),
     p50Ms: pct(total, 50),
     p95Ms: pct(total, 95),
     networksP50Ms: pct(nets, 50),
@@ -165,29 +201,51 @@ async function main(): Promise<void> {
     const results: ModeResult[] = []
     for (const m of modes) results.push(await measure(m, inputs, work))
     const load1 = loadavg()
-    console.log(`try-on, 768×1024 person and garment, ${runs} runs (+${WARMUP} warm-up) per mode, ${availableParallelism()} cores`)
-    console.log(`load average before ${load0.map((x) => x.toFixed(2)).join(' ')}, after ${load1.map((x) => x.toFixed(2)).join(' ')}`)
+    console.log(
+      `try-on, 768×1024 person and garment, ${runs} runs (+${WARMUP} warm-up) per mode, ${availableParallelism()} cores`,
+    )
+    console.log(
+      `load average before ${load0.map((x) => x.toFixed(2)).join(' ')}, after ${load1.map((x) => x.toFixed(2)).join(' ')}`,
+    )
     const names = [...new Set(results.flatMap((r) => r.stages.map((s) => s.stage)))]
     console.log('\nper stage, p50 / p95 ms')
-    console.table(Object.fromEntries(names.map((n) => [n, Object.fromEntries(results.map((r) => {
-      const s = r.stages.find((x) => x.stage === n)
-      return [r.mode, s ? `${s.p50_ms} / ${s.p95_ms}` : '–']
-    }))])))
+    console.table(
+      Object.fromEntries(
+        names.map((n) => [
+          n,
+          Object.fromEntries(
+            results.map((r) => {
+              const s = r.stages.find((x) => x.stage === n)
+              return [r.mode, s ? `${s.p50_ms} / ${s.p95_ms}` : '–']
+            }),
+          ),
+        ]),
+      ),
+    )
     console.log('\nsummary')
-    console.table(results.map((r) => ({
-      engine: r.mode === 'worker' ? 'worker thread' : 'this thread',
-      'total p50 ms': Math.round(r.p50Ms),
-      'total p95 ms': Math.round(r.p95Ms),
-      'networks p50 ms': Math.round(r.networksP50Ms),
-      'total / networks': +(r.p50Ms / r.networksP50Ms).toFixed(2),
-      'CPU ms per try-on p50': Math.round(r.cpuP50Ms),
-      'longest loop block ms': Math.round(r.blockMaxMs),
-      'longest loop-active ms': Math.round(r.activeMaxMs),
-      'max timer delay ms': Math.round(r.delayMaxMs),
-      [`p50 ≤ ${TARGET_P50_MS} ms`]: r.p50Ms <= TARGET_P50_MS ? 'yes' : 'NO',
-      [`block ≤ ${TARGET_BLOCK_MS} ms`]: r.blockMaxMs <= TARGET_BLOCK_MS ? 'yes' : 'NO',
-    })))
-    await writeFile(join(OUT_DIR, 'bench.json'), JSON.stringify({ runs, cores: availableParallelism(), loadBefore: load0, loadAfter: load1, results }, null, 2))
+    console.table(
+      results.map((r) => ({
+        engine: r.mode === 'worker' ? 'worker thread' : 'this thread',
+        'total p50 ms': Math.round(r.p50Ms),
+        'total p95 ms': Math.round(r.p95Ms),
+        'networks p50 ms': Math.round(r.networksP50Ms),
+        'total / networks': +(r.p50Ms / r.networksP50Ms).toFixed(2),
+        'CPU ms per try-on p50': Math.round(r.cpuP50Ms),
+        'longest loop block ms': Math.round(r.blockMaxMs),
+        'longest loop-active ms': Math.round(r.activeMaxMs),
+        'max timer delay ms': Math.round(r.delayMaxMs),
+        [`p50 ≤ ${TARGET_P50_MS} ms`]: r.p50Ms <= TARGET_P50_MS ? 'yes' : 'NO',
+        [`block ≤ ${TARGET_BLOCK_MS} ms`]: r.blockMaxMs <= TARGET_BLOCK_MS ? 'yes' : 'NO',
+      })),
+    )
+    await writeFile(
+      join(OUT_DIR, 'bench.json'),
+      JSON.stringify(
+        { runs, cores: availableParallelism(), loadBefore: load0, loadAfter: load1, results },
+        null,
+        2,
+      ),
+    )
   } finally {
     await rm(work, { recursive: true, force: true })
   }

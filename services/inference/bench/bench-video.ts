@@ -26,7 +26,13 @@ import { OUTPUT_FORMAT_SPECS, OUTPUT_FORMATS, type OutputFormat } from '@tailor/
 import { openMattingEngine } from '../src/engine/matting-engine.ts'
 import { chooseDownsampleRatio } from '../src/engine/rvm/pre.ts'
 import { removeBackground } from '../src/jobs/remove-background.ts'
-import { openDecoder, openEncoder, outputSize, probeVideo, type VideoInfo } from '../src/media/video.ts'
+import {
+  openDecoder,
+  openEncoder,
+  outputSize,
+  probeVideo,
+  type VideoInfo,
+} from '../src/media/video.ts'
 
 const REPO = new URL('../../../', import.meta.url).pathname
 const { values } = parseArgs({
@@ -38,7 +44,8 @@ const { values } = parseArgs({
   },
 })
 const formats = values.formats.split(',') as OutputFormat[]
-const background = (f: OutputFormat): string => (OUTPUT_FORMAT_SPECS[f].alpha ? 'transparent' : '#00ff00')
+const background = (f: OutputFormat): string =>
+  OUTPUT_FORMAT_SPECS[f].alpha ? 'transparent' : '#00ff00'
 const fmt = (n: number, d = 1): string => n.toFixed(d)
 const CLOCK_TICKS_PER_S = 100
 
@@ -144,13 +151,27 @@ async function main(): Promise<void> {
   )
   console.log(
     `provider ${engine.provider} (intra-op threads ${engine.intraOpThreads}), cores ${availableParallelism()}, ` +
-      `load average at start ${loadavg().map((l) => fmt(l, 2)).join(' ')}`,
+      `load average at start ${loadavg()
+        .map((l) => fmt(l, 2))
+        .join(' ')}`,
   )
   const modelFrames = Number(values['model-frames'])
   const model = await modelAlone(info, engine, modelFrames)
-  console.log(`network alone: ${fmt(model.fps)} frames/s, ${fmt(model.cpuPerFrame * 1000, 0)} CPU ms/frame (${modelFrames} frames)\n`)
+  console.log(
+    `network alone: ${fmt(model.fps)} frames/s, ${fmt(model.cpuPerFrame * 1000, 0)} CPU ms/frame (${modelFrames} frames)\n`,
+  )
   const rows: string[][] = [
-    ['format', 'background', 'ffmpeg alone', 'network alone', 'bound', 'end-to-end', 'e2e / bound', 'CPU ms/frame: ffmpeg + network → e2e', 'cpu bound / cpu e2e'],
+    [
+      'format',
+      'background',
+      'ffmpeg alone',
+      'network alone',
+      'bound',
+      'end-to-end',
+      'e2e / bound',
+      'CPU ms/frame: ffmpeg + network → e2e',
+      'cpu bound / cpu e2e',
+    ],
   ]
   try {
     for (const format of formats) {
@@ -184,7 +205,11 @@ async function main(): Promise<void> {
     await rm(dir, { recursive: true, force: true })
   }
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)))
-  console.log(`\nframes/s (load average at end ${loadavg().map((l) => fmt(l, 2)).join(' ')})`)
+  console.log(
+    `\nframes/s (load average at end ${loadavg()
+      .map((l) => fmt(l, 2))
+      .join(' ')})`,
+  )
   for (const r of rows) {
     console.log(`| ${r.map((cell, c) => cell.padEnd(widths[c]!)).join(' | ')} |`)
   }

@@ -16,10 +16,24 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { openTryOnEngine } from '../src/engine/tryon/tryon-engine.ts'
 import { encodePng } from '../src/media/image.ts'
-import { filterPairs, loadEvalSet, SPLITS, type EvalPair, type Split } from './tryon-eval/eval-set.ts'
+import {
+  filterPairs,
+  loadEvalSet,
+  SPLITS,
+  type EvalPair,
+  type Split,
+} from './tryon-eval/eval-set.ts'
 import { floorsSource } from './tryon-eval/check.ts'
 import { BOX_DILATE, CHANGED_DIFF, regionRects } from './tryon-eval/metrics.ts'
-import { EVAL_OPTIONS, REGION_PASS, runPairs, summarizeAll, type PairOutput, type PairResult, type SplitSummary } from './tryon-eval/run-eval.ts'
+import {
+  EVAL_OPTIONS,
+  REGION_PASS,
+  runPairs,
+  summarizeAll,
+  type PairOutput,
+  type PairResult,
+  type SplitSummary,
+} from './tryon-eval/run-eval.ts'
 import { Canvas, drawOutline, drawRect, putImage } from './tryon-eval/sheet.ts'
 
 const ROOT = resolve(fileURLToPath(new URL('../../..', import.meta.url)))
@@ -37,9 +51,17 @@ const { values } = parseArgs({
     'suggest-floors': { type: 'boolean', default: false },
   },
 })
-const list = (xs: string[] | undefined): string[] | undefined => xs?.flatMap((x) => x.split(',')).map((x) => x.trim()).filter(Boolean)
+const list = (xs: string[] | undefined): string[] | undefined =>
+  xs
+    ?.flatMap((x) => x.split(','))
+    .map((x) => x.trim())
+    .filter(Boolean)
 const splits = list(values.split)
-for (const s of splits ?? []) if (!(SPLITS as readonly string[]).includes(s)) throw new Error(`--split ${s}: one of ${SPLITS.join(', ')}`)
+for (const s of splits ?? []) {
+  if (!(SPLITS as readonly string[]).includes(s)) {
+    throw new Error(`--split ${s}: one of ${SPLITS.join(', ')}`)
+  }
+}
 
 export interface EvalReport {
   when: string
@@ -54,7 +76,8 @@ export interface EvalReport {
 }
 
 const pct = (v: number): string => (Number.isNaN(v) ? '–' : `${(100 * v).toFixed(1)} %`)
-const num = (v: number | null, d = 3): string => (v === null || Number.isNaN(v) ? '–' : v.toFixed(d))
+const num = (v: number | null, d = 3): string =>
+  v === null || Number.isNaN(v) ? '–' : v.toFixed(d)
 
 // ---- contact sheets: one per person, three person | garment | result triplets per row ------------
 const CW = 210
@@ -91,8 +114,17 @@ class PersonSheet {
     }
     const ok = r.outcome === 'answered'
     const pass = ok && r.regionScore! >= REGION_PASS && r.detected === r.labelled
-    const col = ok ? (pass ? ([200, 255, 200] as const) : ([255, 200, 120] as const)) : ([255, 90, 90] as const)
-    this.cv.text(x + 4, y + CH + 3, `${pair.garment.id.replace('/garment_', ' ')} ${pair.split}${pair.paired ? ' paired' : ''}`, [230, 230, 230])
+    const col = ok
+      ? pass
+        ? ([200, 255, 200] as const)
+        : ([255, 200, 120] as const)
+      : ([255, 90, 90] as const)
+    this.cv.text(
+      x + 4,
+      y + CH + 3,
+      `${pair.garment.id.replace('/garment_', ' ')} ${pair.split}${pair.paired ? ' paired' : ''}`,
+      [230, 230, 230],
+    )
     const line2 = ok
       ? `${r.detected}/${r.labelled} region ${num(r.regionScore, 2)} box ${num(r.boxChanged, 2)}${r.ssim !== null ? ` ssim ${num(r.ssim, 3)}` : ''} ${Math.round(r.ms)}ms`
       : `${r.code ?? 'error'}`
@@ -102,14 +134,25 @@ class PersonSheet {
 
 async function main(): Promise<void> {
   const set = await loadEvalSet()
-  const pairs = filterPairs(set.pairs, { ...(splits ? { split: splits as Split[] } : {}), ...(values.person ? { person: list(values.person)! } : {}), ...(values.garment ? { garment: list(values.garment)! } : {}) })
+  const pairs = filterPairs(set.pairs, {
+    ...(splits ? { split: splits as Split[] } : {}),
+    ...(values.person ? { person: list(values.person)! } : {}),
+    ...(values.garment ? { garment: list(values.garment)! } : {}),
+  })
   if (pairs.length === 0) throw new Error('no pair matches the filters')
   const commit = await gitHead()
-  const sheetDir = values['no-sheets'] ? null : resolve(values.sheets ?? join(ROOT, 'bench-results', 'tryon', 'eval'))
+  const sheetDir = values['no-sheets']
+    ? null
+    : resolve(values.sheets ?? join(ROOT, 'bench-results', 'tryon', 'eval'))
   if (sheetDir !== null) await mkdir(sheetDir, { recursive: true })
   const load0 = loadavg()
-  console.log(`eval:tryon — ${pairs.length} pairs (${set.pairs.length} in the set), engine at ${commit}, ${availableParallelism()} cores`)
-  const engine = await openTryOnEngine({ modelsDir: join(ROOT, 'models', 'dist'), ...(values.threads !== undefined ? { intraOpThreads: Number(values.threads) } : {}) })
+  console.log(
+    `eval:tryon — ${pairs.length} pairs (${set.pairs.length} in the set), engine at ${commit}, ${availableParallelism()} cores`,
+  )
+  const engine = await openTryOnEngine({
+    modelsDir: join(ROOT, 'models', 'dist'),
+    ...(values.threads !== undefined ? { intraOpThreads: Number(values.threads) } : {}),
+  })
   const sheets = new Map<string, PersonSheet>()
   const counts = new Map<string, number>()
   for (const p of pairs) counts.set(p.person.id, (counts.get(p.person.id) ?? 0) + 1)
@@ -125,7 +168,12 @@ async function main(): Promise<void> {
       )
       if (sheetDir === null) return
       let sheet = sheets.get(pair.person.id)
-      if (sheet === undefined) sheets.set(pair.person.id, (sheet = new PersonSheet(pair.person.id, counts.get(pair.person.id)!)))
+      if (sheet === undefined) {
+        sheets.set(
+          pair.person.id,
+          (sheet = new PersonSheet(pair.person.id, counts.get(pair.person.id)!)),
+        )
+      }
       const k = done.get(pair.person.id) ?? 0
       done.set(pair.person.id, k + 1)
       await sheet.add(o, pair, k)
@@ -141,10 +189,14 @@ async function main(): Promise<void> {
   }
   const load1 = loadavg()
 
-  console.log('\nper pair (region: share of changed pixels inside the labelled box +5 %; box: share of the box that changed; warp: share of the warped garment, before clipping, inside the box +5 %; ssim/mae: paired only, inside the garment box)')
+  console.log(
+    '\nper pair (region: share of changed pixels inside the labelled box +5 %; box: share of the box that changed; warp: share of the warped garment, before clipping, inside the box +5 %; ssim/mae: paired only, inside the garment box)',
+  )
   console.table(
     results.map((r) => ({
-      pair: r.pair.replace(/(tryon|dev)\//g, (m) => (m === 'dev/' ? 'dev:' : '')).replace(/garment_|person_/g, ''),
+      pair: r.pair
+        .replace(/(tryon|dev)\//g, (m) => (m === 'dev/' ? 'dev:' : ''))
+        .replace(/garment_|person_/g, ''),
       split: r.split,
       result: r.outcome === 'answered' ? 'answered' : (r.code ?? 'ERROR'),
       'detected/labelled': `${r.detected ?? '–'}/${r.labelled}${r.detected !== null && r.detected !== r.labelled ? ' ✗' : ''}`,
@@ -158,15 +210,32 @@ async function main(): Promise<void> {
   )
   const summary = summarizeAll(results)
   printSummary(summary)
-  console.log(`load average before ${load0.map((x) => x.toFixed(2)).join(' ')}, after ${load1.map((x) => x.toFixed(2)).join(' ')} (times are only comparable on a quiet machine)`)
-  if (written.length > 0) console.log(`contact sheets (person | garment | result; green: labelled box, dark green: +5 %, magenta: changed pixels) in ${sheetDir}`)
+  console.log(
+    `load average before ${load0.map((x) => x.toFixed(2)).join(' ')}, after ${load1.map((x) => x.toFixed(2)).join(' ')} (times are only comparable on a quiet machine)`,
+  )
+  if (written.length > 0) {
+    console.log(
+      `contact sheets (person | garment | result; green: labelled box, dark green: +5 %, magenta: changed pixels) in ${sheetDir}`,
+    )
+  }
 
-  if (values['suggest-floors']) console.log(`\nfloors just under this run (thresholds.ts):\n${floorsSource(results, summary)}`)
-  if (values.compare !== undefined) compare(JSON.parse(await readFile(values.compare, 'utf8')) as EvalReport, results)
+  if (values['suggest-floors']) {
+    console.log(`\nfloors just under this run (thresholds.ts):\n${floorsSource(results, summary)}`)
+  }
+  if (values.compare !== undefined) {
+    compare(JSON.parse(await readFile(values.compare, 'utf8')) as EvalReport, results)
+  }
   if (values.json !== undefined) {
     const report: EvalReport = {
-      when: new Date().toISOString(), commit, args: process.argv.slice(2), options: EVAL_OPTIONS, changedDiff: CHANGED_DIFF, boxDilate: BOX_DILATE,
-      regionPass: REGION_PASS, results, summary,
+      when: new Date().toISOString(),
+      commit,
+      args: process.argv.slice(2),
+      options: EVAL_OPTIONS,
+      changedDiff: CHANGED_DIFF,
+      boxDilate: BOX_DILATE,
+      regionPass: REGION_PASS,
+      results,
+      summary,
     }
     await writeFile(values.json, `${JSON.stringify(report, null, 1)}\n`)
     console.log(`wrote ${values.json}`)
@@ -182,7 +251,10 @@ async function gitHead(): Promise<string> {
     const head = (await readFile(join(gitDir, 'HEAD'), 'utf8')).trim()
     if (!head.startsWith('ref: ')) return head.slice(0, 12)
     const ref = head.slice(5)
-    const common = await readFile(join(gitDir, 'commondir'), 'utf8').then((c) => resolve(gitDir, c.trim()), () => gitDir)
+    const common = await readFile(join(gitDir, 'commondir'), 'utf8').then(
+      (c) => resolve(gitDir, c.trim()),
+      () => gitDir,
+    )
     for (const dir of [gitDir, common]) {
       const sha = await readFile(join(dir, ref), 'utf8').catch(() => null)
       if (sha !== null) return `${sha.trim().slice(0, 12)} (${ref.replace('refs/heads/', '')})`
@@ -196,7 +268,9 @@ async function gitHead(): Promise<string> {
 }
 
 export function printSummary(summary: readonly SplitSummary[]): void {
-  console.log('\nsummary per split (targets: category ≥ 95 %, region ≥ 0.8 on ≥ 90 % of answered pairs, refusals ≤ 10 %)')
+  console.log(
+    '\nsummary per split (targets: category ≥ 95 %, region ≥ 0.8 on ≥ 90 % of answered pairs, refusals ≤ 10 %)',
+  )
   console.table(
     summary.map((s) => ({
       split: s.split,
@@ -206,7 +280,13 @@ export function printSummary(summary: readonly SplitSummary[]): void {
       'mean region': num(s.regionScoreMean, 3),
       'mean box': num(s.boxChangedMean, 3),
       'mean warp': num(s.warpInsideMean, 3),
-      refused: `${s.pairs - s.answered} (${pct(s.refusedShare)})${Object.keys(s.refusalCodes).length > 0 ? ` ${Object.entries(s.refusalCodes).map(([k, v]) => `${k}×${v}`).join(' ')}` : ''}`,
+      refused: `${s.pairs - s.answered} (${pct(s.refusedShare)})${
+        Object.keys(s.refusalCodes).length > 0
+          ? ` ${Object.entries(s.refusalCodes)
+              .map(([k, v]) => `${k}×${v}`)
+              .join(' ')}`
+          : ''
+      }`,
       'paired ssim': s.pairedPairs === 0 ? '–' : `${num(s.pairedSsimMean, 3)} (${s.pairedPairs})`,
       'paired mae': s.pairedPairs === 0 ? '–' : num(s.pairedMaeMean, 1),
       'p50 ms': Math.round(s.p50Ms),
@@ -226,7 +306,14 @@ function compare(before: EvalReport, after: readonly PairResult[]): void {
     n++
     const ok = r.ssim !== null && b.ssim !== null && r.ssim > b.ssim
     if (ok) better++
-    rows.push({ pair: r.pair, 'ssim before': num(b.ssim, 4), 'ssim after': num(r.ssim, 4), 'mae before': num(b.mae, 1), 'mae after': num(r.mae, 1), better: ok ? 'yes' : 'NO' })
+    rows.push({
+      pair: r.pair,
+      'ssim before': num(b.ssim, 4),
+      'ssim after': num(r.ssim, 4),
+      'mae before': num(b.mae, 1),
+      'mae after': num(r.mae, 1),
+      better: ok ? 'yes' : 'NO',
+    })
   }
   if (rows.length > 0) console.table(rows)
   console.log(`paired SSIM better than before on ${better}/${n} paired pairs`)

@@ -18,7 +18,10 @@ const Env = z
     NATS_TLS_CERT_FILE: z.string().min(1).optional(),
     NATS_TLS_KEY_FILE: z.string().min(1).optional(),
     /** host:port of the gateway's job events gRPC server (distributed mode). */
-    GATEWAY_GRPC_ADDR: z.string().regex(/^[^\s:]+:\d+$/, 'must be host:port').optional(),
+    GATEWAY_GRPC_ADDR: z
+      .string()
+      .regex(/^[^\s:]+:\d+$/, 'must be host:port')
+      .optional(),
     /** The gateway's job-events shared secret (its JOB_EVENTS_TOKEN); required with NATS_URL. */
     JOB_EVENTS_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
     /** mTLS to the gateway's job-events port (optional, PEM file paths, all three or none): this worker's client certificate and key, and the CA that signed the gateway's certificate. */
@@ -43,10 +46,20 @@ const Env = z
       .string()
       .default(JOB_KINDS.join(','))
       .transform((s, ctx) => {
-        const kinds = [...new Set(s.split(',').map((k) => k.trim()).filter((k) => k !== ''))]
+        const kinds = [
+          ...new Set(
+            s
+              .split(',')
+              .map((k) => k.trim())
+              .filter((k) => k !== ''),
+          ),
+        ]
         const bad = kinds.filter((k) => !(JOB_KINDS as readonly string[]).includes(k))
         if (bad.length > 0 || kinds.length === 0) {
-          ctx.addIssue({ code: 'custom', message: `unknown job kind ${bad.join(', ') || '(none)'}: use ${JOB_KINDS.join(', ')}` })
+          ctx.addIssue({
+            code: 'custom',
+            message: `unknown job kind ${bad.join(', ') || '(none)'}: use ${JOB_KINDS.join(', ')}`,
+          })
           return z.NEVER
         }
         return kinds as JobKind[]
@@ -58,7 +71,10 @@ const Env = z
      */
     JOBS_MAX_ACK_PENDING: z.coerce.number().int().min(1).default(256),
     /** Directory holding manifest.json and the .onnx files built by `pnpm models`. */
-    MODELS_DIR: z.string().min(1).default(fileURLToPath(new URL('../../../models/dist', import.meta.url))),
+    MODELS_DIR: z
+      .string()
+      .min(1)
+      .default(fileURLToPath(new URL('../../../models/dist', import.meta.url))),
     /** onnxruntime intra-op threads (default: the CPUs this process may use, cgroup quota included). */
     ORT_INTRA_OP_THREADS: z.coerce.number().int().positive().optional(),
     /**
@@ -82,14 +98,22 @@ const Env = z
     MAX_DELIVER: z.coerce.number().int().min(1).default(3),
     /** Jobs of each kind run at once (each kind of JOB_KINDS pulls from its own lane: a try-on never waits behind a video). */
     CONCURRENCY: z.coerce.number().int().min(1).max(16).default(1),
-    FETCH_MAX_BYTES: z.coerce.number().int().positive().default(100 * 1024 * 1024),
+    FETCH_MAX_BYTES: z.coerce
+      .number()
+      .int()
+      .positive()
+      .default(100 * 1024 * 1024),
     FETCH_CONNECT_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
     FETCH_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
     FETCH_MAX_REDIRECTS: z.coerce.number().int().min(0).max(20).default(5),
     /** Allows loopback destinations (tests, local files served on localhost); nothing else private. */
     VIDEO_MAX_DURATION_S: z.coerce.number().positive().default(60),
     /** Largest result a job may store; the encoder is stopped as soon as its output passes it (job error result_too_large). */
-    RESULT_MAX_BYTES: z.coerce.number().int().positive().default(1024 ** 3),
+    RESULT_MAX_BYTES: z.coerce
+      .number()
+      .int()
+      .positive()
+      .default(1024 ** 3),
     VIDEO_MAX_SIDE_PX: z.coerce.number().int().positive().default(4096),
     VIDEO_MIN_SIDE_PX: z.coerce.number().int().positive().default(64),
     /** Frame rate cap: faster inputs are processed and written at this rate (frames dropped). */
@@ -106,22 +130,44 @@ const Env = z
     /** How long a finished job waits for the gateway to acknowledge its final event. */
     FINAL_EVENT_TIMEOUT_MS: z.coerce.number().int().positive().default(300_000),
     SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
-    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    LOG_LEVEL: z
+      .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+      .default('info'),
   })
   .superRefine((env, ctx) => {
-    for (const [path, message] of natsClientEnvProblems(env)) ctx.addIssue({ code: 'custom', path: [path], message })
+    for (const [path, message] of natsClientEnvProblems(env)) {
+      ctx.addIssue({ code: 'custom', path: [path], message })
+    }
     if (env.REQUIRE_EXECUTION_PROVIDER === 'cuda' && env.ORT_EP !== 'cuda') {
-      ctx.addIssue({ code: 'custom', path: ['REQUIRE_EXECUTION_PROVIDER'], message: 'cuda is required but ORT_EP is not cuda' })
+      ctx.addIssue({
+        code: 'custom',
+        path: ['REQUIRE_EXECUTION_PROVIDER'],
+        message: 'cuda is required but ORT_EP is not cuda',
+      })
     }
     if (env.NATS_URL !== undefined && env.GATEWAY_GRPC_ADDR === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['GATEWAY_GRPC_ADDR'], message: 'required with NATS_URL: where to stream job events' })
+      ctx.addIssue({
+        code: 'custom',
+        path: ['GATEWAY_GRPC_ADDR'],
+        message: 'required with NATS_URL: where to stream job events',
+      })
     }
     if (env.NATS_URL !== undefined && env.JOB_EVENTS_TOKEN === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['JOB_EVENTS_TOKEN'], message: "required with NATS_URL: the gateway's job-events secret (the same value in both services)" })
+      ctx.addIssue({
+        code: 'custom',
+        path: ['JOB_EVENTS_TOKEN'],
+        message:
+          "required with NATS_URL: the gateway's job-events secret (the same value in both services)",
+      })
     }
     const tls = [env.JOB_EVENTS_TLS_CERT, env.JOB_EVENTS_TLS_KEY, env.JOB_EVENTS_TLS_CA]
     if (tls.some((v) => v !== undefined) && tls.some((v) => v === undefined)) {
-      ctx.addIssue({ code: 'custom', path: ['JOB_EVENTS_TLS_CERT'], message: 'JOB_EVENTS_TLS_CERT, JOB_EVENTS_TLS_KEY and JOB_EVENTS_TLS_CA go together (all three or none)' })
+      ctx.addIssue({
+        code: 'custom',
+        path: ['JOB_EVENTS_TLS_CERT'],
+        message:
+          'JOB_EVENTS_TLS_CERT, JOB_EVENTS_TLS_KEY and JOB_EVENTS_TLS_CA go together (all three or none)',
+      })
     }
   })
 

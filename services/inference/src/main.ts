@@ -4,7 +4,11 @@ import { start, StartupError, type Inference } from './start.ts'
 
 /** A refusal the operator fixes is one line each; anything else keeps its stack for the bug report. */
 function fail(err: unknown, ctx?: StartupContext): never {
-  console.error(err instanceof StartupError ? `inference: ${err.message}` : (describeStartupError('inference', err, ctx)?.join('\n') ?? err))
+  console.error(
+    err instanceof StartupError
+      ? `inference: ${err.message}`
+      : (describeStartupError('inference', err, ctx)?.join('\n') ?? err),
+  )
   process.exit(1)
 }
 
@@ -21,7 +25,10 @@ try {
   fail(err, { natsUrl: config.NATS_URL, ports: { HEALTH_PORT: config.HEALTH_PORT } })
 }
 const shutdown = (): void => {
-  inference.stop().then(() => process.exit(0), (err: unknown) => (console.error(err), process.exit(1)))
+  inference.stop().then(
+    () => process.exit(0),
+    (err: unknown) => (console.error(err), process.exit(1)),
+  )
 }
 process.once('SIGTERM', shutdown)
 process.once('SIGINT', shutdown)

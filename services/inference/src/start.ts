@@ -9,7 +9,11 @@ import { cpuLimit } from './engine/cpu-limit.ts'
 import { openMattingEngine } from './engine/matting-engine.ts'
 import { ortLogSeverity, type ExecutionProvider } from './engine/session.ts'
 import { openTryOnEngine } from './engine/tryon/tryon-engine.ts'
-import { openTryOnEngineInWorker, type OpenTryOnWorkerOptions, type TryOnWorkerEngine } from './engine/tryon/tryon-worker.ts'
+import {
+  openTryOnEngineInWorker,
+  type OpenTryOnWorkerOptions,
+  type TryOnWorkerEngine,
+} from './engine/tryon/tryon-worker.ts'
 import { openJobEventStream } from './events/event-stream.ts'
 import type { JobEventSink } from './events/job-event-sink.ts'
 import { followNatsStatus, natsClientOptions, safeFetchToFile } from '@tailor/proto/net'
@@ -19,7 +23,11 @@ import { runJob } from './jobs/run-job.ts'
 import { createLogger, type Logger } from './logger.ts'
 import { openWorkDir, type WorkDir } from './work-dir.ts'
 import { DEFAULT_IMAGE_LIMITS } from './media/image.ts'
-import { createMetricsRegistry, startMetricsServer, type MetricsRegistry } from '@tailor/proto/metrics'
+import {
+  createMetricsRegistry,
+  startMetricsServer,
+  type MetricsRegistry,
+} from '@tailor/proto/metrics'
 import { createInferenceMetrics } from './metrics.ts'
 import { openObjectStoreResultStore } from './results/result-store-object-store.ts'
 import type { ResultStore } from './results/result-store.ts'
@@ -29,7 +37,8 @@ import type { UploadSource } from './uploads/upload-source.ts'
 
 /** Start-up refused for a reason the operator fixes (printed as one line, no stack trace). */
 export { StartupError }
-const oneLine = (err: unknown): string => (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim().slice(0, 400)
+const oneLine = (err: unknown): string =>
+  (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim().slice(0, 400)
 
 /** In-process ports for the embedded mode; without them inference uses NATS + gRPC. */
 export interface InferencePorts {
@@ -72,22 +81,40 @@ export async function start(
   const kinds = config.JOB_KINDS
   const required = config.REQUIRE_EXECUTION_PROVIDER
   // With a required provider, models open on it alone: no fallback can hide a failed CUDA set-up.
-  const executionProviders: ExecutionProvider[] = required !== undefined ? [required] : config.ORT_EP === 'cuda' ? ['cuda', 'cpu'] : ['cpu']
+  const executionProviders: ExecutionProvider[] =
+    required !== undefined ? [required] : config.ORT_EP === 'cuda' ? ['cuda', 'cpu'] : ['cpu']
   const threads = config.ORT_INTRA_OP_THREADS ?? cpuLimit()
   const requiredFailed = (what: string, err: unknown): StartupError =>
-    new StartupError(`REQUIRE_EXECUTION_PROVIDER=${required}: ${what} did not load on ${required}: ${oneLine(err)}`, { cause: err })
+    new StartupError(
+      `REQUIRE_EXECUTION_PROVIDER=${required}: ${what} did not load on ${required}: ${oneLine(err)}`,
+      { cause: err },
+    )
 
   // The matting engine serves remove-background jobs; a try-on-only worker does not load it.
-  let engine: (MattingEngine & { warmupMs: number; provider?: string; providerFallbacks?: unknown }) | null = null
+  let engine:
+    (MattingEngine & { warmupMs: number; provider?: string; providerFallbacks?: unknown }) | null =
+    null
   if (kinds.includes('remove-background')) {
     const t0 = performance.now()
     try {
-      engine = await openMattingEngine({ modelsDir: config.MODELS_DIR, executionProviders, intraOpThreads: threads, logSeverityLevel, onRun })
+      engine = await openMattingEngine({
+        modelsDir: config.MODELS_DIR,
+        executionProviders,
+        intraOpThreads: threads,
+        logSeverityLevel,
+        onRun,
+      })
     } catch (err) {
       throw required !== undefined ? requiredFailed('the matting models', err) : err
     }
     logger.info(
-      { provider: engine.provider, fallbacks: engine.providerFallbacks, intraOpThreads: threads, loadMs: Math.round(performance.now() - t0), warmupMs: Math.round(engine.warmupMs) },
+      {
+        provider: engine.provider,
+        fallbacks: engine.providerFallbacks,
+        intraOpThreads: threads,
+        loadMs: Math.round(performance.now() - t0),
+        warmupMs: Math.round(engine.warmupMs),
+      },
       'matting engine ready',
     )
   }
@@ -101,12 +128,25 @@ export async function start(
   if (kinds.includes('try-on')) {
     const t1 = performance.now()
     try {
-      const tryOnOptions: OpenTryOnWorkerOptions = { modelsDir: config.MODELS_DIR, executionProviders, intraOpThreads: threads, logSeverityLevel, onRun }
-      tryOnEngine = config.TRYON_ENGINE_THREAD === 'worker' ? await openTryOnEngineInWorker(tryOnOptions) : await openTryOnEngine(tryOnOptions)
+      const tryOnOptions: OpenTryOnWorkerOptions = {
+        modelsDir: config.MODELS_DIR,
+        executionProviders,
+        intraOpThreads: threads,
+        logSeverityLevel,
+        onRun,
+      }
+      tryOnEngine =
+        config.TRYON_ENGINE_THREAD === 'worker'
+          ? await openTryOnEngineInWorker(tryOnOptions)
+          : await openTryOnEngine(tryOnOptions)
       logger.info(
         {
-          provider: tryOnEngine.provider, fallbacks: tryOnEngine.providerFallbacks, intraOpThreads: threads, thread: config.TRYON_ENGINE_THREAD,
-          loadMs: Math.round(performance.now() - t1), warmupMs: Math.round(tryOnEngine.warmupMs),
+          provider: tryOnEngine.provider,
+          fallbacks: tryOnEngine.providerFallbacks,
+          intraOpThreads: threads,
+          thread: config.TRYON_ENGINE_THREAD,
+          loadMs: Math.round(performance.now() - t1),
+          warmupMs: Math.round(tryOnEngine.warmupMs),
         },
         'try-on engine ready',
       )
@@ -115,11 +155,17 @@ export async function start(
         await engine?.close()
         throw required !== undefined ? requiredFailed('the try-on models', err) : err
       }
-      logger.error({ err }, 'try-on engine unavailable: try-on jobs will fail with service_unavailable')
+      logger.error(
+        { err },
+        'try-on engine unavailable: try-on jobs will fail with service_unavailable',
+      )
     }
   }
   providerInUse = String(engine?.provider ?? tryOnEngine?.provider ?? 'cpu')
-  const fallbacks = [...((engine?.providerFallbacks as unknown[] | undefined) ?? []), ...(tryOnEngine?.providerFallbacks ?? [])]
+  const fallbacks = [
+    ...((engine?.providerFallbacks as unknown[] | undefined) ?? []),
+    ...(tryOnEngine?.providerFallbacks ?? []),
+  ]
 
   let nc: NatsConnection | null = null
   let natsConnected = true
@@ -128,19 +174,46 @@ export async function start(
     if (opts.ports !== undefined) {
       ports = opts.ports
     } else {
-      if (config.NATS_URL === undefined || config.GATEWAY_GRPC_ADDR === undefined || config.JOB_EVENTS_TOKEN === undefined) {
-        throw new Error('NATS_URL, GATEWAY_GRPC_ADDR and JOB_EVENTS_TOKEN are required to run inference on its own (or use the embedded mode)')
+      if (
+        config.NATS_URL === undefined ||
+        config.GATEWAY_GRPC_ADDR === undefined ||
+        config.JOB_EVENTS_TOKEN === undefined
+      ) {
+        throw new Error(
+          'NATS_URL, GATEWAY_GRPC_ADDR and JOB_EVENTS_TOKEN are required to run inference on its own (or use the embedded mode)',
+        )
       }
-      nc = await connect({ ...natsClientOptions(config), servers: config.NATS_URL, name: 'tailor-inference', maxReconnectAttempts: -1 })
+      nc = await connect({
+        ...natsClientOptions(config),
+        servers: config.NATS_URL,
+        name: 'tailor-inference',
+        maxReconnectAttempts: -1,
+      })
       followNatsStatus(nc.status(), logger, (connected) => {
         natsConnected = connected
       })
       ports = {
-        source: await openJetStreamJobSource(nc, { kinds, ackWaitMs: config.ACK_WAIT_MS, maxAckPending: config.JOBS_MAX_ACK_PENDING, logger }),
+        source: await openJetStreamJobSource(nc, {
+          kinds,
+          ackWaitMs: config.ACK_WAIT_MS,
+          maxAckPending: config.JOBS_MAX_ACK_PENDING,
+          logger,
+        }),
         events: await openJobEventStream({
-          address: config.GATEWAY_GRPC_ADDR, workerId: config.WORKER_ID ?? `${hostname()}-${process.pid}`, logger, token: config.JOB_EVENTS_TOKEN,
-          ...(config.JOB_EVENTS_TLS_CERT !== undefined && config.JOB_EVENTS_TLS_KEY !== undefined && config.JOB_EVENTS_TLS_CA !== undefined
-            ? { tls: { certFile: config.JOB_EVENTS_TLS_CERT, keyFile: config.JOB_EVENTS_TLS_KEY, caFile: config.JOB_EVENTS_TLS_CA } }
+          address: config.GATEWAY_GRPC_ADDR,
+          workerId: config.WORKER_ID ?? `${hostname()}-${process.pid}`,
+          logger,
+          token: config.JOB_EVENTS_TOKEN,
+          ...(config.JOB_EVENTS_TLS_CERT !== undefined &&
+          config.JOB_EVENTS_TLS_KEY !== undefined &&
+          config.JOB_EVENTS_TLS_CA !== undefined
+            ? {
+                tls: {
+                  certFile: config.JOB_EVENTS_TLS_CERT,
+                  keyFile: config.JOB_EVENTS_TLS_KEY,
+                  caFile: config.JOB_EVENTS_TLS_CA,
+                },
+              }
             : {}),
         }),
         results: await openObjectStoreResultStore(nc, { maxResultBytes: config.RESULT_MAX_BYTES }),
@@ -165,11 +238,17 @@ export async function start(
     await nc?.close()
     throw err
   }
-  if (workDir.swept.length > 0) logger.info({ dirs: workDir.swept.length }, 'removed the work dirs of stopped workers')
+  if (workDir.swept.length > 0) {
+    logger.info({ dirs: workDir.swept.length }, 'removed the work dirs of stopped workers')
+  }
 
   const limits = {
-    maxBytes: config.FETCH_MAX_BYTES, maxDurationS: config.VIDEO_MAX_DURATION_S, maxSidePx: config.VIDEO_MAX_SIDE_PX, minSidePx: config.VIDEO_MIN_SIDE_PX,
-    maxFps: config.VIDEO_MAX_FPS, maxFrames: config.VIDEO_MAX_FRAMES,
+    maxBytes: config.FETCH_MAX_BYTES,
+    maxDurationS: config.VIDEO_MAX_DURATION_S,
+    maxSidePx: config.VIDEO_MAX_SIDE_PX,
+    minSidePx: config.VIDEO_MIN_SIDE_PX,
+    maxFps: config.VIDEO_MAX_FPS,
+    maxFrames: config.VIDEO_MAX_FRAMES,
   }
   const fetchOptions = {
     maxBytes: config.FETCH_MAX_BYTES,
@@ -189,18 +268,31 @@ export async function start(
     maxDeliver: config.MAX_DELIVER,
     finalEventTimeoutMs: config.FINAL_EVENT_TIMEOUT_MS,
     metrics,
-    jobTimeoutMs: { 'remove-background': config.VIDEO_JOB_TIMEOUT_S * 1000, 'try-on': config.TRYON_JOB_TIMEOUT_S * 1000 },
+    jobTimeoutMs: {
+      'remove-background': config.VIDEO_JOB_TIMEOUT_S * 1000,
+      'try-on': config.TRYON_JOB_TIMEOUT_S * 1000,
+    },
     run: (job, ctx) =>
       runJob(job, ctx, {
         workRoot: workDir.path,
         results: ports.results,
-        fetchInput: createInputFetcher((url, dest, signal) => safeFetchToFile(url, dest, fetchOptions, signal), ports.uploads, fetchOptions.maxBytes),
+        fetchInput: createInputFetcher(
+          (url, dest, signal) => safeFetchToFile(url, dest, fetchOptions, signal),
+          ports.uploads,
+          fetchOptions.maxBytes,
+        ),
         ...(tryOnEngine !== null
           ? {
               tryOn: {
                 engine: tryOnEngine,
                 fetchInput: createInputFetcher(
-                  (url: string, dest: string, signal: AbortSignal) => safeFetchToFile(url, dest, { ...fetchOptions, maxBytes: imageMaxBytes }, signal),
+                  (url: string, dest: string, signal: AbortSignal) =>
+                    safeFetchToFile(
+                      url,
+                      dest,
+                      { ...fetchOptions, maxBytes: imageMaxBytes },
+                      signal,
+                    ),
                   ports.uploads,
                   imageMaxBytes,
                 ),
@@ -208,7 +300,16 @@ export async function start(
             }
           : {}),
         ...(engine !== null
-          ? { removeBackground: (req, c) => removeBackground(req, { matting: engine, signal: c.signal, onProgress: c.onProgress, limits, maxOutputBytes: config.RESULT_MAX_BYTES }) }
+          ? {
+              removeBackground: (req, c) =>
+                removeBackground(req, {
+                  matting: engine,
+                  signal: c.signal,
+                  onProgress: c.onProgress,
+                  limits,
+                  maxOutputBytes: config.RESULT_MAX_BYTES,
+                }),
+            }
           : {}),
       }),
   })
@@ -228,9 +329,17 @@ export async function start(
   // Engines are loaded and warmed up before this point, so readiness is about the connection.
   const ready = (): Report => {
     const nats = conn === null ? null : natsConnected && !conn.isClosed()
-    return { ok: !stopping && nats !== false, ...details(), ...(nats === null ? {} : { nats_connected: nats }), ...(stopping ? { stopping: true } : {}) }
+    return {
+      ok: !stopping && nats !== false,
+      ...details(),
+      ...(nats === null ? {} : { nats_connected: nats }),
+      ...(stopping ? { stopping: true } : {}),
+    }
   }
-  const scrape = { contentType: metrics.registry.contentType, text: () => metrics.registry.metrics() }
+  const scrape = {
+    contentType: metrics.registry.contentType,
+    text: () => metrics.registry.metrics(),
+  }
   // A port that cannot be had ends start-up with one line naming its variable; nothing is left open.
   const closeAll = async (): Promise<void> => {
     await consumer.stop(0).catch(() => undefined)
@@ -252,7 +361,14 @@ export async function start(
             ready,
             ...(config.METRICS_PORT === undefined ? { metrics: scrape } : {}),
           })
-    metricsServer = config.METRICS_PORT === undefined ? null : await startMetricsServer({ host: config.HEALTH_HOST, port: config.METRICS_PORT, metrics: scrape })
+    metricsServer =
+      config.METRICS_PORT === undefined
+        ? null
+        : await startMetricsServer({
+            host: config.HEALTH_HOST,
+            port: config.METRICS_PORT,
+            metrics: scrape,
+          })
   } catch (err) {
     await health?.stop()
     await closeAll()
@@ -260,8 +376,13 @@ export async function start(
   }
   logger.info(
     {
-      mode: nc ? 'distributed' : 'embedded', kinds, provider: providerInUse, concurrency: config.CONCURRENCY, allowLoopback: config.TAILOR_FETCH_ALLOW_LOOPBACK,
-      healthPort: health?.port, metricsPort: metricsServer?.port,
+      mode: nc ? 'distributed' : 'embedded',
+      kinds,
+      provider: providerInUse,
+      concurrency: config.CONCURRENCY,
+      allowLoopback: config.TAILOR_FETCH_ALLOW_LOOPBACK,
+      healthPort: health?.port,
+      metricsPort: metricsServer?.port,
     },
     'inference consuming jobs',
   )

@@ -6,7 +6,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { StartupError } from '@tailor/proto'
 import { openWorkDir } from './work-dir.ts'
 
-const HOST = hostname().replace(/[^A-Za-z0-9.]/g, '_').slice(0, 64)
+const HOST = hostname()
+  .replace(/[^A-Za-z0-9.]/g, '_')
+  .slice(0, 64)
 /** A pid that was just in use and is not any more. */
 const deadPid = (): number => spawnSync('true').pid!
 
@@ -21,7 +23,7 @@ describe('openWorkDir', () => {
     await rm(base, { recursive: true, force: true })
   })
 
-  it('gives each worker process its own 0700 directory (mkdtemp) and never sweeps a live worker\'s running job', async () => {
+  it("gives each worker process its own 0700 directory (mkdtemp) and never sweeps a live worker's running job", async () => {
     // Another worker on this host, alive (our parent process), with a job running in its dir.
     const live = join(root, `w-${HOST}-${process.ppid}-abc123`)
     await mkdir(join(live, 'job-1-xyz'), { recursive: true })
@@ -33,13 +35,15 @@ describe('openWorkDir', () => {
     await mkdir(join(a.path, 'job-2-abc'))
     const c = await openWorkDir(root)
     expect(await readFile(join(live, 'job-1-xyz', 'input'), 'utf8')).toBe('downloading')
-    expect((await readdir(a.path)), 'a live worker of this process keeps its job dir').toEqual(['job-2-abc'])
+    expect(await readdir(a.path), 'a live worker of this process keeps its job dir').toEqual([
+      'job-2-abc',
+    ])
     expect(a.swept.concat(b.swept, c.swept)).toEqual([])
     for (const w of [a, b, c]) await w.close()
     expect((await readdir(root)).sort()).toEqual([`w-${HOST}-${process.ppid}-abc123`])
   })
 
-  it('sweeps what a dead worker of this host left; leaves other hosts\', unknown and foreign entries alone', async () => {
+  it("sweeps what a dead worker of this host left; leaves other hosts', unknown and foreign entries alone", async () => {
     const dead = `w-${HOST}-${deadPid()}-Dead01`
     await mkdir(join(root, dead, 'job-x'), { recursive: true })
     await writeFile(join(root, dead, 'job-x', 'input'), 'stale download')
@@ -48,11 +52,13 @@ describe('openWorkDir', () => {
     await mkdir(join(root, 'not-ours'))
     const w = await openWorkDir(root)
     expect(w.swept).toEqual([dead])
-    expect((await readdir(root)).sort()).toEqual([otherHost, 'not-ours', w.path.slice(root.length + 1)].sort())
+    expect((await readdir(root)).sort()).toEqual(
+      [otherHost, 'not-ours', w.path.slice(root.length + 1)].sort(),
+    )
     await w.close()
   })
 
-  it('never follows a symbolic link: not in a dead worker\'s dir, not as an entry, not as TAILOR_WORK_DIR itself', async () => {
+  it("never follows a symbolic link: not in a dead worker's dir, not as an entry, not as TAILOR_WORK_DIR itself", async () => {
     const outside = join(base, 'precious')
     await mkdir(outside)
     await writeFile(join(outside, 'keep.txt'), 'keep')
@@ -73,7 +79,9 @@ describe('openWorkDir', () => {
     await symlink(outside, linked)
     const err = await openWorkDir(linked).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(StartupError)
-    expect((err as Error).message).toMatch(/^TAILOR_WORK_DIR .* is a symbolic link: point TAILOR_WORK_DIR at/)
+    expect((err as Error).message).toMatch(
+      /^TAILOR_WORK_DIR .* is a symbolic link: point TAILOR_WORK_DIR at/,
+    )
     expect(await readdir(outside)).toEqual(['keep.txt'])
   })
 })

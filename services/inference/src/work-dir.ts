@@ -44,7 +44,13 @@ async function isStale(root: string, name: string, host: string): Promise<boolea
   if (m === null || m[1] !== host) return false
   const path = join(root, name)
   const st = await lstat(path).catch(() => null)
-  if (st === null || !st.isDirectory() || (process.getuid !== undefined && st.uid !== process.getuid())) return false
+  if (
+    st === null ||
+    !st.isDirectory() ||
+    (process.getuid !== undefined && st.uid !== process.getuid())
+  ) {
+    return false
+  }
   const pid = Number(m[2])
   // Our own pid: a predecessor in the same container (pid 1 again), unless this process made it.
   if (pid === process.pid) return !OWN.has(path)
@@ -54,7 +60,10 @@ async function isStale(root: string, name: string, host: string): Promise<boolea
 export async function openWorkDir(root: string, o: { host?: string } = {}): Promise<WorkDir> {
   const host = hostTag(o.host ?? hostname())
   const fail = (why: string, cause?: unknown): StartupError =>
-    new StartupError(`TAILOR_WORK_DIR ${root} ${why}: point TAILOR_WORK_DIR at a directory this service may own`, { cause })
+    new StartupError(
+      `TAILOR_WORK_DIR ${root} ${why}: point TAILOR_WORK_DIR at a directory this service may own`,
+      { cause },
+    )
   try {
     await mkdir(root, { recursive: true, mode: 0o700 })
   } catch (err) {

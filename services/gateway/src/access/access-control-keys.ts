@@ -1,7 +1,13 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { AccessControl, Principal, RateDecision } from './access-control.ts'
 import { parseWebhookSecret } from '../webhooks/standard-webhooks.ts'
-import { creditsRemaining, envKeyId, KEY_ID_RE, keyWebhookSecrets, type ApiKeyRecord } from './api-key.ts'
+import {
+  creditsRemaining,
+  envKeyId,
+  KEY_ID_RE,
+  keyWebhookSecrets,
+  type ApiKeyRecord,
+} from './api-key.ts'
 import type { KeyStore } from './key-store.ts'
 import type { RateLimiter } from './rate-limiter.ts'
 
@@ -41,12 +47,27 @@ export type KeyAccessControl = AccessControl & {
 }
 
 /** The environment's keys only, until `setStoredKeys` (no I/O: an app can be built without a store). */
-export function createKeyAccessControl(o: { envHashes: readonly Buffer[]; limits: AccessLimits; limiter: RateLimiter; onClose?: () => void }): KeyAccessControl {
+export function createKeyAccessControl(o: {
+  envHashes: readonly Buffer[]
+  limits: AccessLimits
+  limiter: RateLimiter
+  onClose?: () => void
+}): KeyAccessControl {
   const envEntries = new Map<string, Entry>()
   for (const h of o.envHashes) {
     const hex = h.toString('hex')
     const keyId = envKeyId(hex)
-    envEntries.set(hex, { hash: h, revoked: false, principal: { keyId, name: keyId, rateLimitPerS: o.limits.rateLimitPerS, maxConcurrentJobs: o.limits.maxConcurrentJobs, creditsRemaining: null } })
+    envEntries.set(hex, {
+      hash: h,
+      revoked: false,
+      principal: {
+        keyId,
+        name: keyId,
+        rateLimitPerS: o.limits.rateLimitPerS,
+        maxConcurrentJobs: o.limits.maxConcurrentJobs,
+        creditsRemaining: null,
+      },
+    })
   }
   let stored = new Map<string, Entry>()
   let byId = new Map<string, ApiKeyRecord>()

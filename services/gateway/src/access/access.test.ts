@@ -22,9 +22,18 @@ import { RateLimiter } from './rate-limiter.ts'
 import { holdsSlot, releaseSlotsOnFinal } from './release-slots-on-final.ts'
 
 const ENV_KEY = 'env-key-0123456789-abcdefghijklm'
-const config = loadConfig({ API_KEYS: ENV_KEY, RESULT_URL_SECRET: 'x'.repeat(32), PUBLIC_BASE_URL: 'http://tailor.test' })
+const config = loadConfig({
+  API_KEYS: ENV_KEY,
+  RESULT_URL_SECRET: 'x'.repeat(32),
+  PUBLIC_BASE_URL: 'http://tailor.test',
+})
 const logger = createLogger('silent')
-const results: ResultReader = { size: async () => null, open: async () => { throw new Error('no results here') } }
+const results: ResultReader = {
+  size: async () => null,
+  open: async () => {
+    throw new Error('no results here')
+  },
+}
 /** Long enough for a poll of the key file (250 ms) to see a change, with room for a loaded machine. */
 const KEY_CHANGE_WAIT_MS = 1_000
 
@@ -40,14 +49,24 @@ beforeEach(async () => {
   now = Date.parse('2026-01-01T00:00:00Z')
   keys = openFileKeyStore(dir, { pollMs: 50 })
   const limiter = new RateLimiter(createMemoryRateBudget(), { now: () => now })
-  access = await openKeyAccessControl({ keys, envHashes: config.apiKeyHashes, limits: { rateLimitPerS: config.rateLimitPerS, maxConcurrentJobs: config.maxConcurrentJobs }, limiter })
+  access = await openKeyAccessControl({
+    keys,
+    envHashes: config.apiKeyHashes,
+    limits: { rateLimitPerS: config.rateLimitPerS, maxConcurrentJobs: config.maxConcurrentJobs },
+    limiter,
+  })
   const files = await openFileJobStore(join(dir, 'jobs'))
   const slots = createJobSlots(createMemorySlotListStore(), holdsSlot(files))
   jobs = releaseSlotsOnFinal(files, slots, (err) => {
     throw err
   })
   app = createApp({
-    config, logger, jobs, results, access, slots,
+    config,
+    logger,
+    jobs,
+    results,
+    access,
+    slots,
     publisher: { publish: async () => undefined },
     cancel: { cancel: () => undefined },
     health: () => ({ ok: true }),
@@ -64,10 +83,17 @@ const submit = (key: string) =>
     headers: { 'content-type': 'application/json', 'x-api-key': key },
     body: JSON.stringify({ video_url: 'https://cdn.example.com/clip.mp4' }),
   })
-const poll = (key: string, id: string) => app.request(`/v1/video/remove-background/job/${id}`, { headers: { 'x-api-key': key } })
-const cancel = (key: string, id: string) => app.request(`/v1/video/remove-background/job/${id}/cancel`, { method: 'POST', headers: { 'x-api-key': key } })
+const poll = (key: string, id: string) =>
+  app.request(`/v1/video/remove-background/job/${id}`, { headers: { 'x-api-key': key } })
+const cancel = (key: string, id: string) =>
+  app.request(`/v1/video/remove-background/job/${id}/cancel`, {
+    method: 'POST',
+    headers: { 'x-api-key': key },
+  })
 
-async function newKey(o: { rateLimitPerS?: number; maxConcurrentJobs?: number } = {}): Promise<string> {
+async function newKey(
+  o: { rateLimitPerS?: number; maxConcurrentJobs?: number } = {},
+): Promise<string> {
   const { key, record } = generateApiKey({ name: 'test', ...o })
   await keys.create(record)
   await waitFor(async () => (await access.authenticate(key)) !== null)
@@ -92,10 +118,17 @@ describe('webhook signing secrets by owner', () => {
     expect(access.webhookSecretsFor(record.id, fallback)).toEqual([own])
     expect((await access.authenticate(key))?.ownWebhookSecret).toBe(true)
     const old = Buffer.alloc(32, 7)
-    await keys.update(record.id, (r) => ({ ...r, previousWebhookSecret: `whsec_${old.toString('base64')}`, previousWebhookSecretUntil: new Date(Date.now() + 60_000).toISOString() }))
+    await keys.update(record.id, (r) => ({
+      ...r,
+      previousWebhookSecret: `whsec_${old.toString('base64')}`,
+      previousWebhookSecretUntil: new Date(Date.now() + 60_000).toISOString(),
+    }))
     await waitFor(async () => access.webhookSecretsFor(record.id, fallback).length === 2)
     expect(access.webhookSecretsFor(record.id, fallback)).toEqual([own, old])
-    await keys.update(record.id, (r) => ({ ...r, previousWebhookSecretUntil: new Date(Date.now() - 1).toISOString() }))
+    await keys.update(record.id, (r) => ({
+      ...r,
+      previousWebhookSecretUntil: new Date(Date.now() - 1).toISOString(),
+    }))
     await waitFor(async () => access.webhookSecretsFor(record.id, fallback).length === 1)
     const envPrincipal = await access.authenticate(ENV_KEY)
     expect(envPrincipal?.ownWebhookSecret).toBeUndefined()
@@ -119,7 +152,11 @@ describe('API keys', () => {
 
   it('keys from the environment are principals with the default limits and a stable id', async () => {
     const p = await access.authenticate(ENV_KEY)
-    expect(p).toMatchObject({ keyId: expect.stringMatching(/^sha256:[0-9a-f]{32}$/), rateLimitPerS: 5, maxConcurrentJobs: 10 })
+    expect(p).toMatchObject({
+      keyId: expect.stringMatching(/^sha256:[0-9a-f]{32}$/),
+      rateLimitPerS: 5,
+      maxConcurrentJobs: 10,
+    })
     expect(await access.authenticate('nope')).toBeNull()
   })
 })
@@ -135,7 +172,10 @@ describe('rate limits', () => {
     const over = rs[5]!
     expect(over.headers.get('Retry-After')).toBe('1')
     expect(over.headers.get('RateLimit-Remaining')).toBe('0')
-    expect(await over.json()).toMatchObject({ error_code: 'rate_limit_exceeded', error: expect.stringMatching(/5 requests per second/) })
+    expect(await over.json()).toMatchObject({
+      error_code: 'rate_limit_exceeded',
+      error: expect.stringMatching(/5 requests per second/),
+    })
     // Polls do not count (a client may follow several jobs) but carry the headers.
     const id = ((await rs[0]!.json()) as { job_id: string }).job_id
     for (let i = 0; i < 20; i++) expect((await poll(ENV_KEY, id)).status).toBe(200)
@@ -144,9 +184,13 @@ describe('rate limits', () => {
     expect((await submit(ENV_KEY)).status).toBe(202)
   })
 
-  it('a key\'s own limit overrides the default', async () => {
+  it("a key's own limit overrides the default", async () => {
     const key = await newKey({ rateLimitPerS: 2 })
-    expect([(await submit(key)).status, (await submit(key)).status, (await submit(key)).status]).toEqual([202, 202, 429])
+    expect([
+      (await submit(key)).status,
+      (await submit(key)).status,
+      (await submit(key)).status,
+    ]).toEqual([202, 202, 429])
     expect((await submit(ENV_KEY)).headers.get('RateLimit-Limit')).toBe('5')
   })
 })
@@ -155,11 +199,16 @@ describe('concurrent jobs', () => {
   it('beyond the cap → 429 with a clear message; a cancelled job frees its slot', async () => {
     const key = await newKey({ maxConcurrentJobs: 2, rateLimitPerS: 100 })
     const ids = []
-    for (let i = 0; i < 2; i++) ids.push(((await (await submit(key)).json()) as { job_id: string }).job_id)
+    for (let i = 0; i < 2; i++) {
+      ids.push(((await (await submit(key)).json()) as { job_id: string }).job_id)
+    }
     const over = await submit(key)
     expect(over.status).toBe(429)
     expect(over.headers.get('Retry-After')).toBe('5')
-    expect(await over.json()).toMatchObject({ error_code: 'rate_limit_exceeded', error: expect.stringMatching(/already has 2 jobs pending or running/) })
+    expect(await over.json()).toMatchObject({
+      error_code: 'rate_limit_exceeded',
+      error: expect.stringMatching(/already has 2 jobs pending or running/),
+    })
     expect((await cancel(key, ids[0]!)).status).toBe(200)
     expect((await submit(key)).status).toBe(202)
     expect((await submit(key)).status).toBe(429)
@@ -169,9 +218,18 @@ describe('concurrent jobs', () => {
     const key = await newKey({ maxConcurrentJobs: 1, rateLimitPerS: 100 })
     const id = ((await (await submit(key)).json()) as { job_id: string }).job_id
     expect((await submit(key)).status).toBe(429)
-    await jobs.update(id, (r) => ({ ...r, status: 'completed', progress: 1, result: { key: 'remove-background/x.mp4', contentType: 'video/mp4', bytes: 1 } }))
+    await jobs.update(id, (r) => ({
+      ...r,
+      status: 'completed',
+      progress: 1,
+      result: { key: 'remove-background/x.mp4', contentType: 'video/mp4', bytes: 1 },
+    }))
     const id2 = ((await (await submit(key)).json()) as { job_id: string }).job_id
-    await jobs.update(id2, (r) => ({ ...r, status: 'failed', error: { code: 'malformed_video', message: 'bad' } }))
+    await jobs.update(id2, (r) => ({
+      ...r,
+      status: 'failed',
+      error: { code: 'malformed_video', message: 'bad' },
+    }))
     expect((await submit(key)).status).toBe(202)
   })
 })

@@ -36,14 +36,24 @@ export interface ApiKeyRecord {
  * The secrets a key's webhook deliveries are signed with at `nowMs`: its own (and the one it
  * replaced, until the rotation's overlap ends), or null when it has none of its own.
  */
-export function keyWebhookSecrets(r: Pick<ApiKeyRecord, 'webhookSecret' | 'previousWebhookSecret' | 'previousWebhookSecretUntil'>, nowMs: number): string[] | null {
+export function keyWebhookSecrets(
+  r: Pick<ApiKeyRecord, 'webhookSecret' | 'previousWebhookSecret' | 'previousWebhookSecretUntil'>,
+  nowMs: number,
+): string[] | null {
   if (r.webhookSecret === undefined) return null
-  const keepOld = r.previousWebhookSecret !== undefined && r.previousWebhookSecretUntil !== undefined && Date.parse(r.previousWebhookSecretUntil) > nowMs
+  const keepOld =
+    r.previousWebhookSecret !== undefined &&
+    r.previousWebhookSecretUntil !== undefined &&
+    Date.parse(r.previousWebhookSecretUntil) > nowMs
   return keepOld ? [r.webhookSecret, r.previousWebhookSecret!] : [r.webhookSecret]
 }
 
 /** The record with a new webhook secret; the old one (if any) keeps signing for `overlapMs` more (0: stops at once). */
-export function rotateWebhookSecret(r: ApiKeyRecord, overlapMs: number, now = new Date()): { record: ApiKeyRecord; secret: string } {
+export function rotateWebhookSecret(
+  r: ApiKeyRecord,
+  overlapMs: number,
+  now = new Date(),
+): { record: ApiKeyRecord; secret: string } {
   const secret = generateWebhookSecret()
   const { previousWebhookSecret: _p, previousWebhookSecretUntil: _u, ...rest } = r
   const keepOld = r.webhookSecret !== undefined && overlapMs > 0
@@ -52,14 +62,20 @@ export function rotateWebhookSecret(r: ApiKeyRecord, overlapMs: number, now = ne
     record: {
       ...rest,
       webhookSecret: secret,
-      ...(keepOld ? { previousWebhookSecret: r.webhookSecret, previousWebhookSecretUntil: new Date(now.getTime() + overlapMs).toISOString() } : {}),
+      ...(keepOld
+        ? {
+            previousWebhookSecret: r.webhookSecret,
+            previousWebhookSecretUntil: new Date(now.getTime() + overlapMs).toISOString(),
+          }
+        : {}),
     },
   }
 }
 
 /** Credits a key has left: null when it has no budget (unlimited), else never below 0. */
-export const creditsRemaining = (r: Pick<ApiKeyRecord, 'credits' | 'creditsUsed'>): number | null =>
-  r.credits === undefined ? null : Math.max(0, r.credits - (r.creditsUsed ?? 0))
+export const creditsRemaining = (
+  r: Pick<ApiKeyRecord, 'credits' | 'creditsUsed'>,
+): number | null => (r.credits === undefined ? null : Math.max(0, r.credits - (r.creditsUsed ?? 0)))
 
 export const KEY_PREFIX = 'tk_'
 /** Key ids: `key_` + 16 base64url characters (96 random bits); safe as a KV key and a file name. */
@@ -80,7 +96,13 @@ export const sha256Hex = (s: string): string => createHash('sha256').update(s, '
  * A new plain key (`tk_` + base64url of 32 random bytes) and its record with a new webhook signing
  * secret; the key is shown once, never stored; the secret is shown once too (and stored).
  */
-export function generateApiKey(o: { name: string; rateLimitPerS?: number; maxConcurrentJobs?: number; credits?: number; now?: Date }): { key: string; webhookSecret: string; record: ApiKeyRecord } {
+export function generateApiKey(o: {
+  name: string
+  rateLimitPerS?: number
+  maxConcurrentJobs?: number
+  credits?: number
+  now?: Date
+}): { key: string; webhookSecret: string; record: ApiKeyRecord } {
   const key = `${KEY_PREFIX}${randomBytes(32).toString('base64url')}`
   const webhookSecret = generateWebhookSecret()
   const record: ApiKeyRecord = {
@@ -107,8 +129,10 @@ export const envKeyId = (sha256: string): string => `sha256:${sha256.slice(0, 32
 export function isApiKeyRecord(v: unknown): v is ApiKeyRecord {
   if (typeof v !== 'object' || v === null) return false
   const r = v as Record<string, unknown>
-  const optNum = (x: unknown): boolean => x === undefined || (typeof x === 'number' && Number.isFinite(x) && x >= 0)
-  const optSecret = (x: unknown): boolean => x === undefined || (typeof x === 'string' && parseWebhookSecret(x) !== null)
+  const optNum = (x: unknown): boolean =>
+    x === undefined || (typeof x === 'number' && Number.isFinite(x) && x >= 0)
+  const optSecret = (x: unknown): boolean =>
+    x === undefined || (typeof x === 'string' && parseWebhookSecret(x) !== null)
   return (
     typeof r.id === 'string' &&
     typeof r.name === 'string' &&

@@ -35,7 +35,12 @@ describe('AuthFailureThrottle (clock by hand)', () => {
   })
 
   it('tracks at most maxAddresses (the oldest goes first)', () => {
-    const t = new AuthFailureThrottle({ maxFailures: 1, windowMs: 60_000, maxAddresses: 3, now: () => 0 })
+    const t = new AuthFailureThrottle({
+      maxFailures: 1,
+      windowMs: 60_000,
+      maxAddresses: 3,
+      now: () => 0,
+    })
     for (const a of ['a', 'b', 'c', 'd']) t.fail(a)
     expect(t.size).toBe(3)
     expect(t.blockedForS('a')).toBe(0)
@@ -56,9 +61,16 @@ describe('failed authentications throttled per client address (real socket)', ()
   let dir: string
   const servers: Server[] = []
   const listen = async (env: Record<string, string> = {}): Promise<number> => {
-    const config = loadConfig({ API_KEYS: KEY, RESULT_URL_SECRET: 'x'.repeat(32), AUTH_FAILURE_LIMIT: '3', AUTH_FAILURE_WINDOW_S: '600', ...env })
+    const config = loadConfig({
+      API_KEYS: KEY,
+      RESULT_URL_SECRET: 'x'.repeat(32),
+      AUTH_FAILURE_LIMIT: '3',
+      AUTH_FAILURE_WINDOW_S: '600',
+      ...env,
+    })
     const app = createApp({
-      config, logger: createLogger('silent'),
+      config,
+      logger: createLogger('silent'),
       jobs: await openFileJobStore(await mkdtemp(join(dir, 'jobs-'))),
       results: { size: async () => null, open: async () => Readable.from([]) },
       publisher: { publish: async () => undefined },
@@ -66,25 +78,47 @@ describe('failed authentications throttled per client address (real socket)', ()
       health: () => ({ ok: true }),
     })
     const server = await new Promise<Server>((resolve) => {
-      const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1', ...SERVE_OPTIONS }, () => resolve(s as Server)) as Server
+      const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1', ...SERVE_OPTIONS }, () =>
+        resolve(s as Server),
+      ) as Server
     })
     servers.push(server)
     return (server.address() as AddressInfo).port
   }
-  const get = (port: number, key: string, from = '127.0.0.1', headers: Record<string, string> = {}) =>
-    new Promise<{ status: number; code: unknown; retryAfter: string | undefined }>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, localAddress: from, path: '/v1/credits', headers: { 'x-api-key': key, ...headers } }, (res) => {
-        let text = ''
-        res.setEncoding('utf8')
-        res.on('data', (d: string) => (text += d))
-        res.on('end', () => {
-          const h = res.headers['retry-after']
-          resolve({ status: res.statusCode ?? 0, code: (JSON.parse(text) as { error_code?: unknown }).error_code, retryAfter: Array.isArray(h) ? h[0] : h })
-        })
-      })
-      req.on('error', reject)
-      req.end()
-    })
+  const get = (
+    port: number,
+    key: string,
+    from = '127.0.0.1',
+    headers: Record<string, string> = {},
+  ) =>
+    new Promise<{ status: number; code: unknown; retryAfter: string | undefined }>(
+      (resolve, reject) => {
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port,
+            localAddress: from,
+            path: '/v1/credits',
+            headers: { 'x-api-key': key, ...headers },
+          },
+          (res) => {
+            let text = ''
+            res.setEncoding('utf8')
+            res.on('data', (d: string) => (text += d))
+            res.on('end', () => {
+              const h = res.headers['retry-after']
+              resolve({
+                status: res.statusCode ?? 0,
+                code: (JSON.parse(text) as { error_code?: unknown }).error_code,
+                retryAfter: Array.isArray(h) ? h[0] : h,
+              })
+            })
+          },
+        )
+        req.on('error', reject)
+        req.end()
+      },
+    )
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'tailor-auth-throttle-'))
   })
@@ -95,7 +129,12 @@ describe('failed authentications throttled per client address (real socket)', ()
 
   it('answers 401 up to the limit, then 429 too_many_auth_failures with Retry-After, even for a valid key; another address still gets in', async () => {
     const port = await listen()
-    for (let i = 0; i < 3; i++) expect(await get(port, `wrong-key-${i}`)).toMatchObject({ status: 401, code: 'invalid_auth_token' })
+    for (let i = 0; i < 3; i++) {
+      expect(await get(port, `wrong-key-${i}`)).toMatchObject({
+        status: 401,
+        code: 'invalid_auth_token',
+      })
+    }
     const blocked = await get(port, 'wrong-key-again')
     expect(blocked).toMatchObject({ status: 429, code: 'too_many_auth_failures' })
     expect(Number(blocked.retryAfter)).toBeGreaterThanOrEqual(1)
@@ -113,7 +152,9 @@ describe('failed authentications throttled per client address (real socket)', ()
   it('behind a proxy (TRUST_PROXY_HOPS=1) the address is the one the proxy appended to X-Forwarded-For', async () => {
     const port = await listen({ TRUST_PROXY_HOPS: '1' })
     const via = (client: string) => ({ 'x-forwarded-for': `1.2.3.4, ${client}` }) // the first entry is the client's own to forge
-    for (let i = 0; i < 3; i++) expect((await get(port, 'wrong', '127.0.0.1', via('203.0.113.7'))).status).toBe(401)
+    for (let i = 0; i < 3; i++) {
+      expect((await get(port, 'wrong', '127.0.0.1', via('203.0.113.7'))).status).toBe(401)
+    }
     expect((await get(port, 'wrong', '127.0.0.1', via('203.0.113.7'))).status).toBe(429)
     expect((await get(port, KEY, '127.0.0.1', via('203.0.113.8'))).status).toBe(200)
   })

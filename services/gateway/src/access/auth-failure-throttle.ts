@@ -75,13 +75,23 @@ export class AuthFailureThrottle {
  * too_many_auth_failures while the address is blocked, else answers the principal or null (and
  * counts the failure). `address` undefined (an in-process request, no socket): not throttled.
  */
-export async function authenticateFrom(access: AccessControl, throttle: AuthFailureThrottle, peer: string | undefined, key: string): Promise<Principal | null> {
+export async function authenticateFrom(
+  access: AccessControl,
+  throttle: AuthFailureThrottle,
+  peer: string | undefined,
+  key: string,
+): Promise<Principal | null> {
   // One client, one address: an IPv4 peer seen as IPv4-mapped IPv6 (a dual-stack socket) is the IPv4 address.
   const address = peer?.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '')
   if (address !== undefined) {
     const waitS = throttle.blockedForS(address)
     if (waitS > 0) {
-      throw new RateLimitError(`Too many failed authentications from this address; retry in ${waitS} s.`, waitS, null, 'too_many_auth_failures')
+      throw new RateLimitError(
+        `Too many failed authentications from this address; retry in ${waitS} s.`,
+        waitS,
+        null,
+        'too_many_auth_failures',
+      )
     }
   }
   const principal = await access.authenticate(key)

@@ -9,7 +9,11 @@ import type { KeyStore } from './key-store.ts'
  * gateway sees the new balance through the key store's watch. A failed charge is reported to
  * `onError` (the job is not undone).
  */
-export function chargeCreditsOnFinal<S extends JobStore>(store: S, keys: KeyStore, onError: (err: unknown, rec: JobRecord) => void): S {
+export function chargeCreditsOnFinal<S extends JobStore>(
+  store: S,
+  keys: KeyStore,
+  onError: (err: unknown, rec: JobRecord) => void,
+): S {
   return {
     ...store,
     async update(id: string, change: (cur: JobRecord) => JobRecord | null) {
@@ -17,13 +21,16 @@ export function chargeCreditsOnFinal<S extends JobStore>(store: S, keys: KeyStor
       const last: { completed: JobRecord | null } = { completed: null }
       const rec = await store.update(id, (cur) => {
         const next = change(cur)
-        last.completed = next !== null && !isFinal(cur.status) && next.status === 'completed' ? next : null
+        last.completed =
+          next !== null && !isFinal(cur.status) && next.status === 'completed' ? next : null
         return next
       })
       const owner = rec?.ownerKeyId
       if (rec !== null && last.completed === rec && owner !== undefined) {
         await keys
-          .update(owner, (k) => (k.credits === undefined ? null : { ...k, creditsUsed: (k.creditsUsed ?? 0) + 1 }))
+          .update(owner, (k) =>
+            k.credits === undefined ? null : { ...k, creditsUsed: (k.creditsUsed ?? 0) + 1 },
+          )
           .catch((err: unknown) => onError(err, rec))
       }
       return rec

@@ -12,7 +12,11 @@ async function unavailable<T>(p: Promise<T>): Promise<T> {
     return await p
   } catch (err) {
     if (err instanceof AppError) throw err
-    throw new AppError('service_unavailable', 'The job slot store cannot reach NATS; retry shortly.', { cause: err, retryable: true })
+    throw new AppError(
+      'service_unavailable',
+      'The job slot store cannot reach NATS; retry shortly.',
+      { cause: err, retryable: true },
+    )
   }
 }
 
@@ -24,9 +28,16 @@ export async function openKvSlotListStore(nc: NatsConnection): Promise<SlotListS
     if (e === null) return { ids: [], revision: null }
     if (e.operation !== 'PUT' || e.length === 0) return { ids: [], revision: e.revision }
     const ids = e.json<{ ids?: unknown }>().ids
-    return { ids: Array.isArray(ids) ? ids.filter((x): x is string => typeof x === 'string') : [], revision: e.revision }
+    return {
+      ids: Array.isArray(ids) ? ids.filter((x): x is string => typeof x === 'string') : [],
+      revision: e.revision,
+    }
   }
-  const write = async (keyId: string, ids: string[], revision: number | null): Promise<number | false> => {
+  const write = async (
+    keyId: string,
+    ids: string[],
+    revision: number | null,
+  ): Promise<number | false> => {
     const k = kvKeyFor(keyId)
     const value = JSON.stringify({ ids })
     try {

@@ -72,13 +72,18 @@ describe('JobSlots', () => {
   it('batches: many acquires for one key in flight together cost few writes', async () => {
     const store = flakyStore(createMemorySlotListStore(), 0)
     const slots = createJobSlots(store, active(new Set()))
-    const rs = await Promise.all(Array.from({ length: 100 }, (_, i) => slots.acquire('k', `j${i}`, 1000)))
+    const rs = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => slots.acquire('k', `j${i}`, 1000)),
+    )
     expect(rs.every((r) => r.admitted)).toBe(true)
     expect(store.writes).toBeLessThanOrEqual(2)
   })
 
   it('starts from the slots held at start (embedded restart)', async () => {
-    const slots = createJobSlots(createMemorySlotListStore(new Map([['k', ['old']]])), active(new Set(['old'])))
+    const slots = createJobSlots(
+      createMemorySlotListStore(new Map([['k', ['old']]])),
+      active(new Set(['old'])),
+    )
     expect((await slots.acquire('k', 'new', 1)).admitted).toBe(false)
   })
 })

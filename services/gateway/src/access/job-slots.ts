@@ -28,12 +28,21 @@ export interface JobSlots {
 }
 
 type Op =
-  | { kind: 'acquire'; jobId: string; max: number; done: (r: { admitted: boolean; active: number }) => void; fail: (e: unknown) => void }
+  | {
+      kind: 'acquire'
+      jobId: string
+      max: number
+      done: (r: { admitted: boolean; active: number }) => void
+      fail: (e: unknown) => void
+    }
   | { kind: 'release'; jobId: string; done: () => void; fail: (e: unknown) => void }
 
 const CAS_ATTEMPTS = 50
 
-export function createJobSlots(store: SlotListStore, isActive: (jobId: string) => Promise<boolean>): JobSlots {
+export function createJobSlots(
+  store: SlotListStore,
+  isActive: (jobId: string) => Promise<boolean>,
+): JobSlots {
   const queues = new Map<string, Op[]>()
   const running = new Set<string>()
   const cache = new Map<string, { ids: string[]; revision: number | null }>()
@@ -52,7 +61,9 @@ export function createJobSlots(store: SlotListStore, isActive: (jobId: string) =
         }
         if (ids.size >= op.max && !pruned) {
           pruned = true
-          const checks = await Promise.all([...ids].map(async (id) => [id, await isActive(id)] as const))
+          const checks = await Promise.all(
+            [...ids].map(async (id) => [id, await isActive(id)] as const),
+          )
           for (const [id, active] of checks) if (!active) ids.delete(id)
         }
         const admitted = ids.size < op.max
@@ -76,7 +87,11 @@ export function createJobSlots(store: SlotListStore, isActive: (jobId: string) =
         return
       }
       cache.delete(keyId)
-      if (attempt >= CAS_ATTEMPTS) throw new AppError('service_unavailable', 'job slot list kept changing under us', { retryable: true })
+      if (attempt >= CAS_ATTEMPTS) {
+        throw new AppError('service_unavailable', 'job slot list kept changing under us', {
+          retryable: true,
+        })
+      }
     }
   }
 
@@ -109,7 +124,9 @@ export function createJobSlots(store: SlotListStore, isActive: (jobId: string) =
   return {
     acquire(keyId, jobId, max) {
       if (max <= 0 || !Number.isFinite(max)) return Promise.resolve({ admitted: true, active: 0 })
-      return new Promise((done, fail) => enqueue(keyId, { kind: 'acquire', jobId, max, done, fail }))
+      return new Promise((done, fail) =>
+        enqueue(keyId, { kind: 'acquire', jobId, max, done, fail }),
+      )
     },
     release(keyId, jobId) {
       return new Promise((done, fail) => enqueue(keyId, { kind: 'release', jobId, done, fail }))
@@ -119,12 +136,18 @@ export function createJobSlots(store: SlotListStore, isActive: (jobId: string) =
 }
 
 /** Adapter: slot lists in this process's memory (embedded mode; seeded from unfinished records at start). */
-export function createMemorySlotListStore(held: ReadonlyMap<string, readonly string[]> = new Map()): SlotListStore {
-  const lists = new Map<string, { ids: string[]; revision: number }>([...held].map(([k, ids]) => [k, { ids: [...ids], revision: 1 }]))
+export function createMemorySlotListStore(
+  held: ReadonlyMap<string, readonly string[]> = new Map(),
+): SlotListStore {
+  const lists = new Map<string, { ids: string[]; revision: number }>(
+    [...held].map(([k, ids]) => [k, { ids: [...ids], revision: 1 }]),
+  )
   return {
     async read(keyId) {
       const l = lists.get(keyId)
-      return l === undefined ? { ids: [], revision: null } : { ids: [...l.ids], revision: l.revision }
+      return l === undefined
+        ? { ids: [], revision: null }
+        : { ids: [...l.ids], revision: l.revision }
     },
     async write(keyId, ids, revision) {
       const l = lists.get(keyId)

@@ -36,7 +36,9 @@ export function openFileKeyStore(dataDir: string, o: { pollMs?: number } = {}): 
       throw new AppError('service_unavailable', `${path} is not valid JSON`, { cause: err })
     }
     const keys = (doc as { keys?: unknown } | null)?.keys
-    if (!Array.isArray(keys)) throw new AppError('service_unavailable', `${path} has no "keys" list`)
+    if (!Array.isArray(keys)) {
+      throw new AppError('service_unavailable', `${path} has no "keys" list`)
+    }
     return keys.filter(isApiKeyRecord)
   }
   const locked = async <T>(f: () => Promise<T>): Promise<T> => {
@@ -51,8 +53,11 @@ export function openFileKeyStore(dataDir: string, o: { pollMs?: number } = {}): 
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
         const st = await stat(lock).catch(() => null)
         if (st !== null && Date.now() - st.mtimeMs > LOCK_STALE_MS) await rm(lock, { force: true })
-        else if (Date.now() > deadline) throw new AppError('service_unavailable', `${lock} is held by another process`, { retryable: true })
-        else await sleep(20)
+        else if (Date.now() > deadline) {
+          throw new AppError('service_unavailable', `${lock} is held by another process`, {
+            retryable: true,
+          })
+        } else await sleep(20)
       }
     }
     try {
@@ -70,7 +75,9 @@ export function openFileKeyStore(dataDir: string, o: { pollMs?: number } = {}): 
     create: (rec) =>
       locked(async () => {
         const keys = await read()
-        if (keys.some((k) => k.id === rec.id)) throw new AppError('invalid_parameter', `API key ${rec.id} already exists`)
+        if (keys.some((k) => k.id === rec.id)) {
+          throw new AppError('invalid_parameter', `API key ${rec.id} already exists`)
+        }
         await write([...keys, rec])
       }),
     list: read,

@@ -33,13 +33,20 @@ export async function openKvKeyStore(nc: NatsConnection): Promise<KeyStore> {
   }
   return {
     async create(rec) {
-      if (!KEY_ID_RE.test(rec.id)) throw new AppError('invalid_parameter', `bad API key id ${rec.id}`)
+      if (!KEY_ID_RE.test(rec.id)) {
+        throw new AppError('invalid_parameter', `bad API key id ${rec.id}`)
+      }
       await kv.create(rec.id, JSON.stringify(rec))
     },
     list,
     async update(id, change) {
       if (!KEY_ID_RE.test(id)) return null
-      return compareAndSet(() => get(id), (next, revision) => kv.update(id, JSON.stringify(next), revision), change, 'API key record')
+      return compareAndSet(
+        () => get(id),
+        (next, revision) => kv.update(id, JSON.stringify(next), revision),
+        change,
+        'API key record',
+      )
     },
     async watch(onChange, onError) {
       let stopped = false

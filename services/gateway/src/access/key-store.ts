@@ -10,11 +10,17 @@ export interface KeyStore {
   create(rec: ApiKeyRecord): Promise<void>
   list(): Promise<ApiKeyRecord[]>
   /** Compare-and-set: `change` returns the new record, or null for "no change". Null when the id is unknown. */
-  update(id: string, change: (cur: ApiKeyRecord) => ApiKeyRecord | null): Promise<ApiKeyRecord | null>
+  update(
+    id: string,
+    change: (cur: ApiKeyRecord) => ApiKeyRecord | null,
+  ): Promise<ApiKeyRecord | null>
   /**
    * Calls `onChange` with the full set of records now, then again whenever any record changes (a
    * revoke made by any process reaches every watcher within a second). Returns a stop function.
    */
-  watch(onChange: (all: ApiKeyRecord[]) => void, onError: (err: unknown) => void): Promise<() => void>
+  watch(
+    onChange: (all: ApiKeyRecord[]) => void,
+    onError: (err: unknown) => void,
+  ): Promise<() => void>
   close(): Promise<void>
 }

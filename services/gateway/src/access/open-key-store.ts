@@ -10,13 +10,26 @@ const NATS_CONNECT_TIMEOUT_MS = 5_000
  * `close` disconnects from NATS. The NATS client is imported only when a NATS URL is given, so
  * `tailor keys` against a data dir loads no NATS code (cli/src/commands/keys.test.ts checks it).
  */
-export async function openKeyStoreAt(o: { natsUrl?: string; dataDir: string; natsClient?: NatsClientOptions }): Promise<{ store: KeyStore; where: string; close(): Promise<void> }> {
+export async function openKeyStoreAt(o: {
+  natsUrl?: string
+  dataDir: string
+  natsClient?: NatsClientOptions
+}): Promise<{ store: KeyStore; where: string; close(): Promise<void> }> {
   if (o.natsUrl === undefined) {
     const store = openFileKeyStore(o.dataDir)
     return { store, where: `data dir ${o.dataDir}`, close: () => store.close() }
   }
-  const [{ connect }, { openKvKeyStore }] = await Promise.all([import('@nats-io/transport-node'), import('./key-store-kv.ts')])
-  const nc = await connect({ ...o.natsClient, servers: o.natsUrl, name: 'tailor-keys', timeout: NATS_CONNECT_TIMEOUT_MS, maxReconnectAttempts: 0 })
+  const [{ connect }, { openKvKeyStore }] = await Promise.all([
+    import('@nats-io/transport-node'),
+    import('./key-store-kv.ts'),
+  ])
+  const nc = await connect({
+    ...o.natsClient,
+    servers: o.natsUrl,
+    name: 'tailor-keys',
+    timeout: NATS_CONNECT_TIMEOUT_MS,
+    maxReconnectAttempts: 0,
+  })
   try {
     const store = await openKvKeyStore(nc)
     return { store, where: `NATS ${o.natsUrl} (KV bucket api_keys)`, close: () => nc.close() }

@@ -23,10 +23,17 @@ export async function openKvRateBudget(nc: NatsConnection): Promise<RateBudgetSt
   const read = async (k: string): Promise<{ state: BucketState; revision: number } | null> => {
     const e = await kv.get(k)
     if (e === null) return null
-    if (e.operation !== 'PUT' || e.length === 0) return { state: { tokens: Number.POSITIVE_INFINITY, atMs: 0 }, revision: e.revision }
+    if (e.operation !== 'PUT' || e.length === 0) {
+      return { state: { tokens: Number.POSITIVE_INFINITY, atMs: 0 }, revision: e.revision }
+    }
     return { state: e.json<BucketState>(), revision: e.revision }
   }
-  const withdraw = async (keyId: string, want: number, limitPerS: number, nowMs: number): Promise<{ granted: number; tokens: number }> => {
+  const withdraw = async (
+    keyId: string,
+    want: number,
+    limitPerS: number,
+    nowMs: number,
+  ): Promise<{ granted: number; tokens: number }> => {
     const k = kvKeyFor(keyId)
     let cur = seen.get(k) ?? (await read(k))
     for (let i = 0; i < CAS_ATTEMPTS; i++) {
@@ -34,7 +41,10 @@ export async function openKvRateBudget(nc: NatsConnection): Promise<RateBudgetSt
       const state = cur === null || !Number.isFinite(cur.state.tokens) ? null : cur.state
       const { next, granted } = withdrawFrom(state, want, limitPerS, nowMs)
       try {
-        const revision = cur === null ? await kv.create(k, JSON.stringify(next)) : await kv.update(k, JSON.stringify(next), cur.revision)
+        const revision =
+          cur === null
+            ? await kv.create(k, JSON.stringify(next))
+            : await kv.update(k, JSON.stringify(next), cur.revision)
         seen.set(k, { state: next, revision })
         return { granted, tokens: next.tokens }
       } catch {
@@ -43,7 +53,11 @@ export async function openKvRateBudget(nc: NatsConnection): Promise<RateBudgetSt
         cur = await read(k)
       }
     }
-    throw new AppError('service_unavailable', 'The rate limit bucket kept changing under us; retry shortly.', { retryable: true })
+    throw new AppError(
+      'service_unavailable',
+      'The rate limit bucket kept changing under us; retry shortly.',
+      { retryable: true },
+    )
   }
   return {
     async withdraw(keyId, want, limitPerS, nowMs) {
@@ -51,7 +65,11 @@ export async function openKvRateBudget(nc: NatsConnection): Promise<RateBudgetSt
         return await withdraw(keyId, want, limitPerS, nowMs)
       } catch (err) {
         if (err instanceof AppError) throw err
-        throw new AppError('service_unavailable', 'The rate limiter cannot reach NATS; retry shortly.', { cause: err, retryable: true })
+        throw new AppError(
+          'service_unavailable',
+          'The rate limiter cannot reach NATS; retry shortly.',
+          { cause: err, retryable: true },
+        )
       }
     },
     async close() {},

@@ -6,7 +6,12 @@
  */
 export interface RateBudgetStore {
   /** Withdraws up to `want` whole tokens; answers how many were granted and how many are left (fractional). */
-  withdraw(keyId: string, want: number, limitPerS: number, nowMs: number): Promise<{ granted: number; tokens: number }>
+  withdraw(
+    keyId: string,
+    want: number,
+    limitPerS: number,
+    nowMs: number,
+  ): Promise<{ granted: number; tokens: number }>
   close(): Promise<void>
 }
 
@@ -17,7 +22,12 @@ export interface BucketState {
 }
 
 /** Pure bucket arithmetic shared by the adapters: refill to `nowMs`, then take up to `want`. */
-export function withdrawFrom(s: BucketState | null, want: number, limitPerS: number, nowMs: number): { next: BucketState; granted: number } {
+export function withdrawFrom(
+  s: BucketState | null,
+  want: number,
+  limitPerS: number,
+  nowMs: number,
+): { next: BucketState; granted: number } {
   const cap = limitPerS
   const elapsedMs = s === null ? Number.POSITIVE_INFINITY : Math.max(0, nowMs - s.atMs)
   const tokens = s === null ? cap : Math.min(cap, s.tokens + (elapsedMs * limitPerS) / 1000)

@@ -53,7 +53,10 @@ describe('RateLimiter', () => {
   it('replicas sharing one budget admit at most the limit between them, and a spent key costs no round trips', async () => {
     let now = 2_000_000
     const budget = countingBudget()
-    const replicas = [new RateLimiter(budget, { now: () => now }), new RateLimiter(budget, { now: () => now })]
+    const replicas = [
+      new RateLimiter(budget, { now: () => now }),
+      new RateLimiter(budget, { now: () => now }),
+    ]
     let allowed = 0
     for (let i = 0; i < 40; i++) if ((await replicas[i % 2]!.take('k', 10)).allowed) allowed += 1
     expect(allowed).toBe(10)

@@ -54,7 +54,15 @@ export class RateLimiter {
   #state(keyId: string, limit: number): KeyState {
     let s = this.#keys.get(keyId)
     if (s === undefined) {
-      s = { local: 0, leaseUntilMs: 0, shared: limit, sharedAtMs: 0, emptyUntilMs: 0, waiting: 0, inflight: null }
+      s = {
+        local: 0,
+        leaseUntilMs: 0,
+        shared: limit,
+        sharedAtMs: 0,
+        emptyUntilMs: 0,
+        waiting: 0,
+        inflight: null,
+      }
       this.#keys.set(keyId, s)
     }
     return s
@@ -67,7 +75,9 @@ export class RateLimiter {
     const level = Math.min(limit, local + shared)
     const remaining = Math.max(0, Math.floor(level))
     const resetS = Math.ceil((limit - level) / limit)
-    const retryAfterS = allowed ? 0 : Math.max(1, Math.ceil((Math.max(s.emptyUntilMs, now) - now) / 1000))
+    const retryAfterS = allowed
+      ? 0
+      : Math.max(1, Math.ceil((Math.max(s.emptyUntilMs, now) - now) / 1000))
     return { allowed, limit, remaining, resetS, retryAfterS }
   }
 
@@ -105,12 +115,17 @@ export class RateLimiter {
       }
       // Lease fetched (or the bucket found empty): decide again from local state.
       const after = this.#now()
-      if (!(s.local >= 1 && after < s.leaseUntilMs) && after < s.emptyUntilMs) return this.#decision(s, limit, false, after)
+      if (!(s.local >= 1 && after < s.leaseUntilMs) && after < s.emptyUntilMs) {
+        return this.#decision(s, limit, false, after)
+      }
     }
   }
 
   async #lease(s: KeyState, keyId: string, limit: number): Promise<void> {
-    const want = Math.min(Math.max(1, Math.ceil((limit * this.#leaseMs) / 1000), s.waiting + 1), Math.max(1, Math.floor(limit)))
+    const want = Math.min(
+      Math.max(1, Math.ceil((limit * this.#leaseMs) / 1000), s.waiting + 1),
+      Math.max(1, Math.floor(limit)),
+    )
     const now = this.#now()
     const { granted, tokens } = await this.#store.withdraw(keyId, want, limit, now)
     s.local = (now < s.leaseUntilMs ? s.local : 0) + granted

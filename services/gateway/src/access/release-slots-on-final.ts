@@ -9,7 +9,11 @@ import type { JobSlots } from './job-slots.ts'
  * is found at the cap (job-slots.ts checks the listed jobs then). Records that expire without
  * becoming final are reclaimed the same way.
  */
-export function releaseSlotsOnFinal<S extends JobStore>(store: S, slots: JobSlots, onError: (err: unknown, rec: JobRecord) => void): S {
+export function releaseSlotsOnFinal<S extends JobStore>(
+  store: S,
+  slots: JobSlots,
+  onError: (err: unknown, rec: JobRecord) => void,
+): S {
   return {
     ...store,
     async update(id: string, change: (cur: JobRecord) => JobRecord | null) {

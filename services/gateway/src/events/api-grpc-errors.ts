@@ -76,13 +76,19 @@ const varint = (n: number): number[] => {
 const int = (field: number, n: number): Buffer => Buffer.from([...varint(field << 3), ...varint(n)])
 const bytes = (field: number, b: Buffer | string): Buffer => {
   const payload = typeof b === 'string' ? Buffer.from(b, 'utf8') : b
-  return Buffer.concat([Buffer.from([...varint((field << 3) | 2), ...varint(payload.length)]), payload])
+  return Buffer.concat([
+    Buffer.from([...varint((field << 3) | 2), ...varint(payload.length)]),
+    payload,
+  ])
 }
-const any = (typeUrl: string, value: Buffer): Buffer => Buffer.concat([bytes(1, typeUrl), bytes(2, value)])
+const any = (typeUrl: string, value: Buffer): Buffer =>
+  Buffer.concat([bytes(1, typeUrl), bytes(2, value)])
 
 /** google.rpc.ErrorInfo {reason = 1, domain = 2, map<string, string> metadata = 3}. */
 function errorInfo(code: ErrorCode, metadata: Record<string, string>): Buffer {
-  const entries = Object.entries(metadata).map(([k, v]) => bytes(3, Buffer.concat([bytes(1, k), bytes(2, v)])))
+  const entries = Object.entries(metadata).map(([k, v]) =>
+    bytes(3, Buffer.concat([bytes(1, k), bytes(2, v)])),
+  )
   return Buffer.concat([bytes(1, code), bytes(2, ERROR_DOMAIN), ...entries])
 }
 
@@ -90,17 +96,35 @@ function errorInfo(code: ErrorCode, metadata: Record<string, string>): Buffer {
 const retryInfo = (seconds: number): Buffer => bytes(1, int(1, Math.ceil(seconds)))
 
 /** google.rpc.Status {int32 code = 1, string message = 2, repeated google.protobuf.Any details = 3}. */
-export function encodeStatusDetails(grpcCode: status, message: string, code: ErrorCode, x: ErrorExtras = {}): Buffer {
-  const details = [bytes(3, any(ERROR_INFO_TYPE_URL, errorInfo(code, x.jobId === undefined ? {} : { job_id: x.jobId })))]
-  if (x.retryAfterS !== undefined) details.push(bytes(3, any(RETRY_INFO_TYPE_URL, retryInfo(x.retryAfterS))))
+export function encodeStatusDetails(
+  grpcCode: status,
+  message: string,
+  code: ErrorCode,
+  x: ErrorExtras = {},
+): Buffer {
+  const details = [
+    bytes(
+      3,
+      any(ERROR_INFO_TYPE_URL, errorInfo(code, x.jobId === undefined ? {} : { job_id: x.jobId })),
+    ),
+  ]
+  if (x.retryAfterS !== undefined) {
+    details.push(bytes(3, any(RETRY_INFO_TYPE_URL, retryInfo(x.retryAfterS))))
+  }
   return Buffer.concat([int(1, grpcCode), bytes(2, message), ...details])
 }
 
 /** The gRPC answer for an error: status, sentence (hidden for unexpected errors, as over HTTP) and metadata. */
-export function toServiceError(err: unknown, x: ErrorExtras = {}): { e: AppError; error: Partial<ServiceError> } {
+export function toServiceError(
+  err: unknown,
+  x: ErrorExtras = {},
+): { e: AppError; error: Partial<ServiceError> } {
   const e = toAppError(err)
   const code = GRPC_STATUS[e.code]
-  const message = e.code === 'unexpected_error' ? 'An unexpected error occurred; try again later.' : redactPaths(e.message)
+  const message =
+    e.code === 'unexpected_error'
+      ? 'An unexpected error occurred; try again later.'
+      : redactPaths(e.message)
   const metadata = new Metadata()
   metadata.set('error-code', e.code)
   if (x.jobId !== undefined) metadata.set('job-id', x.jobId)

@@ -26,7 +26,12 @@ import type { AccessControl, Principal } from '../access/access-control.ts'
 import { AuthFailureThrottle, authenticateFrom } from '../access/auth-failure-throttle.ts'
 import { RateLimitError } from '../access/rate-limit-error.ts'
 import type { Config } from '../config.ts'
-import { IDEMPOTENCY_METADATA, REPLAYED_METADATA, parseIdempotencyKey, requestFingerprint } from '../idempotency/idempotency-key.ts'
+import {
+  IDEMPOTENCY_METADATA,
+  REPLAYED_METADATA,
+  parseIdempotencyKey,
+  requestFingerprint,
+} from '../idempotency/idempotency-key.ts'
 import type { IdempotencyStore } from '../idempotency/idempotency-store.ts'
 import { submitOnce, type SubmitOnceResult } from '../idempotency/submit-once.ts'
 import type { JobWebhook, JobRecord } from '../jobs/job-store.ts'
@@ -62,7 +67,9 @@ export interface ApiGrpcDeps extends SubmitJobDeps {
 
 /** The address of a gRPC peer (`127.0.0.1:5678`, `[::1]:5678`; older grpc-js: `ipv4:…`, `ipv6:[…]:…`); undefined if not an IP. */
 export function grpcPeerAddress(peer: string): string | undefined {
-  const m = /^(?:ipv4:)?(\d+\.\d+\.\d+\.\d+):\d+$/.exec(peer) ?? /^(?:ipv6:)?\[([0-9a-fA-F:.]+)\]:\d+$/.exec(peer)
+  const m =
+    /^(?:ipv4:)?(\d+\.\d+\.\d+\.\d+):\d+$/.exec(peer) ??
+    /^(?:ipv6:)?\[([0-9a-fA-F:.]+)\]:\d+$/.exec(peer)
   return m?.[1]
 }
 
@@ -71,9 +78,15 @@ export interface ApiGrpcServer {
   stop(timeoutMs: number): Promise<void>
 }
 
-const WIRE_KIND = { 'try-on': 'JOB_KIND_TRY_ON', 'remove-background': 'JOB_KIND_REMOVE_BACKGROUND' } as const satisfies Record<JobKind, WireJobKind>
+const WIRE_KIND = {
+  'try-on': 'JOB_KIND_TRY_ON',
+  'remove-background': 'JOB_KIND_REMOVE_BACKGROUND',
+} as const satisfies Record<JobKind, WireJobKind>
 const WIRE_STATUS = {
-  pending: 'JOB_STATUS_PENDING', running: 'JOB_STATUS_RUNNING', completed: 'JOB_STATUS_COMPLETED', failed: 'JOB_STATUS_FAILED',
+  pending: 'JOB_STATUS_PENDING',
+  running: 'JOB_STATUS_RUNNING',
+  completed: 'JOB_STATUS_COMPLETED',
+  failed: 'JOB_STATUS_FAILED',
 } as const satisfies Record<JobStatus, WireJobStatus>
 
 /** The status document as a tailor.v1.Job. */
@@ -93,7 +106,10 @@ export function toWireJob(kind: JobKind | null, d: JobStatusDocument): Job {
 
 /** An AppError that carries what its gRPC answer adds (the id of the failed job a waited try-on answers with). */
 class ApiError extends AppError {
-  constructor(e: AppError, readonly extras: ErrorExtras) {
+  constructor(
+    e: AppError,
+    readonly extras: ErrorExtras,
+  ) {
     super(e.code, e.message, { cause: e.cause, retryable: e.retryable })
   }
 }
@@ -106,21 +122,35 @@ function extrasOf(err: unknown): ErrorExtras {
 }
 
 /** Proto3 strings are '' when unset: an empty string counts as a missing field. */
-const present = <T>(name: string, v: T | undefined | null): Record<string, T> => (v === undefined || v === null || v === '' ? {} : { [name]: v })
+const present = <T>(name: string, v: T | undefined | null): Record<string, T> =>
+  v === undefined || v === null || v === '' ? {} : { [name]: v }
 
 const requireJobId = (id: string): string => {
-  if (id === '') throw new AppError('missing_parameter', 'Missing required parameter job_id: give the job_id answered when the job was submitted.')
+  if (id === '') {
+    throw new AppError(
+      'missing_parameter',
+      'Missing required parameter job_id: give the job_id answered when the job was submitted.',
+    )
+  }
   return id
 }
 
 /** gRPC edge of the public API (events/ is the only home of @grpc/*). */
-export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; port: number }): Promise<ApiGrpcServer> {
+export async function startApiGrpcServer(
+  deps: ApiGrpcDeps,
+  o: { host: string; port: number },
+): Promise<ApiGrpcServer> {
   const def = await protoLoader.load(TAILOR_API_PROTO_PATH, PROTO_LOADER_OPTIONS)
   const pkg = grpc.loadPackageDefinition(def) as unknown as ProtoGrpcType
   const log = deps.logger.child({ edge: 'grpc-api' })
   /** Open WatchJob streams, ended with UNAVAILABLE at shutdown. */
   const watches = new Set<() => void>()
-  const throttle = deps.authThrottle ?? new AuthFailureThrottle({ maxFailures: deps.config.authFailureLimit, windowMs: deps.config.authFailureWindowMs })
+  const throttle =
+    deps.authThrottle ??
+    new AuthFailureThrottle({
+      maxFailures: deps.config.authFailureLimit,
+      windowMs: deps.config.authFailureWindowMs,
+    })
   /** What a key may see: its own jobs (another key's are not found, as over HTTP). */
   const scopeOf = (p: Principal) => ({ ownerKeyId: p.keyId })
 
@@ -131,26 +161,45 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
    * Authenticates the call's `x-api-key`; a submission or a WatchJob (`charge`) also takes one
    * request from the key's rate budget (reading a job once, GetJob, is free, as over HTTP).
    */
-  const authenticate = async (call: { metadata: grpc.Metadata; getPeer(): string }, charge: boolean): Promise<Principal> => {
+  const authenticate = async (
+    call: { metadata: grpc.Metadata; getPeer(): string },
+    charge: boolean,
+  ): Promise<Principal> => {
     const key = call.metadata.get(GRPC_API_KEY_METADATA)[0]
     const peer = grpcPeerAddress(call.getPeer())
     if (typeof key !== 'string' || key.length === 0) {
-      throw new AppError('invalid_auth_token', `Missing API key: send it in the ${GRPC_API_KEY_METADATA} metadata.`)
+      throw new AppError(
+        'invalid_auth_token',
+        `Missing API key: send it in the ${GRPC_API_KEY_METADATA} metadata.`,
+      )
     }
     const principal = await authenticateFrom(deps.access, throttle, peer, key)
-    if (principal === null) throw new AppError('invalid_auth_token', `Invalid API key in the ${GRPC_API_KEY_METADATA} metadata.`)
+    if (principal === null) {
+      throw new AppError(
+        'invalid_auth_token',
+        `Invalid API key in the ${GRPC_API_KEY_METADATA} metadata.`,
+      )
+    }
     if (!charge) return principal
     const rate = await deps.access.takeRequest(principal)
     if (!rate.allowed) {
-      throw new RateLimitError(`Rate limit of ${rate.limit} requests per second exceeded for this API key; retry in ${rate.retryAfterS} s.`, rate.retryAfterS, rate)
+      throw new RateLimitError(
+        `Rate limit of ${rate.limit} requests per second exceeded for this API key; retry in ${rate.retryAfterS} s.`,
+        rate.retryAfterS,
+        rate,
+      )
     }
     return principal
   }
 
   const fail = (method: string, err: unknown): Partial<grpc.ServiceError> => {
     const { e, error } = toServiceError(err, extrasOf(err))
-    if (GRPC_STATUS[e.code] === grpc.status.INTERNAL || GRPC_STATUS[e.code] === grpc.status.UNAVAILABLE) log.error({ err, method, code: e.code }, 'grpc call failed')
-    else log.debug({ method, code: e.code }, 'grpc call rejected')
+    if (
+      GRPC_STATUS[e.code] === grpc.status.INTERNAL ||
+      GRPC_STATUS[e.code] === grpc.status.UNAVAILABLE
+    ) {
+      log.error({ err, method, code: e.code }, 'grpc call failed')
+    } else log.debug({ method, code: e.code }, 'grpc call rejected')
     return error
   }
 
@@ -159,13 +208,19 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
    * webhook_url checked: idempotency/submit-once.ts, so HTTP and gRPC replay each other's jobs.
    */
   const submitIdempotently = async (
-    call: grpc.ServerUnaryCall<unknown, unknown>, p: Principal, operation: JobKind, body: { webhook_url?: string | undefined },
+    call: grpc.ServerUnaryCall<unknown, unknown>,
+    p: Principal,
+    operation: JobKind,
+    body: { webhook_url?: string | undefined },
     submit: (id: string, webhook: JobWebhook | undefined) => Promise<JobRecord>,
   ): Promise<SubmitOnceResult> => {
     const webhook = webhookForRequest(deps.config, p, body.webhook_url, deps.baseUrl())
     const raw = call.metadata.get(IDEMPOTENCY_METADATA)[0]
     const key = parseIdempotencyKey(typeof raw === 'string' ? raw : undefined)
-    const req = key === null ? null : { scope: p.keyId, key, fingerprint: requestFingerprint(operation, body) }
+    const req =
+      key === null
+        ? null
+        : { scope: p.keyId, key, fingerprint: requestFingerprint(operation, body) }
     const r = await submitOnce(deps, req, (id) => submit(id, webhook))
     if (r.replayed) {
       const md = new grpc.Metadata()
@@ -178,8 +233,14 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
   /** A unary handler: authenticate, run, answer; `signal` aborts when the client goes away. */
   const unary =
     <Req, Res>(
-      method: string, charge: boolean,
-      run: (req: Req, p: Principal, signal: AbortSignal, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>,
+      method: string,
+      charge: boolean,
+      run: (
+        req: Req,
+        p: Principal,
+        signal: AbortSignal,
+        call: grpc.ServerUnaryCall<Req, Res>,
+      ) => Promise<Res>,
     ): grpc.handleUnaryCall<Req, Res> =>
     (call, callback) => {
       const ac = new AbortController()
@@ -208,7 +269,10 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
       })
       const a = await tryOnAndWait(deps, body, {
         callerKeyId: p.keyId,
-        submit: (job) => submitIdempotently(call, p, 'try-on', body, (id, webhook) => submitJob(deps, job, { id, webhook, owner: p })),
+        submit: (job) =>
+          submitIdempotently(call, p, 'try-on', body, (id, webhook) =>
+            submitJob(deps, job, { id, webhook, owner: p }),
+          ),
         waitTimeoutMs: deps.config.tryOnWaitTimeoutMs,
         baseUrl: deps.baseUrl(),
         signal,
@@ -233,13 +297,24 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
       })
       await checkUploadRefs(deps.uploads, { video_url: body.video_url }, p.keyId)
       const job = removeBackgroundSubmission(body)
-      const { job: rec } = await submitIdempotently(call, p, 'remove-background', body, (id, webhook) => submitJob(deps, job, { id, webhook, owner: p }))
+      const { job: rec } = await submitIdempotently(
+        call,
+        p,
+        'remove-background',
+        body,
+        (id, webhook) => submitJob(deps, job, { id, webhook, owner: p }),
+      )
       log.info({ job_id: rec.id, format: job.params.output_format }, 'job accepted')
       return { jobId: rec.id }
     }),
 
     GetJob: unary('GetJob', false, async (req, p) => {
-      const { kind, document } = await getJobStatus(deps, requireJobId(req.jobId), scopeOf(p), deps.baseUrl())
+      const { kind, document } = await getJobStatus(
+        deps,
+        requireJobId(req.jobId),
+        scopeOf(p),
+        deps.baseUrl(),
+      )
       return toWireJob(kind, document)
     }),
 
@@ -255,7 +330,16 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
       const shutdown = (): void => {
         if (ac.signal.aborted) return
         ac.abort()
-        call.emit('error', toServiceError(new AppError('service_unavailable', 'The gateway is shutting down; watch the job again.', { retryable: true })).error)
+        call.emit(
+          'error',
+          toServiceError(
+            new AppError(
+              'service_unavailable',
+              'The gateway is shutting down; watch the job again.',
+              { retryable: true },
+            ),
+          ).error,
+        )
       }
       watches.add(shutdown)
       call.on('cancelled', () => ac.abort())
@@ -266,11 +350,20 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
           const p = await authenticate(call, true)
           const open = watchesPerKey.get(p.keyId) ?? 0
           if (open >= deps.config.grpcMaxWatchesPerKey) {
-            throw new AppError('watch_limit_exceeded', `This API key already holds ${open} WatchJob streams on this gateway (at most ${deps.config.grpcMaxWatchesPerKey}); end one, or poll GetJob.`)
+            throw new AppError(
+              'watch_limit_exceeded',
+              `This API key already holds ${open} WatchJob streams on this gateway (at most ${deps.config.grpcMaxWatchesPerKey}); end one, or poll GetJob.`,
+            )
           }
           watchesPerKey.set(p.keyId, open + 1)
           heldBy = p.keyId
-          for await (const u of watchJob(deps, requireJobId(call.request.jobId), scopeOf(p), deps.baseUrl(), ac.signal)) {
+          for await (const u of watchJob(
+            deps,
+            requireJobId(call.request.jobId),
+            scopeOf(p),
+            deps.baseUrl(),
+            ac.signal,
+          )) {
             if (ac.signal.aborted) return
             call.write(toWireJob(u.kind, u.document))
           }
@@ -293,7 +386,9 @@ export async function startApiGrpcServer(deps: ApiGrpcDeps, o: { host: string; p
   const server = new grpc.Server()
   server.addService(pkg.tailor.v1.TailorApi.service, handlers)
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${o.host}:${o.port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)))
+    server.bindAsync(`${o.host}:${o.port}`, grpc.ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    )
   })
   log.info({ port }, 'gRPC API listening')
   return {

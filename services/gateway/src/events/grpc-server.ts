@@ -2,7 +2,14 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import * as grpc from '@grpc/grpc-js'
 import * as protoLoader from '@grpc/proto-loader'
-import { ERROR_CODES, JOB_EVENTS_PROTO_INCLUDE_DIR, JOB_EVENTS_PROTO_PATH, type ErrorCode, type JobEvent, type JobEventAck } from '@tailor/proto'
+import {
+  ERROR_CODES,
+  JOB_EVENTS_PROTO_INCLUDE_DIR,
+  JOB_EVENTS_PROTO_PATH,
+  type ErrorCode,
+  type JobEvent,
+  type JobEventAck,
+} from '@tailor/proto'
 import type { ProtoGrpcType } from '@tailor/proto/gen/job_events.ts'
 import type { GatewayMessage } from '@tailor/proto/gen/inference/v1/GatewayMessage.ts'
 import type { JobEvent__Output } from '@tailor/proto/gen/inference/v1/JobEvent.ts'
@@ -16,7 +23,12 @@ type WireJobEvent = JobEvent__Output
 type WireGatewayMessage = GatewayMessage
 
 export const PROTO_LOADER_OPTIONS: protoLoader.Options = {
-  keepCase: false, longs: Number, enums: String, defaults: true, oneofs: true, includeDirs: [JOB_EVENTS_PROTO_INCLUDE_DIR],
+  keepCase: false,
+  longs: Number,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+  includeDirs: [JOB_EVENTS_PROTO_INCLUDE_DIR],
 }
 
 function fromWire(w: WireJobEvent): JobEvent | null {
@@ -24,14 +36,29 @@ function fromWire(w: WireJobEvent): JobEvent | null {
     case 'running':
       return { type: 'running', jobId: w.jobId, attempt: w.running?.attempt ?? 1 }
     case 'progress':
-      return { type: 'progress', jobId: w.jobId, framesDone: w.progress?.framesDone ?? 0, framesTotal: w.progress?.framesTotal ?? 0, attempt: w.progress?.attempt ?? 0 }
+      return {
+        type: 'progress',
+        jobId: w.jobId,
+        framesDone: w.progress?.framesDone ?? 0,
+        framesTotal: w.progress?.framesTotal ?? 0,
+        attempt: w.progress?.attempt ?? 0,
+      }
     case 'completed': {
       const c = w.completed
       if (c === undefined || c === null) return null
-      return { type: 'completed', jobId: w.jobId, resultKey: c.resultKey, contentType: c.contentType, bytes: c.bytes, frames: c.frames }
+      return {
+        type: 'completed',
+        jobId: w.jobId,
+        resultKey: c.resultKey,
+        contentType: c.contentType,
+        bytes: c.bytes,
+        frames: c.frames,
+      }
     }
     case 'failed': {
-      const code = (ERROR_CODES as string[]).includes(w.failed?.errorCode ?? '') ? (w.failed!.errorCode as ErrorCode) : 'unexpected_error'
+      const code = (ERROR_CODES as string[]).includes(w.failed?.errorCode ?? '')
+        ? (w.failed!.errorCode as ErrorCode)
+        : 'unexpected_error'
       return { type: 'failed', jobId: w.jobId, code, message: w.failed?.message ?? '' }
     }
     case undefined:
@@ -71,7 +98,12 @@ export async function startJobEventsServer(opts: {
       ? grpc.ServerCredentials.createInsecure()
       : grpc.ServerCredentials.createSsl(
           await readFile(opts.tls.caFile),
-          [{ cert_chain: await readFile(opts.tls.certFile), private_key: await readFile(opts.tls.keyFile) }],
+          [
+            {
+              cert_chain: await readFile(opts.tls.certFile),
+              private_key: await readFile(opts.tls.keyFile),
+            },
+          ],
           true,
         )
   const def = await protoLoader.load(JOB_EVENTS_PROTO_PATH, PROTO_LOADER_OPTIONS)
@@ -81,8 +113,14 @@ export async function startJobEventsServer(opts: {
   const handlers: JobEventsHandlers = {
     Connect(call) {
       if (!authorized(call.metadata, tokenDigest)) {
-        opts.logger.warn({ peer: call.getPeer() }, 'job events caller refused: missing or wrong token')
-        call.emit('error', { code: grpc.status.UNAUTHENTICATED, details: 'missing or wrong job events token' })
+        opts.logger.warn(
+          { peer: call.getPeer() },
+          'job events caller refused: missing or wrong token',
+        )
+        call.emit('error', {
+          code: grpc.status.UNAUTHENTICATED,
+          details: 'missing or wrong job events token',
+        })
         return
       }
       calls.add(call)
@@ -109,7 +147,10 @@ export async function startJobEventsServer(opts: {
             // End the call with a status the worker sees. destroy() sends none: the worker kept
             // writing into a dead stream and every later event waited for its timeout (seen when
             // the job store was briefly unreachable during a nats-server restart).
-            call.emit('error', { code: grpc.status.UNAVAILABLE, details: 'job event not applied; resend it on a new stream' })
+            call.emit('error', {
+              code: grpc.status.UNAVAILABLE,
+              details: 'job event not applied; resend it on a new stream',
+            })
           }
         })
       })
@@ -127,7 +168,9 @@ export async function startJobEventsServer(opts: {
   }
   server.addService(pkg.inference.v1.JobEvents.service, handlers)
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${opts.host}:${opts.port}`, credentials, (err, p) => (err ? reject(err) : resolve(p)))
+    server.bindAsync(`${opts.host}:${opts.port}`, credentials, (err, p) =>
+      err ? reject(err) : resolve(p),
+    )
   })
   opts.logger.info({ port, mtls: opts.tls !== undefined }, 'job events gRPC server listening')
   return {
@@ -163,6 +206,7 @@ export function stopGrpcServer(server: grpc.Server, timeoutMs: number): Promise<
  * logger at debug instead, so a refused start prints nothing else. Process-wide (grpc-js has one logger).
  */
 export function routeGrpcLogs(logger: Logger): void {
-  const to = (...args: unknown[]): void => logger.debug({ grpc: args.map(String).join(' ') }, 'grpc-js log')
+  const to = (...args: unknown[]): void =>
+    logger.debug({ grpc: args.map(String).join(' ') }, 'grpc-js log')
   grpc.setLogger({ error: to, info: to, debug: to })
 }

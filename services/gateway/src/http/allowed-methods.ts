@@ -16,15 +16,18 @@ function patternRegExp(pattern: string): RegExp {
       continue
     }
     const param = /^:\w+(?:\{(.+)\})?(\?)?$/.exec(part)
-    if (param !== null) re += param[2] === '?' ? `(?:/${param[1] ?? '[^/]+'})?` : `/(?:${param[1] ?? '[^/]+'})`
-    else re += `/${part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`
+    if (param !== null) {
+      re += param[2] === '?' ? `(?:/${param[1] ?? '[^/]+'})?` : `/(?:${param[1] ?? '[^/]+'})`
+    } else re += `/${part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`
   }
   return new RegExp(`^${re === '' ? '/' : re}/?$`)
 }
 
 /** `allowed(path)`: the methods of the routes matching `path` (HEAD beside GET), empty when none. */
 export function allowedMethods(routes: readonly RouteEntry[]): (path: string) => string[] {
-  const table = routes.filter((r) => r.method !== 'ALL').map((r) => ({ method: r.method, re: patternRegExp(r.path) }))
+  const table = routes
+    .filter((r) => r.method !== 'ALL')
+    .map((r) => ({ method: r.method, re: patternRegExp(r.path) }))
   return (path) => {
     const methods = new Set(table.filter((r) => r.re.test(path)).map((r) => r.method))
     if (methods.has('GET')) methods.add('HEAD')

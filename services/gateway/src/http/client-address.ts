@@ -8,8 +8,12 @@ import type { Context } from 'hono'
  * request without a socket (app.request in tests).
  */
 export function clientAddress(c: Context, trustProxyHops: number): string | undefined {
-  const peer = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket?.remoteAddress
+  const peer = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket
+    ?.remoteAddress
   if (peer === undefined || trustProxyHops === 0) return peer
-  const forwarded = (c.req.header('x-forwarded-for') ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '')
+  const forwarded = (c.req.header('x-forwarded-for') ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
   return forwarded.length >= trustProxyHops ? forwarded[forwarded.length - trustProxyHops] : peer
 }

@@ -18,7 +18,9 @@ export interface DrainLimits {
  */
 export function drainInBackground(c: Context, o: DrainLimits): void {
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming
-  if (incoming === undefined || incoming.complete || incoming.destroyed || incoming.readableEnded) return
+  if (incoming === undefined || incoming.complete || incoming.destroyed || incoming.readableEnded) {
+    return
+  }
   let bytes = 0
   let timer: NodeJS.Timeout | undefined
   const stop = (giveUp: boolean): void => {

@@ -23,18 +23,29 @@ describe('HTTP semantics of the gateway (real socket)', () => {
   let base: string
   let corsBase: string
   const listen = async (env: Record<string, string>): Promise<string> => {
-    const config = loadConfig({ API_KEYS: KEY, RESULT_URL_SECRET: 'x'.repeat(32), DEFAULT_RATE_LIMIT_PER_S: '1000', UPLOAD_MAX_IMAGE_BYTES: '1000000', UPLOAD_MAX_VIDEO_BYTES: '2000000', ...env })
+    const config = loadConfig({
+      API_KEYS: KEY,
+      RESULT_URL_SECRET: 'x'.repeat(32),
+      DEFAULT_RATE_LIMIT_PER_S: '1000',
+      UPLOAD_MAX_IMAGE_BYTES: '1000000',
+      UPLOAD_MAX_VIDEO_BYTES: '2000000',
+      ...env,
+    })
     const sub = await mkdtemp(join(dir, 'gw-'))
     const app = createApp({
-      config, logger: createLogger('silent'),
-      jobs: await openFileJobStore(join(sub, 'jobs')), uploads: await openFileUploadStore(join(sub, 'uploads')),
+      config,
+      logger: createLogger('silent'),
+      jobs: await openFileJobStore(join(sub, 'jobs')),
+      uploads: await openFileUploadStore(join(sub, 'uploads')),
       results: { size: async () => null, open: async () => Readable.from([]) },
       publisher: { publish: async () => undefined },
       cancel: { cancel: () => undefined },
       health: () => ({ ok: true }),
     })
     const server = await new Promise<Server>((resolve) => {
-      const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1', ...SERVE_OPTIONS }, () => resolve(s as Server)) as Server
+      const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1', ...SERVE_OPTIONS }, () =>
+        resolve(s as Server),
+      ) as Server
     })
     servers.push(server)
     return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
@@ -53,23 +64,44 @@ describe('HTTP semantics of the gateway (real socket)', () => {
    * A raw request (fetch would normalise the path itself). Fails when the request errs at any
    * point (EPIPE, reset), also after its answer arrived: it resolves once the body is all sent.
    */
-  const raw = (url: string, path: string, o: { method?: string; headers?: Record<string, string>; body?: Buffer | string; pieces?: number; gapMs?: number } = {}) =>
-    new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }>((resolve, reject) => {
+  const raw = (
+    url: string,
+    path: string,
+    o: {
+      method?: string
+      headers?: Record<string, string>
+      body?: Buffer | string
+      pieces?: number
+      gapMs?: number
+    } = {},
+  ) =>
+    new Promise<{
+      status: number
+      headers: Record<string, string | string[] | undefined>
+      body: string
+    }>((resolve, reject) => {
       const u = new URL(url)
-      let answer: { status: number; headers: Record<string, string | string[] | undefined>; body: string } | null = null
+      let answer: {
+        status: number
+        headers: Record<string, string | string[] | undefined>
+        body: string
+      } | null = null
       let sent = false
       const settle = (): void => {
         if (answer !== null && sent) resolve(answer)
       }
-      const req = request({ host: u.hostname, port: u.port, path, method: o.method ?? 'GET', headers: o.headers }, (res) => {
-        let text = ''
-        res.setEncoding('utf8')
-        res.on('data', (d: string) => (text += d))
-        res.on('end', () => {
-          answer = { status: res.statusCode ?? 0, headers: res.headers, body: text }
-          settle()
-        })
-      })
+      const req = request(
+        { host: u.hostname, port: u.port, path, method: o.method ?? 'GET', headers: o.headers },
+        (res) => {
+          let text = ''
+          res.setEncoding('utf8')
+          res.on('data', (d: string) => (text += d))
+          res.on('end', () => {
+            answer = { status: res.statusCode ?? 0, headers: res.headers, body: text }
+            settle()
+          })
+        },
+      )
       req.on('error', (err) => reject(new Error(`${path}: ${err.message}`)))
       req.on('close', () => {
         if (!sent) reject(new Error(`${path}: the connection closed before the body was sent`))
@@ -95,7 +127,11 @@ describe('HTTP semantics of the gateway (real socket)', () => {
   const video = JSON.stringify({ video_url: 'https://cdn.example.com/v.mp4' })
 
   it('doubled and trailing slashes reach the route (a base URL ending in /)', async () => {
-    for (const path of ['//v1/video/remove-background', '/v1/video/remove-background/', '/v1//video/remove-background//']) {
+    for (const path of [
+      '//v1/video/remove-background',
+      '/v1/video/remove-background/',
+      '/v1//video/remove-background//',
+    ]) {
       const r = await raw(base, path, { method: 'POST', headers: json, body: video })
       expect({ path, status: r.status }).toEqual({ path, status: 202 })
     }
@@ -114,8 +150,16 @@ describe('HTTP semantics of the gateway (real socket)', () => {
     ]
     for (const [method, path, allow] of cases) {
       const r = await raw(base, path, { method, headers: json })
-      expect({ method, path, status: r.status, allow: r.headers.allow }).toEqual({ method, path, status: 405, allow })
-      expect(JSON.parse(r.body)).toMatchObject({ error_code: 'method_not_allowed', error: `${method} is not allowed here; this path answers ${allow}.` })
+      expect({ method, path, status: r.status, allow: r.headers.allow }).toEqual({
+        method,
+        path,
+        status: 405,
+        allow,
+      })
+      expect(JSON.parse(r.body)).toMatchObject({
+        error_code: 'method_not_allowed',
+        error: `${method} is not allowed here; this path answers ${allow}.`,
+      })
     }
     const missing = await raw(base, '/v1/nowhere', { method: 'POST', headers: json, body: '{}' })
     expect(missing.status).toBe(404)
@@ -127,17 +171,28 @@ describe('HTTP semantics of the gateway (real socket)', () => {
     expect(off.status).toBe(200)
     expect(off.headers['access-control-allow-origin']).toBeUndefined()
     const preflight = await raw(corsBase, '/v1/try-on', {
-      method: 'OPTIONS', headers: { origin: ORIGIN, 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-api-key, content-type' },
+      method: 'OPTIONS',
+      headers: {
+        origin: ORIGIN,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'x-api-key, content-type',
+      },
     })
     expect(preflight.status).toBe(204)
     expect(preflight.headers['access-control-allow-origin']).toBe(ORIGIN)
-    expect(String(preflight.headers['access-control-allow-headers']).toLowerCase()).toContain('x-api-key')
+    expect(String(preflight.headers['access-control-allow-headers']).toLowerCase()).toContain(
+      'x-api-key',
+    )
     const on = await raw(corsBase, '/v1/credits', { headers: { ...json, origin: ORIGIN } })
     expect(on.headers['access-control-allow-origin']).toBe(ORIGIN)
     expect(String(on.headers['access-control-expose-headers'])).toContain('X-Request-Id')
-    const other = await raw(corsBase, '/v1/credits', { headers: { ...json, origin: 'https://evil.example' } })
+    const other = await raw(corsBase, '/v1/credits', {
+      headers: { ...json, origin: 'https://evil.example' },
+    })
     expect(other.headers['access-control-allow-origin']).toBeUndefined()
-    expect(() => loadConfig({ RESULT_URL_SECRET: 'x'.repeat(32), CORS_ORIGINS: 'https://a.example/path' })).toThrow(/CORS_ORIGINS/)
+    expect(() =>
+      loadConfig({ RESULT_URL_SECRET: 'x'.repeat(32), CORS_ORIGINS: 'https://a.example/path' }),
+    ).toThrow(/CORS_ORIGINS/)
   })
 
   /**
@@ -146,7 +201,13 @@ describe('HTTP semantics of the gateway (real socket)', () => {
    * fails the test. Written in pieces with pauses (a slow link: @hono/node-server alone closes
    * the socket 500 ms after the answer).
    */
-  const sendWholeBody = (url: string, path: string, headers: Record<string, string>, body: Buffer, chunked: boolean) =>
+  const sendWholeBody = (
+    url: string,
+    path: string,
+    headers: Record<string, string>,
+    body: Buffer,
+    chunked: boolean,
+  ) =>
     new Promise<{ status: number; body: string }>((resolve, reject) => {
       const u = new URL(url)
       const socket = connect(Number(u.port), u.hostname)
@@ -165,19 +226,48 @@ describe('HTTP semantics of the gateway (real socket)', () => {
         answer += d
         settle()
       })
-      socket.on('error', (err) => reject(new Error(`${path}: ${err.message} after ${written ? 'the whole body' : 'part of the body'}`)))
+      socket.on('error', (err) =>
+        reject(
+          new Error(
+            `${path}: ${err.message} after ${written ? 'the whole body' : 'part of the body'}`,
+          ),
+        ),
+      )
       socket.on('close', () => {
         if (!written) reject(new Error(`${path}: the connection closed before the body was sent`))
-        else reject(new Error(`${path}: closed without a whole answer: ${JSON.stringify(answer.slice(0, 200))}`))
+        else {
+          reject(
+            new Error(
+              `${path}: closed without a whole answer: ${JSON.stringify(answer.slice(0, 200))}`,
+            ),
+          )
+        }
       })
-      const head = Object.entries({ host: u.host, ...headers, ...(chunked ? { 'transfer-encoding': 'chunked' } : { 'content-length': String(body.length) }) })
-      const write = (b: Buffer | string): Promise<void> => new Promise((r) => (socket.write(b) ? r() : socket.once('drain', () => r())))
+      const head = Object.entries({
+        host: u.host,
+        ...headers,
+        ...(chunked
+          ? { 'transfer-encoding': 'chunked' }
+          : { 'content-length': String(body.length) }),
+      })
+      const write = (b: Buffer | string): Promise<void> =>
+        new Promise((r) => (socket.write(b) ? r() : socket.once('drain', () => r())))
       void (async () => {
-        await write(`POST ${path} HTTP/1.1\r\n${head.map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`)
+        await write(
+          `POST ${path} HTTP/1.1\r\n${head.map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`,
+        )
         const piece = Math.ceil(body.length / 40)
         for (let i = 0; i < body.length && !socket.destroyed; i += piece) {
           const part = body.subarray(i, i + piece)
-          await write(chunked ? Buffer.concat([Buffer.from(`${part.length.toString(16)}\r\n`), part, Buffer.from('\r\n')]) : part)
+          await write(
+            chunked
+              ? Buffer.concat([
+                  Buffer.from(`${part.length.toString(16)}\r\n`),
+                  part,
+                  Buffer.from('\r\n'),
+                ])
+              : part,
+          )
           await new Promise((r) => setTimeout(r, 25))
         }
         if (chunked) await write('0\r\n\r\n')
@@ -191,8 +281,20 @@ describe('HTTP semantics of the gateway (real socket)', () => {
     const cases: [string, Record<string, string>, boolean, number, string][] = [
       ['/v1/video/remove-background', json, false, 400, 'invalid_request_body'],
       ['/v1/video/remove-background', json, true, 400, 'invalid_request_body'],
-      ['/v1/uploads', { 'content-type': 'video/mp4', 'x-api-key': 'wrong' }, false, 401, 'invalid_auth_token'],
-      ['/v1/uploads', { 'content-type': 'image/jpeg', 'x-api-key': KEY }, false, 400, 'file_size_too_large'],
+      [
+        '/v1/uploads',
+        { 'content-type': 'video/mp4', 'x-api-key': 'wrong' },
+        false,
+        401,
+        'invalid_auth_token',
+      ],
+      [
+        '/v1/uploads',
+        { 'content-type': 'image/jpeg', 'x-api-key': KEY },
+        false,
+        400,
+        'file_size_too_large',
+      ],
       ['/nowhere', json, false, 404, 'not_found'],
     ]
     for (const [path, headers, chunked, status, code] of cases) {

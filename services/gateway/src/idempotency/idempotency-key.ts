@@ -46,7 +46,9 @@ export function canonicalJson(v: unknown): string {
  * different body.
  */
 export function requestFingerprint(operation: string, validatedBody: unknown): string {
-  return createHash('sha256').update(canonicalJson({ operation, body: validatedBody }), 'utf8').digest('hex')
+  return createHash('sha256')
+    .update(canonicalJson({ operation, body: validatedBody }), 'utf8')
+    .digest('hex')
 }
 
 /** Storage key of a header value within one API key's scope (a digest: any header bytes, fixed length). */

@@ -17,7 +17,10 @@ interface FileEntry {
  * serialised in this process (the only writer). Expired claims count as absent and are swept at
  * open and hourly.
  */
-export async function openFileIdempotencyStore(dir: string, o: { ttlMs: number; now?: () => number }): Promise<IdempotencyStore> {
+export async function openFileIdempotencyStore(
+  dir: string,
+  o: { ttlMs: number; now?: () => number },
+): Promise<IdempotencyStore> {
   const now = o.now ?? Date.now
   await mkdir(dir, { recursive: true, mode: 0o700 })
   let tail: Promise<unknown> = Promise.resolve()
@@ -48,7 +51,9 @@ export async function openFileIdempotencyStore(dir: string, o: { ttlMs: number; 
       for (const name of await readdir(dir)) {
         if (!name.endsWith('.json')) continue
         const key = name.slice(0, -'.json'.length)
-        if (KEY_RE.test(key) && (await read(key).catch(() => null)) === null) await rm(join(dir, name), { force: true })
+        if (KEY_RE.test(key) && (await read(key).catch(() => null)) === null) {
+          await rm(join(dir, name), { force: true })
+        }
       }
     })
   await sweep()

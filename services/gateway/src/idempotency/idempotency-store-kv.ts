@@ -11,7 +11,10 @@ const CREATE_ATTEMPTS = 5
  * Adapter: JetStream KV bucket `idempotency` whose TTL is IDEMPOTENCY_TTL_S. `claim` is the KV
  * `create` (fails when the key holds a value): the server decides which of two racing gateways won.
  */
-export async function openKvIdempotencyStore(nc: NatsConnection, o: { ttlMs: number }): Promise<IdempotencyStore> {
+export async function openKvIdempotencyStore(
+  nc: NatsConnection,
+  o: { ttlMs: number },
+): Promise<IdempotencyStore> {
   const kv: KV = await new Kvm(nc).create(IDEMPOTENCY_BUCKET, { history: 1, ttl: o.ttlMs })
   await ensureStreamMaxAge(nc, `KV_${IDEMPOTENCY_BUCKET}`, o.ttlMs)
   const read = async (key: string): Promise<StoredClaim | null> => {
@@ -29,7 +32,12 @@ export async function openKvIdempotencyStore(nc: NatsConnection, o: { ttlMs: num
           const found = await read(key)
           if (found !== null) return found
           // Deleted between our create and read (a released claim): try again.
-          if (i >= CREATE_ATTEMPTS - 1) throw new AppError('service_unavailable', 'the idempotency store is unavailable', { cause: err, retryable: true })
+          if (i >= CREATE_ATTEMPTS - 1) {
+            throw new AppError('service_unavailable', 'the idempotency store is unavailable', {
+              cause: err,
+              retryable: true,
+            })
+          }
         }
       }
     },
@@ -43,7 +51,9 @@ export async function openKvIdempotencyStore(nc: NatsConnection, o: { ttlMs: num
     },
     async release(key, jobId) {
       const found = await read(key)
-      if (found?.jobId === jobId) await kv.delete(key, { previousSeq: found.revision }).catch(() => undefined)
+      if (found?.jobId === jobId) {
+        await kv.delete(key, { previousSeq: found.revision }).catch(() => undefined)
+      }
     },
     async close() {},
   }

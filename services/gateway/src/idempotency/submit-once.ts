@@ -49,7 +49,12 @@ export async function submitOnce(
 ): Promise<SubmitOnceResult> {
   if (req === null) return { job: await submit(newJobId()), replayed: false }
   const store = deps.idempotency
-  if (store === undefined) throw new AppError('service_unavailable', `${IDEMPOTENCY_KEY_HEADER} is not available on this server.`)
+  if (store === undefined) {
+    throw new AppError(
+      'service_unavailable',
+      `${IDEMPOTENCY_KEY_HEADER} is not available on this server.`,
+    )
+  }
   const now = deps.now ?? Date.now
   const key = idempotencyStorageKey(req.scope, req.key)
   const submitClaimed = async (jobId: string): Promise<SubmitOnceResult> => {
@@ -61,7 +66,11 @@ export async function submitOnce(
     }
   }
   for (let round = 0; round < ROUNDS; round++) {
-    const mine = { jobId: newJobId(), fingerprint: req.fingerprint, createdAt: new Date(now()).toISOString() }
+    const mine = {
+      jobId: newJobId(),
+      fingerprint: req.fingerprint,
+      createdAt: new Date(now()).toISOString(),
+    }
     const found = await store.claim(key, mine)
     if (found === null) return submitClaimed(mine.jobId)
     if (found.fingerprint !== req.fingerprint) {
@@ -78,10 +87,18 @@ export async function submitOnce(
       await sleep(POLL_MS)
     }
     if (now() - Date.parse(found.createdAt) < STALE_CLAIM_MS) {
-      throw new AppError('idempotency_key_in_use', `A request with this ${IDEMPOTENCY_KEY_HEADER} is still being processed; retry in a few seconds.`, { retryable: true })
+      throw new AppError(
+        'idempotency_key_in_use',
+        `A request with this ${IDEMPOTENCY_KEY_HEADER} is still being processed; retry in a few seconds.`,
+        { retryable: true },
+      )
     }
     // The request that claimed the key never created its job (its gateway stopped): take over.
     if (await store.replace(key, found, mine)) return submitClaimed(mine.jobId)
   }
-  throw new AppError('idempotency_key_in_use', `A request with this ${IDEMPOTENCY_KEY_HEADER} is still being processed; retry in a few seconds.`, { retryable: true })
+  throw new AppError(
+    'idempotency_key_in_use',
+    `A request with this ${IDEMPOTENCY_KEY_HEADER} is still being processed; retry in a few seconds.`,
+    { retryable: true },
+  )
 }

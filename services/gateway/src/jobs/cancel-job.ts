@@ -14,9 +14,16 @@ export const CANCELLED_MESSAGE = "The job was cancelled at the client's request.
  * Marks the job failed job_cancelled and tells its worker to stop; returns the cancelled record.
  * Throws not_found (unknown id, outside the scope) or job_finished (completed, failed, expired).
  */
-export async function cancelJob(deps: CancelJobDeps, id: string, scope: JobScope): Promise<JobRecord> {
+export async function cancelJob(
+  deps: CancelJobDeps,
+  id: string,
+  scope: JobScope,
+): Promise<JobRecord> {
   if ((await loadJob(deps, id, scope)) === 'expired') {
-    throw new AppError('job_finished', `Job ${id} has expired; only pending or running jobs can be cancelled.`)
+    throw new AppError(
+      'job_finished',
+      `Job ${id} has expired; only pending or running jobs can be cancelled.`,
+    )
   }
   let finished = false
   const rec = await deps.jobs.update(id, (r) => {
@@ -24,10 +31,20 @@ export async function cancelJob(deps: CancelJobDeps, id: string, scope: JobScope
       finished = true
       return null
     }
-    return { ...r, status: 'failed', error: { code: 'job_cancelled', message: CANCELLED_MESSAGE }, updatedAt: new Date().toISOString() }
+    return {
+      ...r,
+      status: 'failed',
+      error: { code: 'job_cancelled', message: CANCELLED_MESSAGE },
+      updatedAt: new Date().toISOString(),
+    }
   })
   if (rec === null) throw jobNotFound(id, scope)
-  if (finished) throw new AppError('job_finished', `Job ${id} has already finished (${rec.status}); only pending or running jobs can be cancelled.`)
+  if (finished) {
+    throw new AppError(
+      'job_finished',
+      `Job ${id} has already finished (${rec.status}); only pending or running jobs can be cancelled.`,
+    )
+  }
   deps.cancel.cancel(id)
   return rec
 }

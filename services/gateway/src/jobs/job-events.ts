@@ -12,7 +12,11 @@ export function isResultKeyOf(r: Pick<JobRecord, 'id' | 'kind'>, key: string): b
   return key.startsWith(head) && /^[a-z0-9]{1,8}$/.test(key.slice(head.length))
 }
 
-const stamp = (r: JobRecord, patch: Partial<JobState>): JobRecord => ({ ...r, ...patch, updatedAt: new Date().toISOString() })
+const stamp = (r: JobRecord, patch: Partial<JobState>): JobRecord => ({
+  ...r,
+  ...patch,
+  updatedAt: new Date().toISOString(),
+})
 
 /**
  * Use case: apply one event from inference to the job record. The answer tells inference whether
@@ -45,7 +49,9 @@ export function createJobEventHandler(
         case 'running':
           // A new attempt (a redelivery: its worker died, or a retryable error) starts again from 0,
           // visibly: the status document's `attempt` goes up and its progress restarts.
-          if (e.attempt > r.attempts) return stamp(r, { status: 'running', attempts: e.attempt, progress: 0 })
+          if (e.attempt > r.attempts) {
+            return stamp(r, { status: 'running', attempts: e.attempt, progress: 0 })
+          }
           return r.status === 'running' ? null : stamp(r, { status: 'running' })
         case 'progress': {
           if (e.attempt > 0 && e.attempt < r.attempts) return null // an earlier attempt's worker, presumed dead, still reporting
@@ -55,22 +61,41 @@ export function createJobEventHandler(
         case 'completed':
           if (!isResultKeyOf(r, e.resultKey)) {
             foreignKey = true
-            return stamp(r, { status: 'failed', error: { code: 'unexpected_error', message: 'The job failed: its worker reported a result that is not this job\'s.' } })
+            return stamp(r, {
+              status: 'failed',
+              error: {
+                code: 'unexpected_error',
+                message: "The job failed: its worker reported a result that is not this job's.",
+              },
+            })
           }
           return stamp(r, {
-            status: 'completed', progress: 1, result: { key: e.resultKey, contentType: e.contentType, bytes: e.bytes }, completedAt: new Date().toISOString(),
+            status: 'completed',
+            progress: 1,
+            result: { key: e.resultKey, contentType: e.contentType, bytes: e.bytes },
+            completedAt: new Date().toISOString(),
           })
         case 'failed':
-          return stamp(r, { status: 'failed', error: { code: e.code, message: redactPaths(e.message) } })
+          return stamp(r, {
+            status: 'failed',
+            error: { code: e.code, message: redactPaths(e.message) },
+          })
       }
     })
     if (rec === null) {
       log.warn({ job_id: e.jobId, event: e.type }, 'event for an unknown job')
       return { cancelled: true }
     }
-    if (foreignKey && e.type === 'completed') log.error({ job_id: e.jobId, result_key: e.resultKey }, 'a worker reported a result key not of the form <kind>/<job id>.<ext>; job failed')
+    if (foreignKey && e.type === 'completed') {
+      log.error(
+        { job_id: e.jobId, result_key: e.resultKey },
+        'a worker reported a result key not of the form <kind>/<job id>.<ext>; job failed',
+      )
+    }
     if (repeated && o.onFinalRepeated) await o.onFinalRepeated(rec)
-    if (e.type !== 'progress' && isFinal(rec.status)) log.info({ job_id: e.jobId, status: rec.status, code: rec.error?.code }, 'job finished')
+    if (e.type !== 'progress' && isFinal(rec.status)) {
+      log.info({ job_id: e.jobId, status: rec.status, code: rec.error?.code }, 'job finished')
+    }
     return { cancelled: stop }
   }
 }

@@ -21,9 +21,12 @@ export async function openFileJobStore(
   o: { retentionMs?: number; sweepIntervalMs?: number; now?: () => number } = {},
 ): Promise<JobStore & JobWatcher> {
   await mkdir(dir, { recursive: true })
-  for (const n of await readdir(dir)) if (n.endsWith('.tmp')) await rm(join(dir, n), { force: true })
+  for (const n of await readdir(dir)) {
+    if (n.endsWith('.tmp')) await rm(join(dir, n), { force: true })
+  }
   const now = o.now ?? Date.now
-  const expired = (r: JobRecord): boolean => o.retentionMs !== undefined && Date.parse(r.updatedAt) + o.retentionMs <= now()
+  const expired = (r: JobRecord): boolean =>
+    o.retentionMs !== undefined && Date.parse(r.updatedAt) + o.retentionMs <= now()
   const cache = new Map<string, JobRecord>()
   let tail: Promise<unknown> = Promise.resolve()
   const serial = <T>(f: () => Promise<T>): Promise<T> => {
@@ -72,7 +75,13 @@ export async function openFileJobStore(
       }
     })
   await sweep()
-  const timer = o.retentionMs === undefined ? null : setInterval(() => void sweep().catch(() => undefined), o.sweepIntervalMs ?? JOB_SWEEP_INTERVAL_MS)
+  const timer =
+    o.retentionMs === undefined
+      ? null
+      : setInterval(
+          () => void sweep().catch(() => undefined),
+          o.sweepIntervalMs ?? JOB_SWEEP_INTERVAL_MS,
+        )
   timer?.unref()
   return {
     create: (rec) => serial(() => write(rec)),
@@ -89,7 +98,9 @@ export async function openFileJobStore(
     async listUnfinished() {
       const names = (await readdir(dir)).filter((n) => n.endsWith('.json'))
       const recs = await Promise.all(names.map((n) => read(n.slice(0, -'.json'.length))))
-      return recs.filter((r): r is JobRecord => r !== null && (r.status === 'pending' || r.status === 'running'))
+      return recs.filter(
+        (r): r is JobRecord => r !== null && (r.status === 'pending' || r.status === 'running'),
+      )
     },
     async *watch(id, signal) {
       const queue: JobRecord[] = []

@@ -15,7 +15,10 @@ async function storeCall<T>(f: () => Promise<T>): Promise<T> {
     return await f()
   } catch (err) {
     if (err instanceof AppError) throw err
-    throw new AppError('service_unavailable', 'the job store is unavailable; try again shortly', { cause: err, retryable: true })
+    throw new AppError('service_unavailable', 'the job store is unavailable; try again shortly', {
+      cause: err,
+      retryable: true,
+    })
   }
 }
 
@@ -24,12 +27,19 @@ async function storeCall<T>(f: () => Promise<T>): Promise<T> {
  * bucket's settings alone, so a bucket made before retention existed, or with another value, is
  * brought to the configured one. The duplicate window may not exceed max_age.
  */
-export async function ensureStreamMaxAge(nc: NatsConnection, stream: string, maxAgeMs: number): Promise<void> {
+export async function ensureStreamMaxAge(
+  nc: NatsConnection,
+  stream: string,
+  maxAgeMs: number,
+): Promise<void> {
   const jsm = await jetstreamManager(nc)
   const info = await jsm.streams.info(stream)
   const maxAge = nanos(maxAgeMs)
   if (info.config.max_age === maxAge) return
-  await jsm.streams.update(stream, { max_age: maxAge, duplicate_window: Math.min(info.config.duplicate_window, maxAge) })
+  await jsm.streams.update(stream, {
+    max_age: maxAge,
+    duplicate_window: Math.min(info.config.duplicate_window, maxAge),
+  })
 }
 
 /**
@@ -38,9 +48,15 @@ export async function ensureStreamMaxAge(nc: NatsConnection, stream: string, max
  * key's subject in the bucket's stream (its last value, then every revision), so it sees the
  * changes made by any gateway replica.
  */
-export async function openKvJobStore(nc: NatsConnection, opts: { ttlMs?: number } = {}): Promise<JobStore & JobWatcher> {
+export async function openKvJobStore(
+  nc: NatsConnection,
+  opts: { ttlMs?: number } = {},
+): Promise<JobStore & JobWatcher> {
   const js = jetstream(nc)
-  const kv: KV = await new Kvm(nc).create(JOBS_BUCKET, { history: 1, ...(opts.ttlMs ? { ttl: opts.ttlMs } : {}) })
+  const kv: KV = await new Kvm(nc).create(JOBS_BUCKET, {
+    history: 1,
+    ...(opts.ttlMs ? { ttl: opts.ttlMs } : {}),
+  })
   if (opts.ttlMs) await ensureStreamMaxAge(nc, `KV_${JOBS_BUCKET}`, opts.ttlMs)
   const get = async (id: string): Promise<{ rec: JobRecord; revision: number } | null> => {
     const e = await storeCall(() => kv.get(id))
@@ -56,13 +72,20 @@ export async function openKvJobStore(nc: NatsConnection, opts: { ttlMs?: number 
       return (await get(id))?.rec ?? null
     },
     async update(id, change) {
-      return compareAndSet(() => get(id), (next, revision) => kv.update(id, JSON.stringify(next), revision), change, 'job record')
+      return compareAndSet(
+        () => get(id),
+        (next, revision) => kv.update(id, JSON.stringify(next), revision),
+        change,
+        'job record',
+      )
     },
     async listUnfinished() {
       const out: JobRecord[] = []
       for await (const k of await kv.keys()) {
         const r = await get(k)
-        if (r !== null && (r.rec.status === 'pending' || r.rec.status === 'running')) out.push(r.rec)
+        if (r !== null && (r.rec.status === 'pending' || r.rec.status === 'running')) {
+          out.push(r.rec)
+        }
       }
       return out
     },
@@ -70,7 +93,10 @@ export async function openKvJobStore(nc: NatsConnection, opts: { ttlMs?: number 
       if (!ID_RE.test(id) || signal.aborted) return
       // An ordered consumer on the key's subject, as a KV watch is, but deleted when the watch ends:
       // kv.watch() leaves its consumer for the server to reap after 5 idle minutes.
-      const consumer = await js.consumers.get(`KV_${JOBS_BUCKET}`, { filter_subjects: `$KV.${JOBS_BUCKET}.${id}`, deliver_policy: DeliverPolicy.LastPerSubject })
+      const consumer = await js.consumers.get(`KV_${JOBS_BUCKET}`, {
+        filter_subjects: `$KV.${JOBS_BUCKET}.${id}`,
+        deliver_policy: DeliverPolicy.LastPerSubject,
+      })
       const messages = await consumer.consume()
       const stop = (): void => void messages.stop()
       signal.addEventListener('abort', stop)

@@ -34,7 +34,11 @@ const record = (id: string): JobRecord => ({
   kind: 'remove-background',
   status: 'pending',
   progress: 0,
-  params: { video_url: 'https://example.com/v.mp4', background_color: '#000000', output_format: 'mp4_h264' },
+  params: {
+    video_url: 'https://example.com/v.mp4',
+    background_color: '#000000',
+    output_format: 'mp4_h264',
+  },
   result: null,
   error: null,
   attempts: 0,
@@ -47,14 +51,28 @@ describe('withJobMetrics', () => {
     const submitted: string[] = []
     const finished: unknown[] = []
     const inner = memoryStore()
-    const store = withJobMetrics(inner, { jobSubmitted: (k) => submitted.push(k), jobFinished: (o) => finished.push(o) })
+    const store = withJobMetrics(inner, {
+      jobSubmitted: (k) => submitted.push(k),
+      jobFinished: (o) => finished.push(o),
+    })
     await store.create(record('a'))
     expect(submitted).toEqual(['remove-background'])
-    await store.update('a', (r) => ({ ...r, status: 'running', updatedAt: '2026-01-01T00:00:01.000Z' }))
+    await store.update('a', (r) => ({
+      ...r,
+      status: 'running',
+      updatedAt: '2026-01-01T00:00:01.000Z',
+    }))
     expect(finished).toEqual([])
-    const done = (r: JobRecord): JobRecord => ({ ...r, status: 'failed', error: { code: 'job_cancelled', message: 'x' }, updatedAt: '2026-01-01T00:00:07.500Z' })
+    const done = (r: JobRecord): JobRecord => ({
+      ...r,
+      status: 'failed',
+      error: { code: 'job_cancelled', message: 'x' },
+      updatedAt: '2026-01-01T00:00:07.500Z',
+    })
     await store.update('a', done)
-    expect(finished).toEqual([{ kind: 'remove-background', status: 'failed', errorCode: 'job_cancelled', seconds: 7.5 }])
+    expect(finished).toEqual([
+      { kind: 'remove-background', status: 'failed', errorCode: 'job_cancelled', seconds: 7.5 },
+    ])
     // Already final: a duplicate event or a second cancel counts nothing.
     await store.update('a', done)
     await store.update('a', () => null)

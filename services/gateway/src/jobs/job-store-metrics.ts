@@ -7,7 +7,10 @@ import { isFinal, type JobRecord, type JobStore } from './job-store.ts'
  * the single source of truth for job status, so the metrics follow them rather than the edges.
  * Every other method passes through untouched (adapters may have more than the port).
  */
-export function withJobMetrics(store: JobStore, metrics: Pick<GatewayMetrics, 'jobSubmitted' | 'jobFinished'>): JobStore {
+export function withJobMetrics(
+  store: JobStore,
+  metrics: Pick<GatewayMetrics, 'jobSubmitted' | 'jobFinished'>,
+): JobStore {
   const create: JobStore['create'] = async (record) => {
     await store.create(record)
     metrics.jobSubmitted(record.kind)
@@ -21,7 +24,11 @@ export function withJobMetrics(store: JobStore, metrics: Pick<GatewayMetrics, 'j
       return next
     })
     const done = turnedFinal as JobRecord | null
-    if (rec !== null && done !== null && (done.status === 'completed' || done.status === 'failed')) {
+    if (
+      rec !== null &&
+      done !== null &&
+      (done.status === 'completed' || done.status === 'failed')
+    ) {
       metrics.jobFinished({
         kind: done.kind,
         status: done.status,

@@ -17,7 +17,10 @@ export interface JobScope {
 }
 
 export const jobNotFound = (id: string, scope: JobScope): AppError =>
-  new AppError('not_found', `No ${scope.label === undefined ? '' : `${scope.label} `}job with id ${show(id)}.`)
+  new AppError(
+    'not_found',
+    `No ${scope.label === undefined ? '' : `${scope.label} `}job with id ${show(id)}.`,
+  )
 
 /**
  * Whether `keyId` may see the record: its owner only. A record without an owner (a bug, or one
@@ -30,10 +33,16 @@ export const ownedBy = (rec: JobRecord, keyId: string | undefined): boolean =>
  * The job's record, or 'expired' for an id whose record was removed after JOB_RETENTION_S.
  * Throws not_found for an unknown id or a job outside the scope.
  */
-export async function loadJob(deps: LoadJobDeps, id: string, scope: JobScope): Promise<JobRecord | 'expired'> {
+export async function loadJob(
+  deps: LoadJobDeps,
+  id: string,
+  scope: JobScope,
+): Promise<JobRecord | 'expired'> {
   const rec = await deps.jobs.get(id)
   if (rec === null && isExpiredId(id, Date.now(), deps.config)) return 'expired'
-  if (rec === null || (scope.kind !== undefined && rec.kind !== scope.kind)) throw jobNotFound(id, scope)
+  if (rec === null || (scope.kind !== undefined && rec.kind !== scope.kind)) {
+    throw jobNotFound(id, scope)
+  }
   if (!ownedBy(rec, scope.ownerKeyId)) throw jobNotFound(id, scope)
   return rec
 }

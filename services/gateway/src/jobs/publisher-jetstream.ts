@@ -13,7 +13,11 @@ export async function openJetStreamPublisher(nc: NatsConnection): Promise<JobPub
       try {
         await js.publish(subjectFor(job.kind), JSON.stringify(job), { msgID: job.id })
       } catch (err) {
-        throw new AppError('service_unavailable', 'the job queue is unavailable; try again shortly', { cause: err, retryable: true })
+        throw new AppError(
+          'service_unavailable',
+          'the job queue is unavailable; try again shortly',
+          { cause: err, retryable: true },
+        )
       }
     },
   }

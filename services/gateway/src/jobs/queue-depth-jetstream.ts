@@ -8,7 +8,9 @@ import { STREAM } from '@tailor/proto'
  * A lane no worker has created yet counts too (its jobs are in the stream, waiting). null when
  * NATS cannot say.
  */
-export async function openJetStreamQueueDepth(nc: NatsConnection): Promise<() => Promise<number | null>> {
+export async function openJetStreamQueueDepth(
+  nc: NatsConnection,
+): Promise<() => Promise<number | null>> {
   const jsm = await jetstreamManager(nc)
   return async () => {
     try {

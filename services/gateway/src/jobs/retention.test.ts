@@ -18,12 +18,31 @@ const KEY = 'retention-test-key-0123-abcdefgh'
 const KEY_ID = envKeyId(createHash('sha256').update(KEY).digest('hex'))
 const SECRET = 'r'.repeat(32)
 const H = 3600_000
-const policy: RetentionPolicy = { resultUrlTtlS: 3600, resultRetentionS: 7200, resultExpiryMarginS: 300, jobRetentionS: 86_400 }
+const policy: RetentionPolicy = {
+  resultUrlTtlS: 3600,
+  resultRetentionS: 7200,
+  resultExpiryMarginS: 300,
+  jobRetentionS: 86_400,
+}
 
 const completed = (completedAt: string, extra: Partial<JobState> = {}): JobRecord => ({
-  id: newJobId(Date.parse(completedAt) - 60_000), kind: 'remove-background', status: 'completed', progress: 1, params: { video_url: 'https://example.com/v.mp4', background_color: '#000000', output_format: 'mp4_h264' },
-  result: { key: 'remove-background/x.mp4', contentType: 'video/mp4', bytes: 10 }, error: null, attempts: 1,
-  createdAt: completedAt, updatedAt: completedAt, completedAt, ownerKeyId: KEY_ID, ...extra,
+  id: newJobId(Date.parse(completedAt) - 60_000),
+  kind: 'remove-background',
+  status: 'completed',
+  progress: 1,
+  params: {
+    video_url: 'https://example.com/v.mp4',
+    background_color: '#000000',
+    output_format: 'mp4_h264',
+  },
+  result: { key: 'remove-background/x.mp4', contentType: 'video/mp4', bytes: 10 },
+  error: null,
+  attempts: 1,
+  createdAt: completedAt,
+  updatedAt: completedAt,
+  completedAt,
+  ownerKeyId: KEY_ID,
+  ...extra,
 })
 
 describe('retention rules', () => {
@@ -37,7 +56,9 @@ describe('retention rules', () => {
     const old = { ...rec, completedAt: undefined, updatedAt: new Date(t - 2 * H).toISOString() }
     expect(isResultExpired(old, t, policy)).toBe(true)
     // Only completed jobs with a result expire this way.
-    expect(isResultExpired({ ...rec, status: 'failed', result: null }, t + 10 * H, policy)).toBe(false)
+    expect(isResultExpired({ ...rec, status: 'failed', result: null }, t + 10 * H, policy)).toBe(
+      false,
+    )
   })
 
   it('tells an id whose record may have expired (UUIDv7 older than JOB_RETENTION_S) from a recent or foreign one', () => {
@@ -49,9 +70,18 @@ describe('retention rules', () => {
 
   it('config: defaults, and refuses a result URL that would outlive its result or a record its result', () => {
     const c = loadConfig({ API_KEYS: KEY, RESULT_URL_SECRET: SECRET })
-    expect(c).toMatchObject({ resultUrlTtlS: 3600, resultRetentionS: 7200, resultExpiryMarginS: 300, jobRetentionS: 86_400 })
-    expect(() => loadConfig({ API_KEYS: KEY, RESULT_URL_SECRET: SECRET, RESULT_RETENTION_S: '3700' })).toThrow(/RESULT_RETENTION_S/)
-    expect(() => loadConfig({ API_KEYS: KEY, RESULT_URL_SECRET: SECRET, JOB_RETENTION_S: '3600' })).toThrow(/JOB_RETENTION_S/)
+    expect(c).toMatchObject({
+      resultUrlTtlS: 3600,
+      resultRetentionS: 7200,
+      resultExpiryMarginS: 300,
+      jobRetentionS: 86_400,
+    })
+    expect(() =>
+      loadConfig({ API_KEYS: KEY, RESULT_URL_SECRET: SECRET, RESULT_RETENTION_S: '3700' }),
+    ).toThrow(/RESULT_RETENTION_S/)
+    expect(() =>
+      loadConfig({ API_KEYS: KEY, RESULT_URL_SECRET: SECRET, JOB_RETENTION_S: '3600' }),
+    ).toThrow(/JOB_RETENTION_S/)
   })
 })
 
@@ -64,7 +94,11 @@ describe('polling and cancelling expired jobs (HTTP)', () => {
     dir = await mkdtemp(join(tmpdir(), 'tailor-retention-'))
     jobs = await openFileJobStore(dir)
     app = createApp({
-      config: loadConfig({ API_KEYS: KEY, RESULT_URL_SECRET: SECRET, PUBLIC_BASE_URL: 'http://tailor.test' }),
+      config: loadConfig({
+        API_KEYS: KEY,
+        RESULT_URL_SECRET: SECRET,
+        PUBLIC_BASE_URL: 'http://tailor.test',
+      }),
       logger: createLogger('silent'),
       jobs,
       results: { size: async () => null, open: async () => Promise.reject(new Error('unused')) },
@@ -84,12 +118,17 @@ describe('polling and cancelling expired jobs (HTTP)', () => {
       const r = await app.request(path, { headers })
       expect(r.status).toBe(200)
       expect(await r.json()).toMatchObject({
-        job_id: id, status: 'failed', result_url: null,
+        job_id: id,
+        status: 'failed',
+        result_url: null,
         error: { error_code: 'job_expired', message: expect.stringMatching(/retention/) },
         created_at: new Date(createdMs).toISOString(),
       })
     }
-    const c = await app.request(`/v1/video/remove-background/job/${id}/cancel`, { method: 'POST', headers })
+    const c = await app.request(`/v1/video/remove-background/job/${id}/cancel`, {
+      method: 'POST',
+      headers,
+    })
     expect(c.status).toBe(409)
     expect(await c.json()).toMatchObject({ error_code: 'job_finished' })
   })
@@ -107,23 +146,53 @@ describe('polling and cancelling expired jobs (HTTP)', () => {
     const stale = completed(new Date(Date.now() - 56 * 60_000).toISOString())
     await jobs.create(fresh)
     await jobs.create(stale)
-    const a = await (await app.request(`/v1/video/remove-background/job/${fresh.id}`, { headers })).json()
-    expect(a).toMatchObject({ status: 'completed', result_url: expect.stringMatching(/^http:\/\/tailor\.test\/results\//) })
+    const a = await (
+      await app.request(`/v1/video/remove-background/job/${fresh.id}`, { headers })
+    ).json()
+    expect(a).toMatchObject({
+      status: 'completed',
+      result_url: expect.stringMatching(/^http:\/\/tailor\.test\/results\//),
+    })
     const r = await app.request(`/v1/video/remove-background/job/${stale.id}`, { headers })
     expect(r.status).toBe(200)
     expect(await r.json()).toMatchObject({
-      job_id: stale.id, status: 'failed', progress: 1, result_url: null,
-      error: { error_code: 'job_expired', message: expect.stringMatching(/result has expired/) }, created_at: stale.createdAt,
+      job_id: stale.id,
+      status: 'failed',
+      progress: 1,
+      result_url: null,
+      error: { error_code: 'job_expired', message: expect.stringMatching(/result has expired/) },
+      created_at: stale.createdAt,
     })
-    expect((await app.request(`/v1/video/remove-background/job/${stale.id}/cancel`, { method: 'POST', headers })).status).toBe(409)
+    expect(
+      (
+        await app.request(`/v1/video/remove-background/job/${stale.id}/cancel`, {
+          method: 'POST',
+          headers,
+        })
+      ).status,
+    ).toBe(409)
   })
 
   it('the completed event records completedAt, which the window counts from', async () => {
     const id = newJobId()
     const now = new Date().toISOString()
-    await jobs.create({ ...completed(now), id, status: 'running', result: null, completedAt: undefined })
-    await createJobEventHandler(jobs, createLogger('silent'))({
-      type: 'completed', jobId: id, resultKey: `remove-background/${id}.mp4`, contentType: 'video/mp4', bytes: 3, frames: 1,
+    await jobs.create({
+      ...completed(now),
+      id,
+      status: 'running',
+      result: null,
+      completedAt: undefined,
+    })
+    await createJobEventHandler(
+      jobs,
+      createLogger('silent'),
+    )({
+      type: 'completed',
+      jobId: id,
+      resultKey: `remove-background/${id}.mp4`,
+      contentType: 'video/mp4',
+      bytes: 3,
+      frames: 1,
     })
     const rec = await jobs.get(id)
     expect(Date.now() - Date.parse(rec!.completedAt!)).toBeLessThan(60_000)

@@ -22,7 +22,8 @@ export interface RetentionPolicy {
 
 export const EXPIRED_MESSAGE = {
   result: 'The job completed, but its result has expired and was deleted; submit the job again.',
-  record: 'The job is older than the job retention time and its record was deleted; submit the job again.',
+  record:
+    'The job is older than the job retention time and its record was deleted; submit the job again.',
 } as const
 
 /** When the job completed (ms); `completedAt` is recorded since retention exists, `updatedAt` before. */

@@ -3,7 +3,16 @@
  * the workers. Both edges call it (HTTP routes, the internal gRPC API), so a job means the same
  * whichever way it came in.
  */
-import { AppError, jobEnvelope, newJobId, type JobSubmission, type RemoveBackgroundBody, type RemoveBackgroundParams, type TryOnBody, type TryOnParams } from '@tailor/proto'
+import {
+  AppError,
+  jobEnvelope,
+  newJobId,
+  type JobSubmission,
+  type RemoveBackgroundBody,
+  type RemoveBackgroundParams,
+  type TryOnBody,
+  type TryOnParams,
+} from '@tailor/proto'
 import type { Principal } from '../access/access-control.ts'
 import type { JobSlots } from '../access/job-slots.ts'
 import { RateLimitError } from '../access/rate-limit-error.ts'
@@ -22,7 +31,10 @@ export const JOB_CAP_RETRY_AFTER_S = 5
 
 export type { JobSubmission } from '@tailor/proto'
 export type TryOnSubmission = { kind: 'try-on'; params: TryOnParams }
-export type RemoveBackgroundSubmission = { kind: 'remove-background'; params: RemoveBackgroundParams }
+export type RemoveBackgroundSubmission = {
+  kind: 'remove-background'
+  params: RemoveBackgroundParams
+}
 
 export const tryOnSubmission = (body: TryOnBody): TryOnSubmission => ({
   kind: 'try-on',
@@ -36,9 +48,15 @@ export const tryOnSubmission = (body: TryOnBody): TryOnSubmission => ({
   },
 })
 
-export const removeBackgroundSubmission = (body: RemoveBackgroundBody): RemoveBackgroundSubmission => ({
+export const removeBackgroundSubmission = (
+  body: RemoveBackgroundBody,
+): RemoveBackgroundSubmission => ({
   kind: 'remove-background',
-  params: { video_url: body.video_url, background_color: body.background_color, output_format: body.output_format },
+  params: {
+    video_url: body.video_url,
+    background_color: body.background_color,
+    output_format: body.output_format,
+  },
 })
 
 export interface SubmitOptions {
@@ -54,17 +72,31 @@ export interface SubmitOptions {
  * Creates the pending record and publishes the job. When publishing fails the record is marked
  * failed (service_unavailable) and the publisher's error is rethrown.
  */
-export async function submitJob(deps: SubmitJobDeps, job: JobSubmission, o: SubmitOptions = {}): Promise<JobRecord> {
+export async function submitJob(
+  deps: SubmitJobDeps,
+  job: JobSubmission,
+  o: SubmitOptions = {},
+): Promise<JobRecord> {
   const now = new Date().toISOString()
   const rec: JobRecord = {
-    id: o.id ?? newJobId(), ...copyOf(job), status: 'pending', progress: 0,
-    result: null, error: null, attempts: 0, createdAt: now, updatedAt: now,
+    id: o.id ?? newJobId(),
+    ...copyOf(job),
+    status: 'pending',
+    progress: 0,
+    result: null,
+    error: null,
+    attempts: 0,
+    createdAt: now,
+    updatedAt: now,
     ...(o.webhook ? { webhook: o.webhook } : {}),
     ...(o.owner ? { ownerKeyId: o.owner.keyId } : {}),
   }
   const owner = o.owner
   if (owner !== undefined && owner.creditsRemaining !== null && owner.creditsRemaining <= 0) {
-    throw new AppError('insufficient_api_credits', 'This API key has no credits left (GET /v1/credits); a job is charged one credit when it completes. Ask the operator for more.')
+    throw new AppError(
+      'insufficient_api_credits',
+      'This API key has no credits left (GET /v1/credits); a job is charged one credit when it completes. Ask the operator for more.',
+    )
   }
   if (owner !== undefined && deps.slots !== undefined) {
     // The slot is given back when the record becomes final (access/release-slots-on-final.ts).
@@ -90,7 +122,12 @@ export async function submitJob(deps: SubmitJobDeps, job: JobSubmission, o: Subm
   } catch (err) {
     // The store may be down too (NATS outage): the publisher's error is the one the client needs.
     await deps.jobs
-      .update(rec.id, (r) => ({ ...r, status: 'failed', error: { code: 'service_unavailable', message: 'The job could not be queued.' }, updatedAt: new Date().toISOString() }))
+      .update(rec.id, (r) => ({
+        ...r,
+        status: 'failed',
+        error: { code: 'service_unavailable', message: 'The job could not be queued.' },
+        updatedAt: new Date().toISOString(),
+      }))
       .catch(() => null)
     throw err
   }
@@ -98,4 +135,6 @@ export async function submitJob(deps: SubmitJobDeps, job: JobSubmission, o: Subm
 }
 
 const copyOf = (job: JobSubmission): JobSubmission =>
-  job.kind === 'try-on' ? { kind: 'try-on', params: { ...job.params } } : { kind: 'remove-background', params: { ...job.params } }
+  job.kind === 'try-on'
+    ? { kind: 'try-on', params: { ...job.params } }
+    : { kind: 'remove-background', params: { ...job.params } }

@@ -41,20 +41,41 @@ export type TryOnAnswer = { jobId: string; replayed: boolean } & (
  * HTTP route and the gRPC API. Completed within the wait: its signed result URL; failed: its
  * error; still running (or not waited for): accepted, to poll.
  */
-export async function tryOnAndWait(deps: TryOnAndWaitDeps, body: TryOnBody, o: TryOnAndWaitOptions): Promise<TryOnAnswer> {
-  await checkUploadRefs(deps.uploads, { person_image_url: body.person_image_url, garment_image_url: body.garment_image_url }, o.callerKeyId)
+export async function tryOnAndWait(
+  deps: TryOnAndWaitDeps,
+  body: TryOnBody,
+  o: TryOnAndWaitOptions,
+): Promise<TryOnAnswer> {
+  await checkUploadRefs(
+    deps.uploads,
+    { person_image_url: body.person_image_url, garment_image_url: body.garment_image_url },
+    o.callerKeyId,
+  )
   const job = tryOnSubmission(body)
   const { job: rec, replayed } = await o.submit(job)
-  o.log.info({ job_id: rec.id, wait: body.wait_for_result, garmentMode: job.params.garment_mode, replayed }, 'try-on job accepted')
+  o.log.info(
+    { job_id: rec.id, wait: body.wait_for_result, garmentMode: job.params.garment_mode, replayed },
+    'try-on job accepted',
+  )
   const accepted = { jobId: rec.id, replayed }
   if (!body.wait_for_result) return { ...accepted, status: 'accepted' }
   const done = await waitForFinal(deps.jobs, rec.id, o.waitTimeoutMs, o.signal)
   if (done?.status === 'completed' && done.result !== null) {
-    const url = resultUrl(o.baseUrl, deps.config.resultUrlSecret, done.result.key, Math.floor(Date.now() / 1000), deps.config.resultUrlTtlS)
+    const url = resultUrl(
+      o.baseUrl,
+      deps.config.resultUrlSecret,
+      done.result.key,
+      Math.floor(Date.now() / 1000),
+      deps.config.resultUrlTtlS,
+    )
     return { ...accepted, status: 'completed', resultUrl: url }
   }
   if (done?.status === 'failed' && done.error !== null) {
-    return { ...accepted, status: 'failed', error: new AppError(done.error.code, done.error.message) }
+    return {
+      ...accepted,
+      status: 'failed',
+      error: new AppError(done.error.code, done.error.message),
+    }
   }
   return { ...accepted, status: 'accepted' }
 }

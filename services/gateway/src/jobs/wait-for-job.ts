@@ -8,7 +8,12 @@ export const WAIT_POLL_MS = 100
  * Use case: wait for a job to end (try-on with wait_for_result). Polls the record until it is
  * final, `timeoutMs` passes or `signal` aborts (the client went away); returns the last record read.
  */
-export async function waitForFinal(jobs: Pick<JobStore, 'get'>, id: string, timeoutMs: number, signal: AbortSignal): Promise<JobRecord | null> {
+export async function waitForFinal(
+  jobs: Pick<JobStore, 'get'>,
+  id: string,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<JobRecord | null> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const rec = await jobs.get(id)

@@ -6,7 +6,12 @@
 import type { JobKind, JobStatusDocument } from '@tailor/proto'
 import { isFinal } from './job-store.ts'
 import type { JobWatcher } from './job-watch.ts'
-import { documentFor, expiredStatusDocument, getJobStatus, type JobStatusDeps } from './job-status.ts'
+import {
+  documentFor,
+  expiredStatusDocument,
+  getJobStatus,
+  type JobStatusDeps,
+} from './job-status.ts'
 import type { JobScope } from './load-job.ts'
 
 export interface WatchJobDeps extends JobStatusDeps {
@@ -20,13 +25,20 @@ export interface JobUpdate {
 }
 
 /** What a watcher reports a change of (a record rewritten with the same values is not one). */
-const changeKey = (d: JobStatusDocument): string => JSON.stringify([d.status, d.progress, d.error?.error_code ?? null, d.result_url !== null])
+const changeKey = (d: JobStatusDocument): string =>
+  JSON.stringify([d.status, d.progress, d.error?.error_code ?? null, d.result_url !== null])
 
 /**
  * Throws not_found (before yielding anything) for an unknown job or one outside `scope`. Ends when
  * the job is final, when `signal` aborts (the client went away), or when the record is deleted.
  */
-export async function* watchJob(deps: WatchJobDeps, id: string, scope: JobScope, baseUrl: string, signal: AbortSignal): AsyncGenerator<JobUpdate> {
+export async function* watchJob(
+  deps: WatchJobDeps,
+  id: string,
+  scope: JobScope,
+  baseUrl: string,
+  signal: AbortSignal,
+): AsyncGenerator<JobUpdate> {
   const first = await getJobStatus(deps, id, scope, baseUrl)
   yield { kind: first.kind, document: first.document }
   if (first.record === null || isFinal(first.document.status)) return

@@ -15,7 +15,8 @@ export const INVALID_API_KEY_MESSAGE = 'Invalid API key in the X-API-KEY header.
  * an upload). Status polls and cancels do not, so a client can follow several jobs at once; they
  * still carry the RateLimit-* headers.
  */
-export const countsAgainstRate = (method: string, path: string): boolean => method === 'POST' && !path.endsWith('/cancel')
+export const countsAgainstRate = (method: string, path: string): boolean =>
+  method === 'POST' && !path.endsWith('/cancel')
 
 /**
  * X-API-KEY check (header names are case-insensitive in HTTP) through the AccessControl port, then
@@ -27,22 +28,34 @@ export const countsAgainstRate = (method: string, path: string): boolean => meth
  */
 export function apiKeyAuth(
   access: AccessControl,
-  o: { rate?: boolean; throttle?: { throttle: AuthFailureThrottle; address: (c: Context) => string | undefined } } = {},
+  o: {
+    rate?: boolean
+    throttle?: { throttle: AuthFailureThrottle; address: (c: Context) => string | undefined }
+  } = {},
 ): MiddlewareHandler<{ Variables: PrincipalVariables }> {
   return async (c, next) => {
     const key = c.req.header('x-api-key')
     if (key === undefined || key.length === 0) {
       throw new AppError('invalid_auth_token', MISSING_API_KEY_MESSAGE)
     }
-    const principal = o.throttle === undefined ? await access.authenticate(key) : await authenticateFrom(access, o.throttle.throttle, o.throttle.address(c), key)
+    const principal =
+      o.throttle === undefined
+        ? await access.authenticate(key)
+        : await authenticateFrom(access, o.throttle.throttle, o.throttle.address(c), key)
     if (principal === null) throw new AppError('invalid_auth_token', INVALID_API_KEY_MESSAGE)
     c.set('principal', principal)
     if (o.rate !== false) {
-      const d = countsAgainstRate(c.req.method, c.req.path) ? await access.takeRequest(principal) : access.peekRequest?.(principal)
+      const d = countsAgainstRate(c.req.method, c.req.path)
+        ? await access.takeRequest(principal)
+        : access.peekRequest?.(principal)
       if (d !== undefined) {
         for (const [k, v] of Object.entries(rateLimitHeaders(d))) c.header(k, v)
         if (!d.allowed) {
-          throw new RateLimitError(`Rate limit of ${d.limit} requests per second exceeded for this API key; retry in ${d.retryAfterS} s.`, d.retryAfterS, d)
+          throw new RateLimitError(
+            `Rate limit of ${d.limit} requests per second exceeded for this API key; retry in ${d.retryAfterS} s.`,
+            d.retryAfterS,
+            d,
+          )
         }
       }
     }

@@ -23,11 +23,16 @@ const tooLarge = (): HTTPException => new HTTPException(413, { message: 'Payload
  * the 413 goes out at once and the rest is read and dropped (up to `drain`) so the client can
  * finish sending and read it.
  */
-export function bodyLimitByHeaders(maxSize: number, drain: DrainLimits = DEFAULT_DRAIN): MiddlewareHandler {
+export function bodyLimitByHeaders(
+  maxSize: number,
+  drain: DrainLimits = DEFAULT_DRAIN,
+): MiddlewareHandler {
   return (c, next) => {
     if (c.req.header('transfer-encoding') === undefined) {
       const length = c.req.header('content-length')
-      if (length !== undefined ? Number.parseInt(length, 10) <= maxSize : isHttp1(c.env)) return next()
+      if (length !== undefined ? Number.parseInt(length, 10) <= maxSize : isHttp1(c.env)) {
+        return next()
+      }
       if (length !== undefined && /^\s*\d+\s*$/.test(length)) throw tooLarge()
     }
     return countBody(c, next, maxSize, drain)
@@ -35,7 +40,12 @@ export function bodyLimitByHeaders(maxSize: number, drain: DrainLimits = DEFAULT
 }
 
 /** Reads the body counting its bytes; within the limit it becomes the request's body again. */
-async function countBody(c: Context, next: Next, maxSize: number, drain: DrainLimits): Promise<void> {
+async function countBody(
+  c: Context,
+  next: Next,
+  maxSize: number,
+  drain: DrainLimits,
+): Promise<void> {
   const body = c.req.raw.body
   if (body === null) return next()
   const reader = body.getReader()
@@ -56,11 +66,16 @@ async function countBody(c: Context, next: Next, maxSize: number, drain: DrainLi
 }
 
 /** Reads and drops the rest of a body, up to `drain.maxBytes` and while it keeps arriving; then closes it. */
-async function discard(reader: ReadableStreamDefaultReader<Uint8Array>, drain: DrainLimits): Promise<void> {
+async function discard(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  drain: DrainLimits,
+): Promise<void> {
   let bytes = 0
   for (;;) {
     let timer: NodeJS.Timeout | undefined
-    const idle = new Promise<'idle'>((resolve) => (timer = setTimeout(() => resolve('idle'), drain.idleMs)))
+    const idle = new Promise<'idle'>(
+      (resolve) => (timer = setTimeout(() => resolve('idle'), drain.idleMs)),
+    )
     const r = await Promise.race([reader.read(), idle]).finally(() => clearTimeout(timer))
     if (r === 'idle' || r.done) break
     bytes += r.value.length
@@ -70,4 +85,5 @@ async function discard(reader: ReadableStreamDefaultReader<Uint8Array>, drain: D
 }
 
 /** An HTTP/1.x request served by @hono/node-server (its bindings carry the IncomingMessage). */
-const isHttp1 = (env: unknown): boolean => (env as { incoming?: IncomingMessage } | undefined)?.incoming?.httpVersionMajor === 1
+const isHttp1 = (env: unknown): boolean =>
+  (env as { incoming?: IncomingMessage } | undefined)?.incoming?.httpVersionMajor === 1

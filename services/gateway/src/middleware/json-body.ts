@@ -15,8 +15,15 @@ const UTF8 = new TextDecoder()
  */
 function cacheBodyFromSocket(c: Context): void {
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming
-  if (incoming === undefined || incoming.readableDidRead || c.req.header('content-length') === undefined || c.req.header('transfer-encoding') !== undefined) return
-  // hono keeps the body read's promise in bodyCache (its type says the value).
+  if (
+    incoming === undefined ||
+    incoming.readableDidRead ||
+    c.req.header('content-length') === undefined ||
+    c.req.header('transfer-encoding') !== undefined
+  ) {
+    return
+    // hono keeps the body read's promise in bodyCache (its type says the value).
+  }
   ;(c.req.bodyCache as { text?: Promise<string> }).text = new Promise<string>((resolve, reject) => {
     const chunks: Buffer[] = []
     incoming.on('data', (d: Buffer) => chunks.push(d))
@@ -47,7 +54,11 @@ export function jsonObjectBody(): MiddlewareHandler {
       if (c.req.bodyCache.text === undefined) cacheBodyFromSocket(c)
       body = await c.req.json() // cached by hono: the validator reads the same parse
     } catch (err) {
-      throw new AppError('invalid_request_body', 'The request body is not valid JSON: send a JSON object.', { cause: err })
+      throw new AppError(
+        'invalid_request_body',
+        'The request body is not valid JSON: send a JSON object.',
+        { cause: err },
+      )
     }
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw new AppError('invalid_request_body', 'The request body must be a JSON object.')

@@ -25,10 +25,19 @@ import {
 } from '@tailor/proto'
 import { INVALID_API_KEY_MESSAGE } from '../middleware/api-key.ts'
 import { ERROR_CODE_DOCS } from './error-codes.ts'
-import { CreditsSchema, HealthSchema, ReadinessSchema, SampleListSchema, UploadResultSchema } from './response-schemas.ts'
+import {
+  CreditsSchema,
+  HealthSchema,
+  ReadinessSchema,
+  SampleListSchema,
+  UploadResultSchema,
+} from './response-schemas.ts'
 
 /** A JSON value of the document (objects are plain records). */
-export type OpenApiDocument = Record<string, unknown> & { openapi: '3.1.0'; paths: Record<string, Record<string, Operation>> }
+export type OpenApiDocument = Record<string, unknown> & {
+  openapi: '3.1.0'
+  paths: Record<string, Record<string, Operation>>
+}
 type Json = Record<string, unknown>
 interface Operation extends Json {
   operationId: string
@@ -42,10 +51,17 @@ const SCHEMA_REF = '#/components/schemas/'
 const ref = (name: string): Json => ({ $ref: `${SCHEMA_REF}${name}` })
 
 /** JSON Schema of one registry, cleaned for embedding (no $schema/$id, no safe-integer noise). */
-function schemasOf(entries: Record<string, z.ZodType>, io: 'input' | 'output'): Record<string, Json> {
+function schemasOf(
+  entries: Record<string, z.ZodType>,
+  io: 'input' | 'output',
+): Record<string, Json> {
   const registry = z.registry<{ id: string }>()
   for (const [id, schema] of Object.entries(entries)) registry.add(schema, { id })
-  const out = z.toJSONSchema(registry, { io, uri: (id) => `${SCHEMA_REF}${id}`, unrepresentable: 'any' }).schemas
+  const out = z.toJSONSchema(registry, {
+    io,
+    uri: (id) => `${SCHEMA_REF}${id}`,
+    unrepresentable: 'any',
+  }).schemas
   return Object.fromEntries(Object.entries(out).map(([id, s]) => [id, clean(s) as Json]))
 }
 
@@ -55,52 +71,103 @@ function clean(v: unknown): unknown {
   const o: Json = {}
   for (const [k, x] of Object.entries(v)) {
     if (k === '$schema' || k === '$id') continue
-    if ((k === 'maximum' && x === Number.MAX_SAFE_INTEGER) || (k === 'minimum' && x === Number.MIN_SAFE_INTEGER)) continue
+    if (
+      (k === 'maximum' && x === Number.MAX_SAFE_INTEGER) ||
+      (k === 'minimum' && x === Number.MIN_SAFE_INTEGER)
+    ) {
+      continue
+    }
     if (k === 'additionalProperties' && x === false) continue // answers may gain fields; clients must ignore unknown ones
     o[k] = clean(x)
   }
   return o
 }
 
-const json = (schema: Json, example?: unknown): Json => ({ 'application/json': { schema, ...(example === undefined ? {} : { example }) } })
+const json = (schema: Json, example?: unknown): Json => ({
+  'application/json': { schema, ...(example === undefined ? {} : { example }) },
+})
 
 /** Error answers for `codes`, one response per HTTP status, each listing its possible codes. */
 function errors(...codes: ErrorCode[]): Record<string, Json> {
   const byStatus = new Map<number, ErrorCode[]>()
-  for (const code of codes) byStatus.set(HTTP_STATUS[code], [...(byStatus.get(HTTP_STATUS[code]) ?? []), code])
+  for (const code of codes) {
+    byStatus.set(HTTP_STATUS[code], [...(byStatus.get(HTTP_STATUS[code]) ?? []), code])
+  }
   const out: Record<string, Json> = {}
   for (const [status, list] of [...byStatus].sort(([a], [b]) => a - b)) {
     const example = ERROR_EXAMPLES[list[0]!]
     out[String(status)] = {
       description: `${STATUS_TEXT[status] ?? 'Error'}: ${list.map((c) => `\`${c}\``).join(', ')}.`,
-      ...(status === 429 ? { headers: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } } : {}),
+      ...(status === 429
+        ? { headers: { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } }
+        : {}),
       content: json(
         { allOf: [ref('Error'), { type: 'object', properties: { error_code: { enum: list } } }] },
-        example === undefined ? undefined : { error: example, error_code: list[0], request_id: '5f0e8c1a-3b7d-4c2e-9a61-0d4f2b8e7c35' },
+        example === undefined
+          ? undefined
+          : {
+              error: example,
+              error_code: list[0],
+              request_id: '5f0e8c1a-3b7d-4c2e-9a61-0d4f2b8e7c35',
+            },
       ),
     }
   }
   return out
 }
 const STATUS_TEXT: Record<number, string> = {
-  400: 'Bad request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not found', 409: 'Conflict', 410: 'Gone',
-  413: 'Too large', 416: 'Range not satisfiable', 422: 'Unprocessable', 429: 'Too many requests', 500: 'Internal error',
-  503: 'Unavailable', 504: 'Timed out', 507: 'Insufficient storage',
+  400: 'Bad request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not found',
+  409: 'Conflict',
+  410: 'Gone',
+  413: 'Too large',
+  416: 'Range not satisfiable',
+  422: 'Unprocessable',
+  429: 'Too many requests',
+  500: 'Internal error',
+  503: 'Unavailable',
+  504: 'Timed out',
+  507: 'Insufficient storage',
 }
 /** Real sentences of the service, shown as examples for the first code of an error response. */
 const ERROR_EXAMPLES: Partial<Record<ErrorCode, string>> = {
   invalid_auth_token: INVALID_API_KEY_MESSAGE,
-  missing_parameter: 'Missing required parameter video_url: give the http or https URL of the video to process.',
-  job_finished: 'Job … has already finished (completed); only pending or running jobs can be cancelled.',
+  missing_parameter:
+    'Missing required parameter video_url: give the http or https URL of the video to process.',
+  job_finished:
+    'Job … has already finished (completed); only pending or running jobs can be cancelled.',
 }
 
 /** Codes any authenticated /v1 call may answer. */
-const AUTH_ERRORS: ErrorCode[] = ['invalid_auth_token', 'too_many_auth_failures', 'rate_limit_exceeded', 'unexpected_error', 'service_unavailable']
-const BODY_ERRORS: ErrorCode[] = ['invalid_request_body', 'missing_parameter', 'invalid_parameter', 'unsupported_content_type']
+const AUTH_ERRORS: ErrorCode[] = [
+  'invalid_auth_token',
+  'too_many_auth_failures',
+  'rate_limit_exceeded',
+  'unexpected_error',
+  'service_unavailable',
+]
+const BODY_ERRORS: ErrorCode[] = [
+  'invalid_request_body',
+  'missing_parameter',
+  'invalid_parameter',
+  'unsupported_content_type',
+]
 /** Codes a finished try-on job can carry (a synchronous try-on answers them as its own error). */
 const TRY_ON_JOB_ERRORS: ErrorCode[] = [
-  'input_fetch_failed', 'file_size_too_large', 'malformed_image', 'unsupported_image_format', 'resolution_too_high',
-  'resolution_too_low', 'no_person_detected', 'no_garment_detected', 'unsupported_pose', 'job_cancelled', 'request_timeout', 'worker_crashed',
+  'input_fetch_failed',
+  'file_size_too_large',
+  'malformed_image',
+  'unsupported_image_format',
+  'resolution_too_high',
+  'resolution_too_low',
+  'no_person_detected',
+  'no_garment_detected',
+  'unsupported_pose',
+  'job_cancelled',
+  'request_timeout',
+  'worker_crashed',
 ]
 
 const jobIdParam: Json = {
@@ -122,10 +189,18 @@ const idempotencyKeyParam: Json = {
   schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
 }
 const replayedHeader: Json = {
-  'Idempotent-Replayed': { description: '`true` when this is the stored answer of an earlier request with the same `Idempotency-Key`.', schema: { type: 'string', const: 'true' } },
+  'Idempotent-Replayed': {
+    description:
+      '`true` when this is the stored answer of an earlier request with the same `Idempotency-Key`.',
+    schema: { type: 'string', const: 'true' },
+  },
 }
 const deprecationHeader: Json = {
-  Deprecation: { description: 'Sent when the request used `garment_mode` (deprecated): RFC 9745 form `@<unix seconds>`.', schema: { type: 'string', example: '@1735689600' } },
+  Deprecation: {
+    description:
+      'Sent when the request used `garment_mode` (deprecated): RFC 9745 form `@<unix seconds>`.',
+    schema: { type: 'string', example: '@1735689600' },
+  },
 }
 const IDEMPOTENCY_ERRORS: ErrorCode[] = ['idempotency_key_reused', 'idempotency_key_in_use']
 
@@ -149,7 +224,12 @@ function withRateLimitHeaders(responses: Record<string, Json>): Record<string, J
   )
 }
 
-function jobOperations(kind: 'try-on' | 'remove-background', base: string, label: string, tag: string): Record<string, Record<string, Operation>> {
+function jobOperations(
+  kind: 'try-on' | 'remove-background',
+  base: string,
+  label: string,
+  tag: string,
+): Record<string, Record<string, Operation>> {
   const id = kind === 'try-on' ? 'TryOn' : 'RemoveBackground'
   return {
     [`${base}/job/{job_id}`]: {
@@ -163,7 +243,10 @@ function jobOperations(kind: 'try-on' | 'remove-background', base: string, label
         tags: [tag],
         parameters: [jobIdParam],
         responses: {
-          '200': { description: 'The status document (also for failed jobs).', content: json(ref('JobStatus')) },
+          '200': {
+            description: 'The status document (also for failed jobs).',
+            content: json(ref('JobStatus')),
+          },
           ...errors('not_found', ...AUTH_ERRORS),
         },
       }),
@@ -172,7 +255,8 @@ function jobOperations(kind: 'try-on' | 'remove-background', base: string, label
       post: secured({
         operationId: `cancel${id}Job`,
         summary: `Cancel a ${label} job`,
-        description: 'Stops a pending or running job within about a second; it becomes `failed` with `job_cancelled`.',
+        description:
+          'Stops a pending or running job within about a second; it becomes `failed` with `job_cancelled`.',
         tags: [tag],
         parameters: [jobIdParam],
         responses: {
@@ -191,7 +275,10 @@ export interface OpenApiOptions {
 
 /** Builds the document (pure; the app builds it once). */
 export function buildOpenApiDocument(o: OpenApiOptions = {}): OpenApiDocument {
-  const requestSchemas = schemasOf({ TryOnRequest: TryOnBody, RemoveBackgroundRequest: RemoveBackgroundBody }, 'input')
+  const requestSchemas = schemasOf(
+    { TryOnRequest: TryOnBody, RemoveBackgroundRequest: RemoveBackgroundBody },
+    'input',
+  )
   const responseSchemas = schemasOf(
     {
       ErrorCode: ErrorCodeSchema,
@@ -208,7 +295,12 @@ export function buildOpenApiDocument(o: OpenApiOptions = {}): OpenApiDocument {
     },
     'output',
   )
-  const schemas: Record<string, Json> = { ...requestSchemas, TryOnForm: tryOnFormSchema(requestSchemas.TryOnRequest!), ...responseSchemas, ErrorCode: errorCodeSchema() }
+  const schemas: Record<string, Json> = {
+    ...requestSchemas,
+    TryOnForm: tryOnFormSchema(requestSchemas.TryOnRequest!),
+    ...responseSchemas,
+    ErrorCode: errorCodeSchema(),
+  }
   for (const [name, s] of Object.entries(schemas)) describeSchema(name, s)
 
   const doc = {
@@ -225,12 +317,21 @@ export function buildOpenApiDocument(o: OpenApiOptions = {}): OpenApiDocument {
         '- Local files reach the service through `POST /v1/uploads`, whose `tailor://uploads/<id>` URL is accepted wherever an input URL is.\n' +
         '- Every error answers `{error, error_code}` (plus `request_id`, also sent as the `X-Request-Id` header); the codes are listed under the `ErrorCode` schema.',
     },
-    servers: [{ url: o.publicBaseUrl ?? '/', description: o.publicBaseUrl ? 'PUBLIC_BASE_URL' : 'This server' }],
+    servers: [
+      {
+        url: o.publicBaseUrl ?? '/',
+        description: o.publicBaseUrl ? 'PUBLIC_BASE_URL' : 'This server',
+      },
+    ],
     tags: [
-      { name: 'try-on', description: 'Virtual try-on (Beta): dress the person in a photo with a garment from a product photo.' },
+      {
+        name: 'try-on',
+        description:
+          'Virtual try-on (Beta): dress the person in a photo with a garment from a product photo.',
+      },
       { name: 'video', description: 'Video background removal.' },
       { name: 'uploads', description: 'Local files as inputs.' },
-      { name: 'account', description: 'The calling API key\'s credit budget.' },
+      { name: 'account', description: "The calling API key's credit budget." },
       { name: 'results', description: 'Signed, time-limited result downloads.' },
       { name: 'operations', description: 'Health and the API description itself.' },
       { name: 'playground', description: 'The browser playground served at `/`.' },
@@ -243,7 +344,7 @@ export function buildOpenApiDocument(o: OpenApiOptions = {}): OpenApiDocument {
           summary: 'Try a garment on a person (Beta)',
           description:
             'With `wait_for_result` "true" (the default) the request waits for the job up to `TRYON_WAIT_TIMEOUT_MS`: ' +
-            'completed → 200 `{result_url, job_id}`; failed → the job\'s error with its HTTP status (e.g. 422 `no_person_detected`); ' +
+            "completed → 200 `{result_url, job_id}`; failed → the job's error with its HTTP status (e.g. 422 `no_person_detected`); " +
             'still running → 202 `{job_id}`. With "false" it answers 202 `{job_id}` at once. The result is a JPEG at the person photo\'s size.',
           tags: ['try-on'],
           parameters: [idempotencyKeyParam],
@@ -258,13 +359,35 @@ export function buildOpenApiDocument(o: OpenApiOptions = {}): OpenApiDocument {
                 garment_image_url: 'https://example.com/garment.jpg',
                 wait_for_result: 'false',
               }),
-              'multipart/form-data': { schema: ref('TryOnForm'), encoding: { person_image: { contentType: 'image/*' }, garment_image: { contentType: 'image/*' } } },
+              'multipart/form-data': {
+                schema: ref('TryOnForm'),
+                encoding: {
+                  person_image: { contentType: 'image/*' },
+                  garment_image: { contentType: 'image/*' },
+                },
+              },
             },
           },
           responses: {
-            '200': { description: 'Finished within the wait.', headers: { ...replayedHeader, ...deprecationHeader }, content: json(ref('TryOnResult')) },
-            '202': { description: 'Accepted (or still running at the end of the wait): poll the job.', headers: { ...replayedHeader, ...deprecationHeader }, content: json(ref('JobAccepted')) },
-            ...errors(...BODY_ERRORS, 'insufficient_api_credits', ...IDEMPOTENCY_ERRORS, ...AUTH_ERRORS, ...TRY_ON_JOB_ERRORS, 'upload_quota_exceeded', 'storage_full'),
+            '200': {
+              description: 'Finished within the wait.',
+              headers: { ...replayedHeader, ...deprecationHeader },
+              content: json(ref('TryOnResult')),
+            },
+            '202': {
+              description: 'Accepted (or still running at the end of the wait): poll the job.',
+              headers: { ...replayedHeader, ...deprecationHeader },
+              content: json(ref('JobAccepted')),
+            },
+            ...errors(
+              ...BODY_ERRORS,
+              'insufficient_api_credits',
+              ...IDEMPOTENCY_ERRORS,
+              ...AUTH_ERRORS,
+              ...TRY_ON_JOB_ERRORS,
+              'upload_quota_exceeded',
+              'storage_full',
+            ),
           },
         }),
       },
@@ -287,12 +410,26 @@ export function buildOpenApiDocument(o: OpenApiOptions = {}): OpenApiDocument {
             }),
           },
           responses: {
-            '202': { description: 'Accepted: poll the job.', headers: replayedHeader, content: json(ref('JobAccepted')) },
-            ...errors(...BODY_ERRORS, 'insufficient_api_credits', ...IDEMPOTENCY_ERRORS, ...AUTH_ERRORS),
+            '202': {
+              description: 'Accepted: poll the job.',
+              headers: replayedHeader,
+              content: json(ref('JobAccepted')),
+            },
+            ...errors(
+              ...BODY_ERRORS,
+              'insufficient_api_credits',
+              ...IDEMPOTENCY_ERRORS,
+              ...AUTH_ERRORS,
+            ),
           },
         }),
       },
-      ...jobOperations('remove-background', '/v1/video/remove-background', 'video background removal', 'video'),
+      ...jobOperations(
+        'remove-background',
+        '/v1/video/remove-background',
+        'video background removal',
+        'video',
+      ),
       '/v1/credits': {
         get: secured({
           operationId: 'getCredits',
@@ -303,7 +440,10 @@ export function buildOpenApiDocument(o: OpenApiOptions = {}): OpenApiDocument {
             'A key without a budget (and a key configured by environment) answers `{"credits_remaining": null, "unlimited": true}`.',
           tags: ['account'],
           responses: {
-            '200': { description: 'The balance.', content: json(ref('Credits'), { credits_remaining: 42, unlimited: false }) },
+            '200': {
+              description: 'The balance.',
+              content: json(ref('Credits'), { credits_remaining: 42, unlimited: false }),
+            },
             ...errors(...AUTH_ERRORS),
           },
         }),
@@ -319,14 +459,22 @@ export function buildOpenApiDocument(o: OpenApiOptions = {}): OpenApiDocument {
           requestBody: {
             required: true,
             content: Object.fromEntries(
-              [...UPLOAD_CONTENT_TYPES.image, ...UPLOAD_CONTENT_TYPES.video].map(
-                (t) => [t, { schema: { type: 'string', contentMediaType: t } }],
-              ),
+              [...UPLOAD_CONTENT_TYPES.image, ...UPLOAD_CONTENT_TYPES.video].map((t) => [
+                t,
+                { schema: { type: 'string', contentMediaType: t } },
+              ]),
             ),
           },
           responses: {
             '201': { description: 'Stored.', content: json(ref('UploadResult')) },
-            ...errors('invalid_request_body', 'unsupported_content_type', 'file_size_too_large', 'upload_quota_exceeded', 'storage_full', ...AUTH_ERRORS),
+            ...errors(
+              'invalid_request_body',
+              'unsupported_content_type',
+              'file_size_too_large',
+              'upload_quota_exceeded',
+              'storage_full',
+              ...AUTH_ERRORS,
+            ),
           },
         }),
       },
@@ -341,24 +489,63 @@ export function buildOpenApiDocument(o: OpenApiOptions = {}): OpenApiDocument {
               '(`RESULT_URL_TTL_S`). `Range` requests are served (players can seek).',
             tags: ['results'],
             parameters: [
-              { name: 'kind', in: 'path', required: true, schema: { type: 'string', enum: ['try-on', 'remove-background'] } },
-              { name: 'file', in: 'path', required: true, description: '`<job_id>.<extension>`', schema: { type: 'string' } },
-              { name: 'expires', in: 'query', required: true, description: 'Unix seconds after which the URL is refused.', schema: { type: 'string', pattern: '^[0-9]{1,12}$' } },
-              { name: 'sig', in: 'query', required: true, description: 'HMAC-SHA256 signature (base64url).', schema: { type: 'string' } },
-              { name: 'Range', in: 'header', required: false, description: 'One `bytes=start-end` range.', schema: { type: 'string', example: 'bytes=0-1023' } },
+              {
+                name: 'kind',
+                in: 'path',
+                required: true,
+                schema: { type: 'string', enum: ['try-on', 'remove-background'] },
+              },
+              {
+                name: 'file',
+                in: 'path',
+                required: true,
+                description: '`<job_id>.<extension>`',
+                schema: { type: 'string' },
+              },
+              {
+                name: 'expires',
+                in: 'query',
+                required: true,
+                description: 'Unix seconds after which the URL is refused.',
+                schema: { type: 'string', pattern: '^[0-9]{1,12}$' },
+              },
+              {
+                name: 'sig',
+                in: 'query',
+                required: true,
+                description: 'HMAC-SHA256 signature (base64url).',
+                schema: { type: 'string' },
+              },
+              {
+                name: 'Range',
+                in: 'header',
+                required: false,
+                description: 'One `bytes=start-end` range.',
+                schema: { type: 'string', example: 'bytes=0-1023' },
+              },
             ],
             responses: {
               '200': {
                 description: 'The whole result.',
-                headers: { 'Accept-Ranges': { schema: { type: 'string', const: 'bytes' } }, 'Content-Length': { schema: { type: 'integer' } } },
+                headers: {
+                  'Accept-Ranges': { schema: { type: 'string', const: 'bytes' } },
+                  'Content-Length': { schema: { type: 'integer' } },
+                },
                 content: resultMedia(),
               },
               '206': {
                 description: 'The requested range.',
-                headers: { 'Content-Range': { schema: { type: 'string', example: 'bytes 0-1023/52133' } } },
+                headers: {
+                  'Content-Range': { schema: { type: 'string', example: 'bytes 0-1023/52133' } },
+                },
                 content: resultMedia(),
               },
-              ...errors('invalid_signature', 'result_url_expired', 'not_found', 'range_not_satisfiable'),
+              ...errors(
+                'invalid_signature',
+                'result_url_expired',
+                'not_found',
+                'range_not_satisfiable',
+              ),
             },
           } satisfies Operation,
         ]),
@@ -371,7 +558,10 @@ export function buildOpenApiDocument(o: OpenApiOptions = {}): OpenApiDocument {
           tags: ['operations'],
           responses: {
             '200': { description: 'Up.', content: json(ref('Health')) },
-            '503': { description: 'Not able to serve (e.g. the queue is unreachable).', content: json(ref('Health')) },
+            '503': {
+              description: 'Not able to serve (e.g. the queue is unreachable).',
+              content: json(ref('Health')),
+            },
           },
         },
       },
@@ -379,7 +569,8 @@ export function buildOpenApiDocument(o: OpenApiOptions = {}): OpenApiDocument {
         get: {
           operationId: 'readiness',
           summary: 'Readiness',
-          description: 'Ready to take work: the queue is connected and the job store answers (Kubernetes readiness probe).',
+          description:
+            'Ready to take work: the queue is connected and the job store answers (Kubernetes readiness probe).',
           tags: ['operations'],
           responses: {
             '200': { description: 'Ready.', content: json(ref('Readiness')) },
@@ -391,10 +582,14 @@ export function buildOpenApiDocument(o: OpenApiOptions = {}): OpenApiDocument {
         get: {
           operationId: 'metrics',
           summary: 'Prometheus metrics',
-          description: 'Request counts and latencies, job counts and durations, in the Prometheus text format.',
+          description:
+            'Request counts and latencies, job counts and durations, in the Prometheus text format.',
           tags: ['operations'],
           responses: {
-            '200': { description: 'The metrics.', content: { 'text/plain': { schema: { type: 'string' } } } },
+            '200': {
+              description: 'The metrics.',
+              content: { 'text/plain': { schema: { type: 'string' } } },
+            },
             ...errors('not_found'),
           },
         },
@@ -404,7 +599,12 @@ export function buildOpenApiDocument(o: OpenApiOptions = {}): OpenApiDocument {
           operationId: 'openApiDocument',
           summary: 'This document',
           tags: ['operations'],
-          responses: { '200': { description: 'OpenAPI 3.1.', content: { 'application/json': { schema: { type: 'object' } } } } },
+          responses: {
+            '200': {
+              description: 'OpenAPI 3.1.',
+              content: { 'application/json': { schema: { type: 'object' } } },
+            },
+          },
         },
       },
       '/docs': {
@@ -419,11 +619,15 @@ export function buildOpenApiDocument(o: OpenApiOptions = {}): OpenApiDocument {
         get: {
           operationId: 'playground',
           summary: 'Browser playground',
-          description: 'A page to try the API with a key: try-on and video background removal, on samples, URLs or local files.',
+          description:
+            'A page to try the API with a key: try-on and video background removal, on samples, URLs or local files.',
           tags: ['playground'],
           responses: {
             '200': { description: 'The playground page.', content: html() },
-            '503': { description: 'The playground bundle is not built (`pnpm build:playground`).', content: html() },
+            '503': {
+              description: 'The playground bundle is not built (`pnpm build:playground`).',
+              content: html(),
+            },
           },
         },
       },
@@ -432,44 +636,99 @@ export function buildOpenApiDocument(o: OpenApiOptions = {}): OpenApiDocument {
           operationId: 'playgroundAsset',
           summary: 'Playground script and style sheet',
           tags: ['playground'],
-          parameters: [{ name: 'asset', in: 'path', required: true, schema: { type: 'string', enum: ['playground.js', 'playground.css'] } }],
+          parameters: [
+            {
+              name: 'asset',
+              in: 'path',
+              required: true,
+              schema: { type: 'string', enum: ['playground.js', 'playground.css'] },
+            },
+          ],
           responses: {
-            '200': { description: 'The asset.', content: { 'text/javascript': { schema: { type: 'string' } }, 'text/css': { schema: { type: 'string' } } } },
+            '200': {
+              description: 'The asset.',
+              content: {
+                'text/javascript': { schema: { type: 'string' } },
+                'text/css': { schema: { type: 'string' } },
+              },
+            },
             ...errors('not_found'),
           },
         },
       },
       '/playground/samples': {
-        get: secured({
-          operationId: 'listSamples',
-          summary: 'Sample media offered by the playground',
-          description: 'Files of `PLAYGROUND_SAMPLES_DIR`, when the operator sets it; nothing is served otherwise.',
-          tags: ['playground'],
-          responses: { '200': { description: 'The samples.', content: json(ref('SampleList')) }, ...errors('invalid_auth_token', 'unexpected_error') },
-        }, { rateLimited: false }),
+        get: secured(
+          {
+            operationId: 'listSamples',
+            summary: 'Sample media offered by the playground',
+            description:
+              'Files of `PLAYGROUND_SAMPLES_DIR`, when the operator sets it; nothing is served otherwise.',
+            tags: ['playground'],
+            responses: {
+              '200': { description: 'The samples.', content: json(ref('SampleList')) },
+              ...errors('invalid_auth_token', 'unexpected_error'),
+            },
+          },
+          { rateLimited: false },
+        ),
       },
       '/playground/samples/{name}': {
-        get: secured({
-          operationId: 'getSample',
-          summary: 'One sample file',
-          tags: ['playground'],
-          parameters: [{ name: 'name', in: 'path', required: true, description: 'A name from the sample list.', schema: { type: 'string' } }],
-          responses: {
-            '200': { description: 'The file.', content: { 'image/*': { schema: { type: 'string', contentMediaType: 'image/*' } }, 'video/*': { schema: { type: 'string', contentMediaType: 'video/*' } } } },
-            ...errors('not_found', 'invalid_auth_token', 'unexpected_error'),
+        get: secured(
+          {
+            operationId: 'getSample',
+            summary: 'One sample file',
+            tags: ['playground'],
+            parameters: [
+              {
+                name: 'name',
+                in: 'path',
+                required: true,
+                description: 'A name from the sample list.',
+                schema: { type: 'string' },
+              },
+            ],
+            responses: {
+              '200': {
+                description: 'The file.',
+                content: {
+                  'image/*': { schema: { type: 'string', contentMediaType: 'image/*' } },
+                  'video/*': { schema: { type: 'string', contentMediaType: 'video/*' } },
+                },
+              },
+              ...errors('not_found', 'invalid_auth_token', 'unexpected_error'),
+            },
           },
-        }, { rateLimited: false }),
+          { rateLimited: false },
+        ),
       },
     },
     components: {
       securitySchemes: {
-        ApiKey: { type: 'apiKey', in: 'header', name: API_KEY_HEADER, description: 'An API key of this service (the header name is case-insensitive).' },
+        ApiKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: API_KEY_HEADER,
+          description: 'An API key of this service (the header name is case-insensitive).',
+        },
       },
       headers: {
-        'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
-        'RateLimit-Limit': { description: 'Requests per second this API key may make (requests that create work count: POSTs of jobs and uploads).', schema: { type: 'integer', minimum: 0 } },
-        'RateLimit-Remaining': { description: 'Requests left in the current budget.', schema: { type: 'integer', minimum: 0 } },
-        'RateLimit-Reset': { description: 'Seconds until the budget is full again.', schema: { type: 'integer', minimum: 0 } },
+        'Retry-After': {
+          description: 'Seconds to wait before retrying.',
+          schema: { type: 'integer', minimum: 0 },
+        },
+        'RateLimit-Limit': {
+          description:
+            'Requests per second this API key may make (requests that create work count: POSTs of jobs and uploads).',
+          schema: { type: 'integer', minimum: 0 },
+        },
+        'RateLimit-Remaining': {
+          description: 'Requests left in the current budget.',
+          schema: { type: 'integer', minimum: 0 },
+        },
+        'RateLimit-Reset': {
+          description: 'Seconds until the budget is full again.',
+          schema: { type: 'integer', minimum: 0 },
+        },
       },
       schemas,
     },
@@ -482,7 +741,11 @@ function errorCodeSchema(): Json {
   return {
     type: 'string',
     enum: [...ERROR_CODES],
-    oneOf: ERROR_CODES.map((code) => ({ const: code, description: ERROR_CODE_DOCS[code] ?? code, 'x-http-status': HTTP_STATUS[code] })),
+    oneOf: ERROR_CODES.map((code) => ({
+      const: code,
+      description: ERROR_CODE_DOCS[code] ?? code,
+      'x-http-status': HTTP_STATUS[code],
+    })),
   }
 }
 
@@ -490,45 +753,56 @@ function errorCodeSchema(): Json {
 function tryOnFormSchema(tryOn: Json): Json {
   const props = structuredClone(tryOn.properties as Record<string, Json>)
   const file = { type: 'string', contentMediaType: 'image/*' }
-  return { type: 'object', properties: { ...props, person_image: file, garment_image: { ...file } } }
+  return {
+    type: 'object',
+    properties: { ...props, person_image: file, garment_image: { ...file } },
+  }
 }
 
 /** Adds SCHEMA_DOCS / FIELD_DOCS descriptions (the shared zod schemas carry none). */
 function describeSchema(name: string, s: Json): void {
-  if (SCHEMA_DOCS[name] !== undefined && s.description === undefined) s.description = SCHEMA_DOCS[name]
+  if (SCHEMA_DOCS[name] !== undefined && s.description === undefined) {
+    s.description = SCHEMA_DOCS[name]
+  }
   const props = s.properties as Record<string, Json> | undefined
   for (const [field, d] of Object.entries(FIELD_DOCS[name] ?? {})) {
     const p = props?.[field]
     if (p !== undefined && p.description === undefined) p.description = d
   }
-  if (name === 'TryOnRequest' && props?.garment_mode !== undefined) props.garment_mode.deprecated = true
+  if (name === 'TryOnRequest' && props?.garment_mode !== undefined) {
+    props.garment_mode.deprecated = true
+  }
 }
 
 const SCHEMA_DOCS: Record<string, string> = {
-  TryOnRequest: 'Body of `POST /v1/try-on`. Booleans take the strings "true"/"false" (as specified) or JSON booleans. Unknown fields are ignored.',
+  TryOnRequest:
+    'Body of `POST /v1/try-on`. Booleans take the strings "true"/"false" (as specified) or JSON booleans. Unknown fields are ignored.',
   TryOnForm:
     'The same request as `multipart/form-data`: the fields as text parts; each image either as its URL field or as a file part ' +
     '(`person_image`, `garment_image`), not both. A missing image is `missing_parameter`.',
-  RemoveBackgroundRequest: 'Body of `POST /v1/video/remove-background`. Unknown fields are ignored.',
-  ErrorCode: 'Public error codes. `x-http-status` is the HTTP status an answer failing with the code carries.',
+  RemoveBackgroundRequest:
+    'Body of `POST /v1/video/remove-background`. Unknown fields are ignored.',
+  ErrorCode:
+    'Public error codes. `x-http-status` is the HTTP status an answer failing with the code carries.',
   Error: 'The body of every 4xx and 5xx answer.',
   JobAccepted: 'The job was accepted; poll its status.',
   TryOnResult: 'A try-on that finished within the wait.',
   JobStatus: "A job's status document.",
   CancelResult: 'The job was cancelled; polling it now answers `failed` with `job_cancelled`.',
   UploadResult: 'The upload is stored.',
-  Credits: 'The calling key\'s credit balance.',
+  Credits: "The calling key's credit balance.",
   Health: 'Liveness, with details of what runs (mode, connected workers…).',
   Readiness: 'Readiness, with what was checked.',
   SampleList: 'The sample media in `PLAYGROUND_SAMPLES_DIR` (empty lists when it is not set).',
 }
 
-const INPUT_URL = 'an http(s) URL (public addresses only) or `tailor://uploads/<id>` from `POST /v1/uploads`'
+const INPUT_URL =
+  'an http(s) URL (public addresses only) or `tailor://uploads/<id>` from `POST /v1/uploads`'
 const JOB_ID = 'Job id (a UUIDv7: time-ordered).'
 const WEBHOOK_URL =
   'http(s) URL called with a signed POST (Standard Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature`) when the job ' +
-  'completes or fails; retried with backoff until it answers 2xx. Signed with the API key\'s own `whsec_` secret (shown once by ' +
-  '`tailor keys create`, replaced by `tailor keys rotate-webhook-secret`); keys without one (from the environment) use the operator\'s ' +
+  "completes or fails; retried with backoff until it answers 2xx. Signed with the API key's own `whsec_` secret (shown once by " +
+  "`tailor keys create`, replaced by `tailor keys rotate-webhook-secret`); keys without one (from the environment) use the operator's " +
   '`WEBHOOK_SECRET`, and without that the field is refused (`invalid_parameter`).'
 
 /** Field descriptions by schema name; openapi-document.test.ts fails on a field left without one. */
@@ -536,26 +810,31 @@ const FIELD_DOCS: Record<string, Record<string, string>> = {
   TryOnRequest: {
     person_image_url: `Photo of the person: ${INPUT_URL}. JPEG, PNG, WebP, GIF, TIFF or AVIF.`,
     garment_image_url: `Product photo of the garment: ${INPUT_URL}.`,
-    garment_mode: 'Deprecated: overrides category detection (the answer then carries a `Deprecation` header).',
+    garment_mode:
+      'Deprecated: overrides category detection (the answer then carries a `Deprecation` header).',
     garment_photo_type:
       'What the garment photo shows: `flat-lay` (laid flat, ghost mannequin or cut out: the whole foreground is the garment), ' +
       '`model` (worn by a person: the garment is cut out of the person, without head, skin, shoes or other garments), ' +
       '`auto` (default: detected from the photo).',
-    preprocess_garment: '"true": remove the garment photo\'s background; "false": the photo is already cut out.',
+    preprocess_garment:
+      '"true": remove the garment photo\'s background; "false": the photo is already cut out.',
     remove_background: '"true": put the dressed person on white.',
     webhook_url: WEBHOOK_URL,
-    wait_for_result: '"true": wait up to `TRYON_WAIT_TIMEOUT_MS` (60 s) and answer the result; "false": answer 202 `{job_id}` at once.',
+    wait_for_result:
+      '"true": wait up to `TRYON_WAIT_TIMEOUT_MS` (60 s) and answer the result; "false": answer 202 `{job_id}` at once.',
   },
   TryOnForm: {
     person_image_url: `Photo of the person: ${INPUT_URL}; or send the file as the part \`person_image\`.`,
     garment_image_url: `Product photo of the garment: ${INPUT_URL}; or send the file as the part \`garment_image\`.`,
-    garment_mode: 'Deprecated: overrides category detection (the answer then carries a `Deprecation` header).',
+    garment_mode:
+      'Deprecated: overrides category detection (the answer then carries a `Deprecation` header).',
     garment_photo_type: '`auto`, `flat-lay` or `model`, as in the JSON body.',
     preprocess_garment: '"true" or "false", as in the JSON body.',
     remove_background: '"true" or "false", as in the JSON body.',
     webhook_url: WEBHOOK_URL,
     wait_for_result: '"true" or "false", as in the JSON body.',
-    person_image: 'The person photo as a file (JPEG, PNG, WebP, TIFF or AVIF; its type is read from its bytes when the part declares none), stored as an upload of the calling key.',
+    person_image:
+      'The person photo as a file (JPEG, PNG, WebP, TIFF or AVIF; its type is read from its bytes when the part declares none), stored as an upload of the calling key.',
     garment_image: 'The garment photo as a file, like `person_image`.',
   },
   RemoveBackgroundRequest: {
@@ -567,21 +846,27 @@ const FIELD_DOCS: Record<string, Record<string, string>> = {
   Error: {
     error: 'A sentence saying what was wrong and what is allowed.',
     error_code: 'What went wrong, as a stable code.',
-    request_id: 'The request id (also the `X-Request-Id` header): quote it when reporting a problem.',
+    request_id:
+      'The request id (also the `X-Request-Id` header): quote it when reporting a problem.',
     job_id: 'The job concerned (a synchronous try-on whose job failed).',
   },
   JobAccepted: { job_id: JOB_ID },
   TryOnResult: {
-    result_url: 'Signed URL of the JPEG result, valid for `RESULT_URL_TTL_S` (1 hour by default); no API key needed.',
+    result_url:
+      'Signed URL of the JPEG result, valid for `RESULT_URL_TTL_S` (1 hour by default); no API key needed.',
     job_id: JOB_ID,
   },
   JobStatus: {
     job_id: JOB_ID,
     status: '`pending` → `running` → `completed` or `failed`.',
-    progress: 'Fraction done, 0..1 (frames processed, for video), of the current attempt: when a job is retried (its worker died or a retryable error) `attempt` goes up and progress starts again from 0.',
-    attempt: 'Which delivery of the job is running or ran last: 0 while it waits for its first worker, 1 the first, 2 after one retry… A job is tried at most `MAX_DELIVER` times (default 3); a worker that dies is noticed within `ACK_WAIT_MS` (default 10 s).',
-    result_url: 'Only when completed: a signed URL of the result, freshly issued by each poll and valid 1 hour.',
-    error: 'Only when failed: `{message, error_code}` (e.g. `malformed_video`, `no_person_detected`, `job_cancelled`, `job_expired`).',
+    progress:
+      'Fraction done, 0..1 (frames processed, for video), of the current attempt: when a job is retried (its worker died or a retryable error) `attempt` goes up and progress starts again from 0.',
+    attempt:
+      'Which delivery of the job is running or ran last: 0 while it waits for its first worker, 1 the first, 2 after one retry… A job is tried at most `MAX_DELIVER` times (default 3); a worker that dies is noticed within `ACK_WAIT_MS` (default 10 s).',
+    result_url:
+      'Only when completed: a signed URL of the result, freshly issued by each poll and valid 1 hour.',
+    error:
+      'Only when failed: `{message, error_code}` (e.g. `malformed_video`, `no_person_detected`, `job_cancelled`, `job_expired`).',
     created_at: 'ISO 8601 time the job was accepted.',
     updated_at: 'ISO 8601 time of its last change.',
   },
@@ -592,7 +877,8 @@ const FIELD_DOCS: Record<string, Record<string, string>> = {
     expires_at: 'ISO 8601 time after which the upload is gone (1 hour).',
   },
   Credits: {
-    credits_remaining: 'Credits left (one is charged per completed job); null when the key has no budget.',
+    credits_remaining:
+      'Credits left (one is charged per completed job); null when the key has no budget.',
     unlimited: 'true when the key has no credit budget.',
   },
   Health: { status: '`ok`, or `unavailable` (503).' },
@@ -604,8 +890,17 @@ const FIELD_DOCS: Record<string, Record<string, string>> = {
 }
 
 function resultMedia(): Json {
-  const types = ['image/jpeg', 'video/mp4', 'video/webm', 'video/quicktime', 'video/x-matroska', 'image/gif']
-  return Object.fromEntries(types.map((t) => [t, { schema: { type: 'string', contentMediaType: t } }]))
+  const types = [
+    'image/jpeg',
+    'video/mp4',
+    'video/webm',
+    'video/quicktime',
+    'video/x-matroska',
+    'image/gif',
+  ]
+  return Object.fromEntries(
+    types.map((t) => [t, { schema: { type: 'string', contentMediaType: t } }]),
+  )
 }
 
 const html = (): Json => ({ 'text/html': { schema: { type: 'string' } } })

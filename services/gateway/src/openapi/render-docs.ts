@@ -5,7 +5,12 @@
 type Json = Record<string, unknown>
 
 const esc = (s: string): string =>
-  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;')
+  s
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;')
 
 /** The small Markdown subset the document's descriptions use: `code`, **bold**, [links](…), "- " lists, paragraphs. */
 export function markdown(text: string | undefined): string {
@@ -28,23 +33,37 @@ export function markdown(text: string | undefined): string {
 }
 
 const refName = (ref: string): string => ref.replace(/^#\/components\/schemas\//, '')
-const schemaLink = (name: string): string => `<a href="#schema-${esc(name)}"><code>${esc(name)}</code></a>`
+const schemaLink = (name: string): string =>
+  `<a href="#schema-${esc(name)}"><code>${esc(name)}</code></a>`
 
 /** A one-line type label for a schema: `string`, `array of X`, `Error`, `"a" | "b"`, … */
 export function typeLabel(s: Json | undefined): string {
   if (s === undefined) return 'any'
   if (typeof s.$ref === 'string') return schemaLink(refName(s.$ref))
   if (s.const !== undefined) return `<code>${esc(JSON.stringify(s.const))}</code>`
-  if (Array.isArray(s.enum) && s.oneOf === undefined) return s.enum.map((v) => `<code>${esc(JSON.stringify(v))}</code>`).join(' | ')
+  if (Array.isArray(s.enum) && s.oneOf === undefined) {
+    return s.enum.map((v) => `<code>${esc(JSON.stringify(v))}</code>`).join(' | ')
+  }
   const alts = (s.anyOf ?? s.oneOf ?? s.allOf) as Json[] | undefined
   if (Array.isArray(alts)) {
     const nonNull = alts.filter((a) => a.type !== 'null')
-    const labels = (s.allOf !== undefined ? [typeLabel(alts[0])] : nonNull.map(typeLabel)).join(' or ')
+    const labels = (s.allOf !== undefined ? [typeLabel(alts[0])] : nonNull.map(typeLabel)).join(
+      ' or ',
+    )
     return nonNull.length < alts.length ? `${labels} or <code>null</code>` : labels
   }
-  const type = Array.isArray(s.type) ? s.type.join(' or ') : typeof s.type === 'string' ? s.type : 'any'
+  const type = Array.isArray(s.type)
+    ? s.type.join(' or ')
+    : typeof s.type === 'string'
+      ? s.type
+      : 'any'
   if (type === 'array') return `array of ${typeLabel(s.items as Json | undefined)}`
-  const fmt = typeof s.format === 'string' ? ` (${esc(s.format)})` : typeof s.contentMediaType === 'string' ? ` (${esc(s.contentMediaType)} bytes)` : ''
+  const fmt =
+    typeof s.format === 'string'
+      ? ` (${esc(s.format)})`
+      : typeof s.contentMediaType === 'string'
+        ? ` (${esc(s.contentMediaType)} bytes)`
+        : ''
   return `${esc(type)}${fmt}`
 }
 
@@ -68,15 +87,26 @@ function schemaTable(s: Json | undefined): string {
     return `<p class="type">${typeLabel(s)}${c ? ` — ${c}` : ''}</p>${markdown(s.description as string | undefined)}`
   }
   const rows: string[] = []
-  const walk = (p: Record<string, Json>, required: string[], prefix: string, depth: number): void => {
+  const walk = (
+    p: Record<string, Json>,
+    required: string[],
+    prefix: string,
+    depth: number,
+  ): void => {
     for (const [name, f] of Object.entries(p)) {
-      const inner = ((f.anyOf as Json[] | undefined)?.find((a) => a.properties !== undefined) ?? f) as Json
+      const inner = ((f.anyOf as Json[] | undefined)?.find((a) => a.properties !== undefined) ??
+        f) as Json
       rows.push(
         `<tr><td><code>${esc(prefix + name)}</code>${required.includes(name) ? ' <span class="req">required</span>' : ''}</td>` +
           `<td>${typeLabel(f)}</td><td>${markdown(f.description as string | undefined)}${constraints(f) ? `<p class="c">${constraints(f)}</p>` : ''}</td></tr>`,
       )
       if (inner.properties !== undefined && depth < 3) {
-        walk(inner.properties as Record<string, Json>, (inner.required as string[] | undefined) ?? [], `${prefix}${name}.`, depth + 1)
+        walk(
+          inner.properties as Record<string, Json>,
+          (inner.required as string[] | undefined) ?? [],
+          `${prefix}${name}.`,
+          depth + 1,
+        )
       }
     }
   }
@@ -84,7 +114,11 @@ function schemaTable(s: Json | undefined): string {
   return `<table class="fields"><thead><tr><th>Field</th><th>Type</th><th>Description</th></tr></thead><tbody>${rows.join('')}</tbody></table>`
 }
 
-function mediaBlock(content: Json | undefined, schemas: Record<string, Json> = {}, inline = false): string {
+function mediaBlock(
+  content: Json | undefined,
+  schemas: Record<string, Json> = {},
+  inline = false,
+): string {
   if (content === undefined) return ''
   const entries = Object.entries(content as Record<string, Json>)
   const types = entries.map(([t]) => `<code>${esc(t)}</code>`).join(', ')
@@ -92,7 +126,10 @@ function mediaBlock(content: Json | undefined, schemas: Record<string, Json> = {
   if (first === undefined) return ''
   const [, media] = first
   const schema = media.schema as Json | undefined
-  const example = media.example === undefined ? '' : `<pre class="example">${esc(JSON.stringify(media.example, null, 2))}</pre>`
+  const example =
+    media.example === undefined
+      ? ''
+      : `<pre class="example">${esc(JSON.stringify(media.example, null, 2))}</pre>`
   const target = typeof schema?.$ref === 'string' ? schemas[refName(schema.$ref)] : undefined
   const body =
     schema?.$ref !== undefined
@@ -106,7 +143,9 @@ function mediaBlock(content: Json | undefined, schemas: Record<string, Json> = {
 /** `allOf: [Error, {error_code: enum}]` → "Error with error_code one of …". */
 function errorLabel(s: Json): string {
   const [base, narrow] = s.allOf as Json[]
-  const codes = ((narrow?.properties as Record<string, Json> | undefined)?.error_code?.enum as string[] | undefined) ?? []
+  const codes =
+    ((narrow?.properties as Record<string, Json> | undefined)?.error_code?.enum as
+      string[] | undefined) ?? []
   return `<p class="type">${typeLabel(base)} with <code>error_code</code> ${codes.map((c) => `<a href="#code-${esc(c)}"><code>${esc(c)}</code></a>`).join(', ')}</p>`
 }
 
@@ -115,7 +154,7 @@ function parametersTable(params: Json[]): string {
   const rows = params.map(
     (p) =>
       `<tr><td><code>${esc(String(p.name))}</code>${p.required === true ? ' <span class="req">required</span>' : ''}</td><td>${esc(String(p.in))}</td>` +
-        `<td>${typeLabel(p.schema as Json | undefined)}</td><td>${markdown(p.description as string | undefined)}</td></tr>`,
+      `<td>${typeLabel(p.schema as Json | undefined)}</td><td>${markdown(p.description as string | undefined)}</td></tr>`,
   )
   return `<h4>Parameters</h4><table class="fields"><thead><tr><th>Name</th><th>In</th><th>Type</th><th>Description</th></tr></thead><tbody>${rows.join('')}</tbody></table>`
 }
@@ -128,7 +167,9 @@ function responsesBlock(responses: Record<string, Json>): string {
       const isError = Number(status) >= 400 && JSON.stringify(r.content ?? {}).includes('"allOf"')
       return (
         `<div class="resp"><p><span class="status s${status[0]}">${esc(status)}</span> ${isError ? esc(String(r.description).split(':')[0]!) : markdown(r.description as string).replace(/^<p>|<\/p>$/g, '')}</p>` +
-        (headers.length > 0 ? `<p class="hdrs">Headers: ${headers.map((h) => `<code>${esc(h)}</code>`).join(', ')}</p>` : '') +
+        (headers.length > 0
+          ? `<p class="hdrs">Headers: ${headers.map((h) => `<code>${esc(h)}</code>`).join(', ')}</p>`
+          : '') +
         `${mediaBlock(r.content as Json | undefined)}</div>`
       )
     })
@@ -136,7 +177,11 @@ function responsesBlock(responses: Record<string, Json>): string {
 }
 
 const METHODS = ['get', 'head', 'post', 'put', 'patch', 'delete', 'options'] as const
-interface Op { method: string; path: string; op: Json }
+interface Op {
+  method: string
+  path: string
+  op: Json
+}
 
 /** The reference page for `doc`. */
 export function renderDocs(doc: Json): string {
@@ -150,9 +195,15 @@ export function renderDocs(doc: Json): string {
       if (op !== undefined) ops.push({ method, path, op })
     }
   }
-  const tagNames = [...new Set([...tags.map((t) => String(t.name)), ...ops.flatMap((o) => (o.op.tags as string[] | undefined) ?? ['other'])])]
+  const tagNames = [
+    ...new Set([
+      ...tags.map((t) => String(t.name)),
+      ...ops.flatMap((o) => (o.op.tags as string[] | undefined) ?? ['other']),
+    ]),
+  ]
   const opId = (o: Op): string => `op-${esc(String(o.op.operationId ?? `${o.method}-${o.path}`))}`
-  const byTag = (tag: string): Op[] => ops.filter((o) => ((o.op.tags as string[] | undefined) ?? ['other'])[0] === tag)
+  const byTag = (tag: string): Op[] =>
+    ops.filter((o) => ((o.op.tags as string[] | undefined) ?? ['other'])[0] === tag)
   const components = (doc.components ?? {}) as Json
   const schemes = (components.securitySchemes ?? {}) as Record<string, Json>
   const schemas = (components.schemas ?? {}) as Record<string, Json>
@@ -179,15 +230,21 @@ export function renderDocs(doc: Json): string {
         `<section class="tag"><h2 id="tag-${esc(tag)}">${esc(tag)}</h2>${markdown(t?.description as string | undefined)}` +
         list
           .map((o) => {
-            const secured = Array.isArray(o.op.security) ? (o.op.security as Json[]).length > 0 : Array.isArray(doc.security) && (doc.security as Json[]).length > 0
+            const secured = Array.isArray(o.op.security)
+              ? (o.op.security as Json[]).length > 0
+              : Array.isArray(doc.security) && (doc.security as Json[]).length > 0
             const body = o.op.requestBody as Json | undefined
             return (
               `<article class="op" id="${opId(o)}"><h3><span class="m ${o.method}">${o.method.toUpperCase()}</span> <code class="path">${esc(o.path)}</code></h3>` +
               `<p class="summary">${esc(String(o.op.summary ?? ''))}${o.op.deprecated === true ? ' <span class="dep">deprecated</span>' : ''}</p>` +
-              (secured ? `<p class="auth">Needs the <code>${esc(String(Object.values(schemes)[0]?.name ?? 'API key'))}</code> header.</p>` : '<p class="auth open">No API key.</p>') +
+              (secured
+                ? `<p class="auth">Needs the <code>${esc(String(Object.values(schemes)[0]?.name ?? 'API key'))}</code> header.</p>`
+                : '<p class="auth open">No API key.</p>') +
               markdown(o.op.description as string | undefined) +
               parametersTable((o.op.parameters as Json[] | undefined) ?? []) +
-              (body !== undefined ? `<h4>Request body${body.required === true ? '' : ' (optional)'}</h4>${mediaBlock(body.content as Json, schemas, true)}` : '') +
+              (body !== undefined
+                ? `<h4>Request body${body.required === true ? '' : ' (optional)'}</h4>${mediaBlock(body.content as Json, schemas, true)}`
+                : '') +
               `<h4>Responses</h4>${responsesBlock(o.op.responses as Record<string, Json>)}</article>`
             )
           })
@@ -199,13 +256,22 @@ export function renderDocs(doc: Json): string {
 
   const schemaSection = Object.entries(schemas)
     .filter(([name]) => name !== 'ErrorCode')
-    .map(([name, s]) => `<article class="schema" id="schema-${esc(name)}"><h3><code>${esc(name)}</code></h3>${markdown(s.description as string | undefined)}${schemaTable(s)}</article>`)
+    .map(
+      ([name, s]) =>
+        `<article class="schema" id="schema-${esc(name)}"><h3><code>${esc(name)}</code></h3>${markdown(s.description as string | undefined)}${schemaTable(s)}</article>`,
+    )
     .join('')
   const codeRows = codes
-    .map((c) => `<tr id="code-${esc(c.code)}"><td><code>${esc(c.code)}</code></td><td>${c.status}</td><td>${markdown(c.text)}</td></tr>`)
+    .map(
+      (c) =>
+        `<tr id="code-${esc(c.code)}"><td><code>${esc(c.code)}</code></td><td>${c.status}</td><td>${markdown(c.text)}</td></tr>`,
+    )
     .join('')
   const auth = Object.entries(schemes)
-    .map(([name, s]) => `<p><strong>${esc(name)}</strong>: ${esc(String(s.type))} in ${esc(String(s.in))} <code>${esc(String(s.name))}</code>. ${markdown(s.description as string | undefined).replace(/^<p>|<\/p>$/g, '')}</p>`)
+    .map(
+      ([name, s]) =>
+        `<p><strong>${esc(name)}</strong>: ${esc(String(s.type))} in ${esc(String(s.in))} <code>${esc(String(s.name))}</code>. ${markdown(s.description as string | undefined).replace(/^<p>|<\/p>$/g, '')}</p>`,
+    )
     .join('')
 
   const title = `${String(info.title)} ${String(info.version)}`

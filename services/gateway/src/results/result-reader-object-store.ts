@@ -12,7 +12,10 @@ export const RESULTS_BUCKET = 'results'
  * stream. With `ttlMs` (RESULT_RETENTION_S) the gateway owns the bucket's TTL: each result is
  * removed that long after it was stored, whoever created the bucket.
  */
-export async function openObjectStoreResultReader(nc: NatsConnection, opts: { ttlMs?: number } = {}): Promise<ResultReader> {
+export async function openObjectStoreResultReader(
+  nc: NatsConnection,
+  opts: { ttlMs?: number } = {},
+): Promise<ResultReader> {
   const os: ObjectStore = await new Objm(nc).create(RESULTS_BUCKET)
   if (opts.ttlMs) await ensureStreamMaxAge(nc, `OBJ_${RESULTS_BUCKET}`, opts.ttlMs)
   return {

@@ -23,7 +23,8 @@ async function fileAged(path: string, ageMs: number): Promise<void> {
   await utimes(path, t, t)
 }
 
-const tree = async (d: string): Promise<string[]> => (await readdir(d, { recursive: true })).map(String).sort()
+const tree = async (d: string): Promise<string[]> =>
+  (await readdir(d, { recursive: true })).map(String).sort()
 
 describe('embedded retention (real files in a data dir)', () => {
   it('results: files older than the retention go, newer ones stay; crash leftovers (.partial) go at start', async () => {
@@ -34,14 +35,20 @@ describe('embedded retention (real files in a data dir)', () => {
     await fileAged(join(dir, 'remove-background', 'new.mp4.partial'), 1_000)
     await fileAged(join(dir, 'try-on', 'old.jpg'), 2 * H + 1_000)
     const swept: string[] = []
-    const s = await startFileResultSweeper(dir, { retentionMs: 2 * H, intervalMs: 50, onSwept: (p) => swept.push(...p) })
+    const s = await startFileResultSweeper(dir, {
+      retentionMs: 2 * H,
+      intervalMs: 50,
+      onSwept: (p) => swept.push(...p),
+    })
     try {
       expect(await tree(dir)).toEqual(['remove-background', 'remove-background/new.mp4', 'try-on'])
       expect(swept).toHaveLength(3)
       // The periodic sweep catches a result once it ages past the retention.
       await fileAged(join(dir, 'try-on', 'later.jpg'), 2 * H + 1)
       const deadline = Date.now() + 5_000
-      while ((await tree(dir)).includes('try-on/later.jpg') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+      while ((await tree(dir)).includes('try-on/later.jpg') && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 20))
+      }
       expect(await tree(dir)).toEqual(['remove-background', 'remove-background/new.mp4', 'try-on'])
     } finally {
       s.stop()
@@ -52,15 +59,34 @@ describe('embedded retention (real files in a data dir)', () => {
   it('job records: hidden from get once past the retention, their files deleted by the sweep; temp files go at open', async () => {
     let now = Date.parse('2026-11-23T12:00:00.000Z')
     const rec = (id: string, updatedAt: number): JobRecord => ({
-      id, kind: 'try-on', status: 'completed', progress: 1, params: { person_image_url: 'https://example.com/p.jpg', garment_image_url: 'https://example.com/g.jpg', garment_mode: 'auto', garment_photo_type: 'auto', preprocess_garment: true, remove_background: false }, result: null, error: null, attempts: 1,
-      createdAt: new Date(updatedAt).toISOString(), updatedAt: new Date(updatedAt).toISOString(),
+      id,
+      kind: 'try-on',
+      status: 'completed',
+      progress: 1,
+      params: {
+        person_image_url: 'https://example.com/p.jpg',
+        garment_image_url: 'https://example.com/g.jpg',
+        garment_mode: 'auto',
+        garment_photo_type: 'auto',
+        preprocess_garment: true,
+        remove_background: false,
+      },
+      result: null,
+      error: null,
+      attempts: 1,
+      createdAt: new Date(updatedAt).toISOString(),
+      updatedAt: new Date(updatedAt).toISOString(),
     })
     const oldId = newJobId(now - 30 * H)
     const newId = newJobId(now - H)
     await writeFile(join(dir, `${oldId}.json`), JSON.stringify(rec(oldId, now - 25 * H)))
     await writeFile(join(dir, `${newId}.json`), JSON.stringify(rec(newId, now - H)))
     await writeFile(join(dir, `${newId}.json.tmp`), '{"half')
-    const store = await openFileJobStore(dir, { retentionMs: 24 * H, sweepIntervalMs: 60_000, now: () => now })
+    const store = await openFileJobStore(dir, {
+      retentionMs: 24 * H,
+      sweepIntervalMs: 60_000,
+      now: () => now,
+    })
     try {
       expect(await tree(dir)).toEqual([`${newId}.json`])
       expect(await store.get(oldId)).toBeNull()

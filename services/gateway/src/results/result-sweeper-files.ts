@@ -9,7 +9,12 @@ export const RESULT_SWEEP_INTERVAL_MS = 60_000
  * `nowMs`; `alsoRemove` names files to delete whatever their age. Returns the paths deleted.
  * Files that vanish meanwhile are fine (another sweep, a redelivered job replacing its result).
  */
-export async function sweepOldFiles(dir: string, maxAgeMs: number, nowMs: number, alsoRemove: (name: string) => boolean = () => false): Promise<string[]> {
+export async function sweepOldFiles(
+  dir: string,
+  maxAgeMs: number,
+  nowMs: number,
+  alsoRemove: (name: string) => boolean = () => false,
+): Promise<string[]> {
   const removed: string[] = []
   let entries
   try {

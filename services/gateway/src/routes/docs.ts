@@ -8,7 +8,8 @@ import { buildOpenApiDocument } from '../openapi/openapi-document.ts'
 import { renderDocs } from '../openapi/render-docs.ts'
 
 /** The page loads nothing from anywhere: inline styles only, no script. */
-const DOCS_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'"
+const DOCS_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'"
 
 export function docsRoutes(deps: Pick<GatewayDeps, 'config'>) {
   const doc = buildOpenApiDocument({ publicBaseUrl: deps.config.publicBaseUrl })
@@ -16,7 +17,15 @@ export function docsRoutes(deps: Pick<GatewayDeps, 'config'>) {
   const html = renderDocs(doc)
   return new Hono<AppEnv>()
     .get('/openapi.json', (c) =>
-      c.body(json, 200, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'public, max-age=300' }),
+      c.body(json, 200, {
+        'Content-Type': 'application/json; charset=utf-8',
+        'Cache-Control': 'public, max-age=300',
+      }),
     )
-    .get('/docs', (c) => c.html(html, 200, { 'Content-Security-Policy': DOCS_CSP, 'Cache-Control': 'public, max-age=300' }))
+    .get('/docs', (c) =>
+      c.html(html, 200, {
+        'Content-Security-Policy': DOCS_CSP,
+        'Cache-Control': 'public, max-age=300',
+      }),
+    )
 }

@@ -12,7 +12,11 @@ import type { JobScope } from '../jobs/load-job.ts'
 /** GET /job/{id} and POST /job/{id}/cancel for jobs of one kind; `label` names the kind in sentences. */
 export function jobRoutes(deps: GatewayDeps, kind: JobKind, label: string) {
   // Only the key that submitted a job sees or cancels it; another key's job is not found.
-  const scope = (c: Context<AppEnv>): JobScope => ({ kind, label, ownerKeyId: c.get('principal').keyId })
+  const scope = (c: Context<AppEnv>): JobScope => ({
+    kind,
+    label,
+    ownerKeyId: c.get('principal').keyId,
+  })
   return new Hono<AppEnv>()
     .get('/job/:id', async (c) => {
       const base = deps.config.publicBaseUrl ?? new URL(c.req.url).origin

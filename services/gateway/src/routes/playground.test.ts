@@ -59,16 +59,26 @@ describe('playground page and assets', () => {
     const page = await apps.built.request('/')
     expect(page.status).toBe(200)
     expect(page.headers.get('content-type')).toMatch(/^text\/html/)
-    expect(page.headers.get('content-security-policy')).toMatch(/script-src 'self';.*connect-src 'self'/)
+    expect(page.headers.get('content-security-policy')).toMatch(
+      /script-src 'self';.*connect-src 'self'/,
+    )
     expect(await page.text()).toContain('Tailor playground')
     const js = await apps.built.request('/playground/playground.js')
-    expect([js.status, js.headers.get('content-type'), await js.text()]).toEqual([200, 'text/javascript; charset=utf-8', 'console.log(1)'])
+    expect([js.status, js.headers.get('content-type'), await js.text()]).toEqual([
+      200,
+      'text/javascript; charset=utf-8',
+      'console.log(1)',
+    ])
     const css = await apps.built.request('/playground/playground.css')
     expect([css.status, css.headers.get('content-type')]).toEqual([200, 'text/css; charset=utf-8'])
   })
 
   it('serves nothing else from the build folder', async () => {
-    for (const p of ['/playground/index.html', '/playground/..%2Fsecret.jpg', '/playground/other.js']) {
+    for (const p of [
+      '/playground/index.html',
+      '/playground/..%2Fsecret.jpg',
+      '/playground/other.js',
+    ]) {
       const r = await apps.built.request(p)
       expect(r.status, p).toBe(404)
       expect(await r.json()).toMatchObject({ error_code: 'not_found' })
@@ -102,8 +112,20 @@ describe('playground samples', () => {
     expect(r.status).toBe(200)
     expect(r.headers.get('content-type')).toBe('image/jpeg')
     expect(Buffer.from(await r.arrayBuffer())).toEqual(JPEG)
-    expect((await apps.built.request('/playground/samples/clip.mp4', withKey)).headers.get('content-type')).toBe('video/mp4')
-    for (const name of ['link.jpg', 'notes.txt', '.hidden.jpg', 'nested.jpg', '..%2Fsecret.jpg', 'missing.jpg', '%2E%2E']) {
+    expect(
+      (await apps.built.request('/playground/samples/clip.mp4', withKey)).headers.get(
+        'content-type',
+      ),
+    ).toBe('video/mp4')
+    for (const name of [
+      'link.jpg',
+      'notes.txt',
+      '.hidden.jpg',
+      'nested.jpg',
+      '..%2Fsecret.jpg',
+      'missing.jpg',
+      '%2E%2E',
+    ]) {
       const res = await apps.built.request(`/playground/samples/${name}`, withKey)
       expect(res.status, name).toBe(404)
       expect(await res.json()).toMatchObject({ error_code: 'not_found' })
@@ -111,7 +133,10 @@ describe('playground samples', () => {
   })
 
   it('offers none when PLAYGROUND_SAMPLES_DIR is not set (the default)', async () => {
-    expect(await (await apps.bare.request('/playground/samples', withKey)).json()).toEqual({ images: [], videos: [] })
+    expect(await (await apps.bare.request('/playground/samples', withKey)).json()).toEqual({
+      images: [],
+      videos: [],
+    })
     expect((await apps.bare.request('/playground/samples/person_01.jpg', withKey)).status).toBe(404)
   })
 })

@@ -22,10 +22,22 @@ export interface PlaygroundOptions {
   logger: Logger
 }
 
-const ASSETS = { 'playground.js': 'text/javascript; charset=utf-8', 'playground.css': 'text/css; charset=utf-8' } as const
-const IMAGE_TYPES: Record<string, string> = { '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.png': 'image/png', '.webp': 'image/webp' }
+const ASSETS = {
+  'playground.js': 'text/javascript; charset=utf-8',
+  'playground.css': 'text/css; charset=utf-8',
+} as const
+const IMAGE_TYPES: Record<string, string> = {
+  '.jpg': 'image/jpeg',
+  '.jpeg': 'image/jpeg',
+  '.png': 'image/png',
+  '.webp': 'image/webp',
+}
 const VIDEO_TYPES: Record<string, string> = {
-  '.mp4': 'video/mp4', '.mov': 'video/quicktime', '.webm': 'video/webm', '.mkv': 'video/x-matroska', '.gif': 'image/gif',
+  '.mp4': 'video/mp4',
+  '.mov': 'video/quicktime',
+  '.webm': 'video/webm',
+  '.mkv': 'video/x-matroska',
+  '.gif': 'image/gif',
 }
 /** A sample name: one plain file name, no path, no hidden files. */
 const SAMPLE_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
@@ -56,7 +68,10 @@ export function playgroundRoutes(o: PlaygroundOptions) {
       o.logger.warn({ err, dir: o.samplesDir }, 'playground samples dir unreadable')
       return []
     })
-    const names = entries.filter((e) => e.isFile() && SAMPLE_NAME_RE.test(e.name)).map((e) => e.name).sort()
+    const names = entries
+      .filter((e) => e.isFile() && SAMPLE_NAME_RE.test(e.name))
+      .map((e) => e.name)
+      .sort()
     return {
       images: names.filter((n) => IMAGE_TYPES[extname(n).toLowerCase()] !== undefined),
       videos: names.filter((n) => VIDEO_TYPES[extname(n).toLowerCase()] !== undefined),
@@ -69,23 +84,37 @@ export function playgroundRoutes(o: PlaygroundOptions) {
       if (html === null) return c.html(NOT_BUILT, 503)
       return c.html(html, 200, { 'Content-Security-Policy': PAGE_CSP, 'Cache-Control': 'no-cache' })
     })
-    .get('/playground/samples', async (c) => c.json(await samples(), 200, { 'Cache-Control': 'no-store' }))
+    .get('/playground/samples', async (c) =>
+      c.json(await samples(), 200, { 'Cache-Control': 'no-store' }),
+    )
     .get('/playground/samples/:name', async (c) => {
       const name = c.req.param('name')
       const type = sampleType(name)
-      const notFound = new AppError('not_found', `No sample named ${JSON.stringify(name.slice(0, 80))}; GET /playground/samples lists them.`)
+      const notFound = new AppError(
+        'not_found',
+        `No sample named ${JSON.stringify(name.slice(0, 80))}; GET /playground/samples lists them.`,
+      )
       if (o.samplesDir === null || type === null || !SAMPLE_NAME_RE.test(name)) throw notFound
       const path = join(o.samplesDir, name)
       const st = await lstat(path).catch(() => null)
       if (st === null || !st.isFile()) throw notFound
       const stream = Readable.toWeb(createReadStream(path)) as ReadableStream
-      return c.body(stream, 200, { 'Content-Type': type, 'Content-Length': String(st.size), 'Cache-Control': 'private, max-age=300' })
+      return c.body(stream, 200, {
+        'Content-Type': type,
+        'Content-Length': String(st.size),
+        'Cache-Control': 'private, max-age=300',
+      })
     })
     .get('/playground/:asset', async (c) => {
       const asset = c.req.param('asset')
       if (!Object.hasOwn(ASSETS, asset)) throw new AppError('not_found', 'No such playground file.')
       const body = await readFile(join(o.dir, asset)).catch(() => null)
-      if (body === null) throw new AppError('not_found', 'The playground is not built: run pnpm build:playground.')
-      return c.body(body, 200, { 'Content-Type': ASSETS[asset as keyof typeof ASSETS], 'Cache-Control': 'no-cache' })
+      if (body === null) {
+        throw new AppError('not_found', 'The playground is not built: run pnpm build:playground.')
+      }
+      return c.body(body, 200, {
+        'Content-Type': ASSETS[asset as keyof typeof ASSETS],
+        'Cache-Control': 'no-cache',
+      })
     })
 }

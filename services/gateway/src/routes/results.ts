@@ -5,7 +5,10 @@ import type { AppEnv, GatewayDeps } from '../app.ts'
 import { verifyResultSignature } from '../signing.ts'
 
 /** Parses a single `bytes=` range against `size`; null = whole file; 'bad' = unsatisfiable. */
-export function parseRange(header: string | undefined, size: number): { start: number; end: number } | null | 'bad' {
+export function parseRange(
+  header: string | undefined,
+  size: number,
+): { start: number; end: number } | null | 'bad' {
   if (header === undefined) return null
   const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim())
   if (m === null) return null // multiple or unknown ranges: serve the whole file (allowed by RFC 9110)
@@ -34,11 +37,31 @@ export function resultRoutes(deps: GatewayDeps) {
       key = decodeURIComponent(c.req.path.replace(/^\/results\//, ''))
     } catch (err) {
       // Percent-escapes that are not UTF-8 (`/results/%A4%A2`): no URL we signed looks like that.
-      throw new AppError('invalid_signature', 'This result URL is not valid (bad or missing signature); use the result_url from the job status.', { cause: err })
+      throw new AppError(
+        'invalid_signature',
+        'This result URL is not valid (bad or missing signature); use the result_url from the job status.',
+        { cause: err },
+      )
     }
-    const check = verifyResultSignature(deps.config.resultUrlSecret, key, c.req.query('expires'), c.req.query('sig'), Math.floor(Date.now() / 1000))
-    if (check === 'expired') throw new AppError('result_url_expired', 'This result URL has expired; fetch the job status again for a fresh result_url.')
-    if (check === 'invalid') throw new AppError('invalid_signature', 'This result URL is not valid (bad or missing signature); use the result_url from the job status.')
+    const check = verifyResultSignature(
+      deps.config.resultUrlSecret,
+      key,
+      c.req.query('expires'),
+      c.req.query('sig'),
+      Math.floor(Date.now() / 1000),
+    )
+    if (check === 'expired') {
+      throw new AppError(
+        'result_url_expired',
+        'This result URL has expired; fetch the job status again for a fresh result_url.',
+      )
+    }
+    if (check === 'invalid') {
+      throw new AppError(
+        'invalid_signature',
+        'This result URL is not valid (bad or missing signature); use the result_url from the job status.',
+      )
+    }
     const size = await deps.results.size(key)
     if (size === null) throw new AppError('not_found', 'The result no longer exists.')
     const range = parseRange(c.req.header('range'), size)
@@ -49,12 +72,17 @@ export function resultRoutes(deps: GatewayDeps) {
     }
     if (range === 'bad') {
       c.header('Content-Range', `bytes */${size}`)
-      throw new AppError('range_not_satisfiable', `The requested range is outside the result (${size} bytes); ask for bytes=0-${size - 1} or a part of it.`)
+      throw new AppError(
+        'range_not_satisfiable',
+        `The requested range is outside the result (${size} bytes); ask for bytes=0-${size - 1} or a part of it.`,
+      )
     }
     const { start, end } = range ?? { start: 0, end: size - 1 }
     headers['Content-Length'] = String(end - start + 1)
     if (range !== null) headers['Content-Range'] = `bytes ${start}-${end}/${size}`
-    if (c.req.method === 'HEAD' || size === 0) return c.body(null, range === null ? 200 : 206, headers)
+    if (c.req.method === 'HEAD' || size === 0) {
+      return c.body(null, range === null ? 200 : 206, headers)
+    }
     const stream = await deps.results.open(key, start, end)
     return c.body(Readable.toWeb(stream) as ReadableStream, range === null ? 200 : 206, headers)
   })

@@ -11,21 +11,30 @@
  */
 import { createHash, randomUUID } from 'node:crypto'
 import type { Context } from 'hono'
-import { AppError, TryOnBody, tryOnBodyError, UPLOAD_CONTENT_TYPES, UPLOAD_TTL_MS, uploadUrl } from '@tailor/proto'
+import {
+  AppError,
+  TryOnBody,
+  tryOnBodyError,
+  UPLOAD_CONTENT_TYPES,
+  UPLOAD_TTL_MS,
+  uploadUrl,
+} from '@tailor/proto'
 import type { AppEnv, GatewayDeps } from '../app.ts'
 import { callerKeyId } from '../uploads/caller-key-id.ts'
 import { tooLargeUpload } from '../uploads/limit-stream.ts'
 import { putWithinQuota } from '../uploads/upload-quota.ts'
 
 const MULTIPART_RE = /^multipart\/form-data\s*(?:;|$)/i
-export const isMultipartForm = (contentType: string | undefined): boolean => MULTIPART_RE.test(contentType ?? '')
+export const isMultipartForm = (contentType: string | undefined): boolean =>
+  MULTIPART_RE.test(contentType ?? '')
 
 /** The file parts a try-on form may carry, and the URL field each stands for. */
 const FILE_PARTS = { person_image: 'person_image_url', garment_image: 'garment_image_url' } as const
 type FilePart = keyof typeof FILE_PARTS
 
 /** Largest multipart try-on body: both images at their limit plus the fields. */
-export const tryOnFormMaxBytes = (deps: Pick<GatewayDeps, 'config'>): number => 2 * deps.config.uploadMaxImageBytes + deps.config.maxBodyBytes
+export const tryOnFormMaxBytes = (deps: Pick<GatewayDeps, 'config'>): number =>
+  2 * deps.config.uploadMaxImageBytes + deps.config.maxBodyBytes
 
 /** The image type of a file part: its declared type when it is one we accept, else from its first bytes. */
 function imageType(declared: string, head: Uint8Array): string | null {
@@ -34,10 +43,16 @@ function imageType(declared: string, head: Uint8Array): string | null {
   const b = (i: number): number => head[i] ?? -1
   if (b(0) === 0xff && b(1) === 0xd8 && b(2) === 0xff) return 'image/jpeg'
   if (b(0) === 0x89 && b(1) === 0x50 && b(2) === 0x4e && b(3) === 0x47) return 'image/png'
-  const ascii = (from: number, to: number): string => String.fromCharCode(...head.subarray(from, to))
+  const ascii = (from: number, to: number): string =>
+    String.fromCharCode(...head.subarray(from, to))
   if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP') return 'image/webp'
   if (ascii(4, 12) === 'ftypavif') return 'image/avif'
-  if ((b(0) === 0x49 && b(1) === 0x49 && b(2) === 0x2a) || (b(0) === 0x4d && b(1) === 0x4d && b(3) === 0x2a)) return 'image/tiff'
+  if (
+    (b(0) === 0x49 && b(1) === 0x49 && b(2) === 0x2a) ||
+    (b(0) === 0x4d && b(1) === 0x4d && b(3) === 0x2a)
+  ) {
+    return 'image/tiff'
+  }
   return null
 }
 
@@ -58,27 +73,54 @@ export async function readTryOnForm(c: Context<AppEnv>, deps: GatewayDeps): Prom
     form = await c.req.formData()
   } catch (err) {
     if (err instanceof AppError) throw err
-    throw new AppError('invalid_request_body', 'The multipart/form-data body could not be read: send form fields (and the image files as parts person_image / garment_image) with a boundary.', { cause: err })
+    throw new AppError(
+      'invalid_request_body',
+      'The multipart/form-data body could not be read: send form fields (and the image files as parts person_image / garment_image) with a boundary.',
+      { cause: err },
+    )
   }
   const fields: Record<string, string> = {}
   const files = new Map<FilePart, { data: Uint8Array<ArrayBuffer>; type: string; sha256: string }>()
   for (const [name, value] of form.entries()) {
     if (typeof value === 'string') {
-      if (name in fields) throw new AppError('invalid_parameter', `The form field ${JSON.stringify(name)} is given more than once; give it once.`)
+      if (name in fields) {
+        throw new AppError(
+          'invalid_parameter',
+          `The form field ${JSON.stringify(name)} is given more than once; give it once.`,
+        )
+      }
       fields[name] = value
       continue
     }
     if (!(name in FILE_PARTS)) {
-      throw new AppError('invalid_parameter', `Unexpected file part ${JSON.stringify(name.slice(0, 80))}: image files go in the parts person_image and garment_image.`)
+      throw new AppError(
+        'invalid_parameter',
+        `Unexpected file part ${JSON.stringify(name.slice(0, 80))}: image files go in the parts person_image and garment_image.`,
+      )
     }
     const part = name as FilePart
-    if (files.has(part)) throw new AppError('invalid_parameter', `The file part ${part} is given more than once; give it once.`)
-    if (value.size > deps.config.uploadMaxImageBytes) throw tooLargeUpload(deps.config.uploadMaxImageBytes)
+    if (files.has(part)) {
+      throw new AppError(
+        'invalid_parameter',
+        `The file part ${part} is given more than once; give it once.`,
+      )
+    }
+    if (value.size > deps.config.uploadMaxImageBytes) {
+      throw tooLargeUpload(deps.config.uploadMaxImageBytes)
+    }
     const data = new Uint8Array(await value.arrayBuffer())
-    if (data.length === 0) throw new AppError('invalid_parameter', `The file part ${part} is empty: attach the image file.`)
+    if (data.length === 0) {
+      throw new AppError(
+        'invalid_parameter',
+        `The file part ${part} is empty: attach the image file.`,
+      )
+    }
     const type = imageType(value.type, data.subarray(0, 16))
     if (type === null) {
-      throw new AppError('unsupported_image_format', `The file part ${part} is not an image this service reads (${UPLOAD_CONTENT_TYPES.image.join(', ')}).`)
+      throw new AppError(
+        'unsupported_image_format',
+        `The file part ${part} is not an image this service reads (${UPLOAD_CONTENT_TYPES.image.join(', ')}).`,
+      )
     }
     files.set(part, { data, type, sha256: createHash('sha256').update(data).digest('hex') })
   }
@@ -87,12 +129,19 @@ export async function readTryOnForm(c: Context<AppEnv>, deps: GatewayDeps): Prom
   const raw: Record<string, unknown> = { ...fields }
   for (const [part, urlField] of Object.entries(FILE_PARTS) as [FilePart, string][]) {
     if (!files.has(part)) continue
-    if (fields[urlField] !== undefined) throw new AppError('invalid_parameter', `Give either the file part ${part} or the field ${urlField}, not both.`)
+    if (fields[urlField] !== undefined) {
+      throw new AppError(
+        'invalid_parameter',
+        `Give either the file part ${part} or the field ${urlField}, not both.`,
+      )
+    }
     const id = randomUUID()
     ids.set(part, id)
     raw[urlField] = uploadUrl(id)
   }
-  const missing = (Object.entries(FILE_PARTS) as [FilePart, string][]).filter(([, urlField]) => raw[urlField] === undefined)
+  const missing = (Object.entries(FILE_PARTS) as [FilePart, string][]).filter(
+    ([, urlField]) => raw[urlField] === undefined,
+  )
   if (missing.length > 0) {
     throw new AppError(
       'missing_parameter',
@@ -101,7 +150,12 @@ export async function readTryOnForm(c: Context<AppEnv>, deps: GatewayDeps): Prom
   }
   const parsed = TryOnBody.safeParse(raw)
   if (!parsed.success) throw tryOnBodyError(raw, parsed.error)
-  if (files.size > 0 && deps.uploads === undefined) throw new AppError('service_unavailable', 'Uploads are not enabled on this gateway: give the images as URLs.')
+  if (files.size > 0 && deps.uploads === undefined) {
+    throw new AppError(
+      'service_unavailable',
+      'Uploads are not enabled on this gateway: give the images as URLs.',
+    )
+  }
   const owner = callerKeyId(c)
   for (const [part, f] of files) {
     const created = new Date()
@@ -109,11 +163,20 @@ export async function readTryOnForm(c: Context<AppEnv>, deps: GatewayDeps): Prom
     const meta = await putWithinQuota(
       deps.uploads!,
       { bytes: deps.config.uploadQuotaBytes, count: deps.config.uploadQuotaCount },
-      { id: ids.get(part)!, ownerKeyId: owner, contentType: f.type, createdAt: created.toISOString(), expiresAt: new Date(created.getTime() + UPLOAD_TTL_MS).toISOString() },
+      {
+        id: ids.get(part)!,
+        ownerKeyId: owner,
+        contentType: f.type,
+        createdAt: created.toISOString(),
+        expiresAt: new Date(created.getTime() + UPLOAD_TTL_MS).toISOString(),
+      },
       new Blob([f.data]).stream(),
       { maxBytes: deps.config.uploadMaxImageBytes, announcedBytes: f.data.byteLength },
     )
-    c.get('log').info({ uploadId: meta.id, bytes: meta.bytes, contentType: meta.contentType, part }, 'try-on form image stored')
+    c.get('log').info(
+      { uploadId: meta.id, bytes: meta.bytes, contentType: meta.contentType, part },
+      'try-on form image stored',
+    )
   }
   const fingerprint: Record<string, unknown> = { ...parsed.data }
   for (const [part, f] of files) {

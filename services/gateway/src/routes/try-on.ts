@@ -30,7 +30,6 @@ import { isMultipartForm, readTryOnForm, tryOnFormMaxBytes } from './try-on-form
 export const GARMENT_MODE_DEPRECATION = '@1735689600'
 export const DEFAULT_WAIT_TIMEOUT_MS = 60_000
 
-
 export interface TryOnRouteOptions {
   /** Longest time a wait_for_result request holds the connection before answering 202. */
   waitTimeoutMs: number
@@ -40,35 +39,57 @@ export function tryOnRoutes(deps: GatewayDeps, o: TryOnRouteOptions) {
   const baseUrl = (c: Context<AppEnv>) => deps.config.publicBaseUrl ?? new URL(c.req.url).origin
   const formLimit = bodyLimitByHeaders(tryOnFormMaxBytes(deps))
   return new Hono<AppEnv>()
-    .post('/', (c, next) => (isMultipartForm(c.req.header('content-type')) ? formLimit(c, next) : deps.jsonBody(c, next)), async (c) => {
-      // Request body: TryOnBody (@tailor/proto, spec 2.1) as JSON, or the same fields as a form (routes/try-on-form.ts).
-      const { body, fingerprint } = isMultipartForm(c.req.header('content-type'))
-        ? await readTryOnForm(c, deps)
-        : ((b) => ({ body: b, fingerprint: b }))(parseTryOnBody(await c.req.json<Record<string, unknown>>()))
-      const a = await tryOnAndWait(deps, body, {
-        callerKeyId: callerKeyId(c),
-        submit: (job) => {
-          if (body.garment_mode !== undefined) {
-            c.header('Deprecation', GARMENT_MODE_DEPRECATION)
-          }
-          const webhook = webhookForRequest(deps.config, c.get('principal'), body.webhook_url, baseUrl(c))
-          // A replay (same Idempotency-Key and body) answers like the first request, from the job's current state.
-          return submitOnce(deps, idempotentRequest(c, 'try-on', fingerprint), (id) => submitJob(deps, job, { id, webhook, owner: c.get('principal') }))
-        },
-        waitTimeoutMs: o.waitTimeoutMs,
-        baseUrl: baseUrl(c),
-        signal: c.req.raw.signal,
-        log: c.get('log'),
-      })
-      if (a.replayed) c.header(REPLAYED_HEADER, 'true')
-      switch (a.status) {
-        case 'completed':
-          return c.json({ result_url: a.resultUrl, job_id: a.jobId }, 200)
-        case 'failed':
-          return c.json({ error: a.error.message, error_code: a.error.code, job_id: a.jobId, request_id: c.get('requestId') }, HTTP_STATUS[a.error.code] as ContentfulStatusCode)
-        case 'accepted':
-          return c.json({ job_id: a.jobId }, 202)
-      }
-    })
+    .post(
+      '/',
+      (c, next) =>
+        isMultipartForm(c.req.header('content-type')) ? formLimit(c, next) : deps.jsonBody(c, next),
+      async (c) => {
+        // Request body: TryOnBody (@tailor/proto, spec 2.1) as JSON, or the same fields as a form (routes/try-on-form.ts).
+        const { body, fingerprint } = isMultipartForm(c.req.header('content-type'))
+          ? await readTryOnForm(c, deps)
+          : ((b) => ({ body: b, fingerprint: b }))(
+              parseTryOnBody(await c.req.json<Record<string, unknown>>()),
+            )
+        const a = await tryOnAndWait(deps, body, {
+          callerKeyId: callerKeyId(c),
+          submit: (job) => {
+            if (body.garment_mode !== undefined) {
+              c.header('Deprecation', GARMENT_MODE_DEPRECATION)
+            }
+            const webhook = webhookForRequest(
+              deps.config,
+              c.get('principal'),
+              body.webhook_url,
+              baseUrl(c),
+            )
+            // A replay (same Idempotency-Key and body) answers like the first request, from the job's current state.
+            return submitOnce(deps, idempotentRequest(c, 'try-on', fingerprint), (id) =>
+              submitJob(deps, job, { id, webhook, owner: c.get('principal') }),
+            )
+          },
+          waitTimeoutMs: o.waitTimeoutMs,
+          baseUrl: baseUrl(c),
+          signal: c.req.raw.signal,
+          log: c.get('log'),
+        })
+        if (a.replayed) c.header(REPLAYED_HEADER, 'true')
+        switch (a.status) {
+          case 'completed':
+            return c.json({ result_url: a.resultUrl, job_id: a.jobId }, 200)
+          case 'failed':
+            return c.json(
+              {
+                error: a.error.message,
+                error_code: a.error.code,
+                job_id: a.jobId,
+                request_id: c.get('requestId'),
+              },
+              HTTP_STATUS[a.error.code] as ContentfulStatusCode,
+            )
+          case 'accepted':
+            return c.json({ job_id: a.jobId }, 202)
+        }
+      },
+    )
     .route('/', jobRoutes(deps, 'try-on', 'try-on'))
 }

@@ -23,10 +23,22 @@ export function videoRemoveBackgroundRoutes(deps: GatewayDeps) {
       const body = c.req.valid('json')
       await checkUploadRefs(deps.uploads, { video_url: body.video_url }, callerKeyId(c))
       const job = removeBackgroundSubmission(body)
-      const webhook = webhookForRequest(deps.config, c.get('principal'), body.webhook_url, deps.config.publicBaseUrl ?? new URL(c.req.url).origin)
-      const { job: rec, replayed } = await submitOnce(deps, idempotentRequest(c, 'remove-background', body), (id) => submitJob(deps, job, { id, webhook, owner: c.get('principal') }))
+      const webhook = webhookForRequest(
+        deps.config,
+        c.get('principal'),
+        body.webhook_url,
+        deps.config.publicBaseUrl ?? new URL(c.req.url).origin,
+      )
+      const { job: rec, replayed } = await submitOnce(
+        deps,
+        idempotentRequest(c, 'remove-background', body),
+        (id) => submitJob(deps, job, { id, webhook, owner: c.get('principal') }),
+      )
       if (replayed) c.header(REPLAYED_HEADER, 'true')
-      c.get('log').info({ job_id: rec.id, format: job.params.output_format, replayed }, 'job accepted')
+      c.get('log').info(
+        { job_id: rec.id, format: job.params.output_format, replayed },
+        'job accepted',
+      )
       return c.json({ job_id: rec.id }, 202)
     })
     .route('/', jobRoutes(deps, 'remove-background', 'video background removal'))

@@ -54,6 +54,8 @@ describe('limitStream', () => {
         else ctrl.enqueue(new Uint8Array(10))
       },
     })
-    await expect(consume(limitStream(broken, 1000).stream)).rejects.toMatchObject({ code: 'invalid_request_body' })
+    await expect(consume(limitStream(broken, 1000).stream)).rejects.toMatchObject({
+      code: 'invalid_request_body',
+    })
   })
 })

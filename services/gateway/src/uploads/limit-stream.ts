@@ -8,7 +8,10 @@ import { AppError } from '@tailor/proto'
 export const DRAIN_AFTER_LIMIT_BYTES = 16 * 1024 * 1024
 
 export const tooLargeUpload = (maxBytes: number): AppError =>
-  new AppError('file_size_too_large', `The upload is larger than the ${Math.floor(maxBytes / (1024 * 1024))} MB limit for its media type.`)
+  new AppError(
+    'file_size_too_large',
+    `The upload is larger than the ${Math.floor(maxBytes / (1024 * 1024))} MB limit for its media type.`,
+  )
 
 /**
  * Passes the body's chunks through, counting; errors with `file_size_too_large` as soon as more
@@ -27,7 +30,9 @@ export function limitStream(
     try {
       return await reader.read()
     } catch (err) {
-      throw new AppError('invalid_request_body', 'The upload broke off before its end.', { cause: err })
+      throw new AppError('invalid_request_body', 'The upload broke off before its end.', {
+        cause: err,
+      })
     }
   }
   const drain = async (): Promise<void> => {

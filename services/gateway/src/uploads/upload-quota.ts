@@ -10,7 +10,8 @@ export interface UploadQuota {
 const MIB = 1024 * 1024
 
 export function uploadQuotaExceeded(held: UploadUsage, quota: UploadQuota): AppError {
-  const when = held.firstExpiresAt === null ? '' : ` The first of them expires at ${held.firstExpiresAt}.`
+  const when =
+    held.firstExpiresAt === null ? '' : ` The first of them expires at ${held.firstExpiresAt}.`
   return new AppError(
     'upload_quota_exceeded',
     `This API key's unexpired uploads (${held.count}, ${(held.bytes / MIB).toFixed(1)} MB) leave no room for this one: the quota is ${quota.count} uploads and ${(quota.bytes / MIB).toFixed(1)} MB per key, each kept one hour.${when}`,
@@ -30,12 +31,17 @@ export async function putWithinQuota(
   o: { maxBytes: number; announcedBytes: number; onStored?: (m: UploadMeta) => void },
 ): Promise<UploadMeta> {
   const before = await store.usage(meta.ownerKeyId)
-  if (before.count + 1 > quota.count || before.bytes + o.announcedBytes > quota.bytes) throw uploadQuotaExceeded(before, quota)
+  if (before.count + 1 > quota.count || before.bytes + o.announcedBytes > quota.bytes) {
+    throw uploadQuotaExceeded(before, quota)
+  }
   const stored = await store.put(meta, body, o.maxBytes)
   const after = await store.usage(meta.ownerKeyId)
   if (after.count > quota.count || after.bytes > quota.bytes) {
     await store.remove(stored.id)
-    throw uploadQuotaExceeded({ ...after, count: after.count - 1, bytes: after.bytes - stored.bytes }, quota)
+    throw uploadQuotaExceeded(
+      { ...after, count: after.count - 1, bytes: after.bytes - stored.bytes },
+      quota,
+    )
   }
   return stored
 }

@@ -17,7 +17,11 @@ export const UPLOAD_SWEEP_INTERVAL_MS = 5 * 60 * 1000
  */
 export async function openFileUploadStore(
   dir: string,
-  o: { sweepIntervalMs?: number; now?: () => number; /** UPLOADS_MAX_BYTES: the directory's cap, every key together. */ maxTotalBytes?: number } = {},
+  o: {
+    sweepIntervalMs?: number
+    now?: () => number
+    /** UPLOADS_MAX_BYTES: the directory's cap, every key together. */ maxTotalBytes?: number
+  } = {},
 ): Promise<UploadStore> {
   const now = o.now ?? Date.now
   await mkdir(dir, { recursive: true, mode: 0o700 })
@@ -43,7 +47,9 @@ export async function openFileUploadStore(
       if (name.endsWith('.json')) continue
       // Bytes without metadata: an upload being written, or one whose writer died. Older than the TTL → gone.
       const st = await stat(join(dir, name)).catch(() => null)
-      if (st !== null && now() - st.mtimeMs > UPLOAD_TTL_MS && (await readMeta(id)) === null) await rm(join(dir, name), { force: true })
+      if (st !== null && now() - st.mtimeMs > UPLOAD_TTL_MS && (await readMeta(id)) === null) {
+        await rm(join(dir, name), { force: true })
+      }
     }
   }
   const metas = async (): Promise<UploadMeta[]> => {
@@ -58,11 +64,16 @@ export async function openFileUploadStore(
   /** Bytes in the directory (uploads, and those being written). */
   const totalBytes = async (): Promise<number> => {
     let n = 0
-    for (const name of await readdir(dir).catch(() => [] as string[])) n += (await stat(join(dir, name)).catch(() => null))?.size ?? 0
+    for (const name of await readdir(dir).catch(() => [] as string[])) {
+      n += (await stat(join(dir, name)).catch(() => null))?.size ?? 0
+    }
     return n
   }
   await sweep()
-  const timer = setInterval(() => void sweep().catch(() => undefined), o.sweepIntervalMs ?? UPLOAD_SWEEP_INTERVAL_MS)
+  const timer = setInterval(
+    () => void sweep().catch(() => undefined),
+    o.sweepIntervalMs ?? UPLOAD_SWEEP_INTERVAL_MS,
+  )
   timer.unref()
   return {
     async put(m, body, maxBytes) {
@@ -74,11 +85,16 @@ export async function openFileUploadStore(
       if (room <= 0) throw storageFull('uploads')
       const limited = limitStream(body, Math.min(maxBytes, room))
       try {
-        await pipeline(Readable.fromWeb(limited.stream as import('node:stream/web').ReadableStream<Uint8Array>), createWriteStream(tmp, { mode: 0o600 }))
+        await pipeline(
+          Readable.fromWeb(limited.stream as import('node:stream/web').ReadableStream<Uint8Array>),
+          createWriteStream(tmp, { mode: 0o600 }),
+        )
         await rename(tmp, join(dir, m.id))
       } catch (err) {
         await rm(tmp, { force: true })
-        if (room < maxBytes && err instanceof AppError && err.code === 'file_size_too_large') throw storageFull('uploads', err)
+        if (room < maxBytes && err instanceof AppError && err.code === 'file_size_too_large') {
+          throw storageFull('uploads', err)
+        }
         throw err
       }
       const meta: UploadMeta = { ...m, bytes: limited.bytes() }

@@ -13,10 +13,16 @@ import { webhookSignatureHeader } from './standard-webhooks.ts'
 import type { AttemptHandler, WebhookDelivery } from './webhook-queue.ts'
 
 /** Port: one POST under the destination rules within `timeoutMs` (the adapter is `safePost` from @tailor/proto/net). */
-export type WebhookPost = (url: string, body: string, headers: Record<string, string>, timeoutMs: number) => Promise<{ status: number }>
+export type WebhookPost = (
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+) => Promise<{ status: number }>
 
 /** Thrown by a WebhookPost whose destination the rules refuse (never retried). */
-export const isRefusal = (err: unknown): boolean => isAppError(err) && err.code === 'invalid_parameter'
+export const isRefusal = (err: unknown): boolean =>
+  isAppError(err) && err.code === 'invalid_parameter'
 
 export interface WebhookAttemptDeps {
   post: WebhookPost
@@ -53,7 +59,8 @@ export function createDestinationHealth(t: WebhookAttemptDeps['timeouts']) {
     }
   }
   return {
-    timeoutFor: (url: string): number => ((failures.get(origin(url)) ?? 0) >= t.failingAfter ? t.failingTimeoutMs : t.timeoutMs),
+    timeoutFor: (url: string): number =>
+      (failures.get(origin(url)) ?? 0) >= t.failingAfter ? t.failingTimeoutMs : t.timeoutMs,
     record(url: string, ok: boolean): void {
       const o = origin(url)
       const before = failures.get(o) ?? 0
@@ -66,23 +73,42 @@ export function createDestinationHealth(t: WebhookAttemptDeps['timeouts']) {
 }
 
 /** `webhook-id` of a job's final event (stable: also the queue's de-duplication id). */
-export const webhookIdFor = (jobId: string, status: 'completed' | 'failed'): string => `msg_${jobId}_${status}`
+export const webhookIdFor = (jobId: string, status: 'completed' | 'failed'): string =>
+  `msg_${jobId}_${status}`
 
 /** The delivery for a record that just became final, or null when it asked for no webhook. */
 export function webhookFor(rec: JobRecord): WebhookDelivery | null {
-  if (rec.webhook === undefined || (rec.status !== 'completed' && rec.status !== 'failed')) return null
+  if (rec.webhook === undefined || (rec.status !== 'completed' && rec.status !== 'failed')) {
+    return null
+  }
   const base = {
-    webhookId: webhookIdFor(rec.id, rec.status), url: rec.webhook.url, jobId: rec.id, kind: rec.kind, finishedAt: rec.updatedAt,
+    webhookId: webhookIdFor(rec.id, rec.status),
+    url: rec.webhook.url,
+    jobId: rec.id,
+    kind: rec.kind,
+    finishedAt: rec.updatedAt,
     ...(rec.ownerKeyId === undefined ? {} : { ownerKeyId: rec.ownerKeyId }),
   }
   if (rec.status === 'completed' && rec.result !== null) {
-    return { ...base, status: 'completed', result: { key: rec.result.key, baseUrl: rec.webhook.resultBaseUrl } }
+    return {
+      ...base,
+      status: 'completed',
+      result: { key: rec.result.key, baseUrl: rec.webhook.resultBaseUrl },
+    }
   }
-  return { ...base, status: 'failed', error: rec.error ?? { code: 'unexpected_error', message: 'The job failed.' } }
+  return {
+    ...base,
+    status: 'failed',
+    error: rec.error ?? { code: 'unexpected_error', message: 'The job failed.' },
+  }
 }
 
 /** The JSON body (Standard Webhooks shape: type, timestamp, data). */
-export function webhookPayload(d: WebhookDelivery, deps: Pick<WebhookAttemptDeps, 'resultUrlSecret' | 'resultUrlTtlS'>, nowS: number) {
+export function webhookPayload(
+  d: WebhookDelivery,
+  deps: Pick<WebhookAttemptDeps, 'resultUrlSecret' | 'resultUrlTtlS'>,
+  nowS: number,
+) {
   return {
     type: d.status === 'completed' ? 'job.completed' : 'job.failed',
     timestamp: d.finishedAt,
@@ -90,7 +116,17 @@ export function webhookPayload(d: WebhookDelivery, deps: Pick<WebhookAttemptDeps
       job_id: d.jobId,
       kind: d.kind,
       status: d.status,
-      ...(d.result ? { result_url: resultUrl(d.result.baseUrl, deps.resultUrlSecret, d.result.key, nowS, deps.resultUrlTtlS) } : {}),
+      ...(d.result
+        ? {
+            result_url: resultUrl(
+              d.result.baseUrl,
+              deps.resultUrlSecret,
+              d.result.key,
+              nowS,
+              deps.resultUrlTtlS,
+            ),
+          }
+        : {}),
       ...(d.error ? { error: { message: d.error.message, error_code: d.error.code } } : {}),
     },
   }
@@ -101,7 +137,12 @@ export function createWebhookAttempt(deps: WebhookAttemptDeps): AttemptHandler {
   const maxAttempts = deps.retryDelaysMs.length + 1
   const health = createDestinationHealth(deps.timeouts)
   return async (d, attempt) => {
-    const log = deps.logger.child({ job_id: d.jobId, webhookId: d.webhookId, attempt, owner: d.ownerKeyId })
+    const log = deps.logger.child({
+      job_id: d.jobId,
+      webhookId: d.webhookId,
+      attempt,
+      owner: d.ownerKeyId,
+    })
     const secrets = deps.secretsFor(d.ownerKeyId)
     if (secrets.length === 0) {
       log.error('webhook dropped: its API key has no signing secret and WEBHOOK_SECRET is not set')

@@ -9,7 +9,10 @@ import type { WebhookQueue } from './webhook-queue.ts'
  * webhook is queued after the record is written and before the change is answered: when queueing
  * fails, the caller sees the error (a worker's final event is then redelivered, see `requeue`).
  */
-export function notifyOnFinal(store: JobStore, queue: WebhookQueue): JobStore & { requeue(rec: JobRecord): Promise<void> } {
+export function notifyOnFinal(
+  store: JobStore,
+  queue: WebhookQueue,
+): JobStore & { requeue(rec: JobRecord): Promise<void> } {
   const enqueue = async (rec: JobRecord): Promise<void> => {
     const d = webhookFor(rec)
     if (d !== null) await queue.enqueue(d)

@@ -25,12 +25,24 @@ export function generateWebhookSecret(): string {
 }
 
 /** One `v1,<base64 HMAC>` signature. */
-export function signWebhook(secret: Buffer, webhookId: string, timestampS: number, body: string): string {
-  const mac = createHmac('sha256', secret).update(`${webhookId}.${timestampS}.${body}`, 'utf8').digest('base64')
+export function signWebhook(
+  secret: Buffer,
+  webhookId: string,
+  timestampS: number,
+  body: string,
+): string {
+  const mac = createHmac('sha256', secret)
+    .update(`${webhookId}.${timestampS}.${body}`, 'utf8')
+    .digest('base64')
   return `v1,${mac}`
 }
 
 /** The `webhook-signature` header: one signature per secret, space separated (rotation). */
-export function webhookSignatureHeader(secrets: readonly Buffer[], webhookId: string, timestampS: number, body: string): string {
+export function webhookSignatureHeader(
+  secrets: readonly Buffer[],
+  webhookId: string,
+  timestampS: number,
+  body: string,
+): string {
   return secrets.map((s) => signWebhook(s, webhookId, timestampS, body)).join(' ')
 }

@@ -11,7 +11,12 @@ const SETTLE_MS = 2_000
 let dir: string
 const open: WebhookQueue[] = []
 const delivery = (n: number): WebhookDelivery => ({
-  webhookId: `msg_job${n}_completed`, url: 'https://hooks.example.com/', jobId: `job${n}`, kind: 'remove-background', status: 'completed', finishedAt: '2026-11-23T12:00:00.000Z',
+  webhookId: `msg_job${n}_completed`,
+  url: 'https://hooks.example.com/',
+  jobId: `job${n}`,
+  kind: 'remove-background',
+  status: 'completed',
+  finishedAt: '2026-11-23T12:00:00.000Z',
 })
 const until = async (cond: () => boolean): Promise<void> => {
   const end = Date.now() + SETTLE_MS
@@ -46,7 +51,10 @@ describe('file webhook queue (embedded)', () => {
     await q.enqueue(delivery(1))
     await q.enqueue(delivery(1))
     await until(() => seen.length === 2)
-    expect(seen.map(([id, n]) => [id, n])).toEqual([['msg_job1_completed', 1], ['msg_job1_completed', 2]])
+    expect(seen.map(([id, n]) => [id, n])).toEqual([
+      ['msg_job1_completed', 1],
+      ['msg_job1_completed', 2],
+    ])
     expect(seen[1]![2] - seen[0]![2]).toBeGreaterThanOrEqual(140)
     await q.enqueue(delivery(1)) // done already: ignored
     await new Promise((r) => setTimeout(r, 100))
@@ -63,7 +71,9 @@ describe('file webhook queue (embedded)', () => {
     await q1.enqueue(delivery(2))
     await until(() => first.length === 1)
     await q1.close()
-    expect((await readdir(dir)).filter((n) => n.endsWith('.json'))).toEqual(['msg_job2_completed.json'])
+    expect((await readdir(dir)).filter((n) => n.endsWith('.json'))).toEqual([
+      'msg_job2_completed.json',
+    ])
 
     // The next process: the entry is due in a minute, so its handler sees attempt 2 only then;
     // a new queue with the same dir must hold it (and de-duplicate a re-enqueue).

@@ -1,7 +1,13 @@
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Logger } from '../logger.ts'
-import { slotGroup, type AttemptHandler, type DeliverySlots, type WebhookDelivery, type WebhookQueue } from './webhook-queue.ts'
+import {
+  slotGroup,
+  type AttemptHandler,
+  type DeliverySlots,
+  type WebhookDelivery,
+  type WebhookQueue,
+} from './webhook-queue.ts'
 
 /** Default slots: attempts in flight at once, and of those at most this many for one key's jobs. */
 const DEFAULT_SLOTS: DeliverySlots = { concurrency: 8, perKey: 2 }
@@ -26,7 +32,10 @@ const FILE_RE = /^[A-Za-z0-9_-]+\.json$/
  * restart. A timer wakes at the earliest due time. Slots are shared fairly: a due delivery whose
  * key already has `slots.perKey` attempts in flight waits, and the next key's gets the slot.
  */
-export async function openFileWebhookQueue(dir: string, o: { logger: Logger; now?: () => number; slots?: DeliverySlots }): Promise<WebhookQueue> {
+export async function openFileWebhookQueue(
+  dir: string,
+  o: { logger: Logger; now?: () => number; slots?: DeliverySlots },
+): Promise<WebhookQueue> {
   const now = o.now ?? Date.now
   const slots = o.slots ?? DEFAULT_SLOTS
   const perGroup = new Map<string, number>()
@@ -35,8 +44,9 @@ export async function openFileWebhookQueue(dir: string, o: { logger: Logger; now
   for (const name of (await readdir(dir)).filter((n) => FILE_RE.test(n))) {
     try {
       const e = JSON.parse(await readFile(join(dir, name), 'utf8')) as Entry
-      if (e.doneAt !== undefined && now() - e.doneAt > DONE_KEEP_MS) await rm(join(dir, name), { force: true })
-      else entries.set(e.delivery.webhookId, e)
+      if (e.doneAt !== undefined && now() - e.doneAt > DONE_KEEP_MS) {
+        await rm(join(dir, name), { force: true })
+      } else entries.set(e.delivery.webhookId, e)
     } catch (err) {
       o.logger.error({ err, file: name }, 'unreadable webhook file skipped')
     }
@@ -58,13 +68,17 @@ export async function openFileWebhookQueue(dir: string, o: { logger: Logger; now
     let next: Entry
     try {
       const outcome = await handle(e.delivery, n)
-      next = outcome.done ? { ...e, attempts: n, doneAt: now() } : { ...e, attempts: n, dueAt: now() + outcome.retryInMs }
+      next = outcome.done
+        ? { ...e, attempts: n, doneAt: now() }
+        : { ...e, attempts: n, dueAt: now() + outcome.retryInMs }
     } catch (err) {
       o.logger.error({ err, job_id: e.delivery.jobId }, 'webhook attempt crashed; will retry')
       next = { ...e, attempts: n, dueAt: now() + 30_000 }
     }
     entries.set(e.delivery.webhookId, next)
-    await save(next).catch((err: unknown) => o.logger.error({ err, job_id: e.delivery.jobId }, 'webhook state not saved'))
+    await save(next).catch((err: unknown) =>
+      o.logger.error({ err, job_id: e.delivery.jobId }, 'webhook state not saved'),
+    )
   }
 
   const pump = (): void => {
@@ -89,13 +103,16 @@ export async function openFileWebhookQueue(dir: string, o: { logger: Logger; now
       if (inFlight.size >= slots.concurrency || (perGroup.get(g) ?? 0) >= slots.perKey) continue
       const id = e.delivery.webhookId
       perGroup.set(g, (perGroup.get(g) ?? 0) + 1)
-      inFlight.set(id, attempt(e, h).finally(() => {
-        inFlight.delete(id)
-        const left = (perGroup.get(g) ?? 1) - 1
-        if (left > 0) perGroup.set(g, left)
-        else perGroup.delete(g)
-        pump()
-      }))
+      inFlight.set(
+        id,
+        attempt(e, h).finally(() => {
+          inFlight.delete(id)
+          const left = (perGroup.get(g) ?? 1) - 1
+          if (left > 0) perGroup.set(g, left)
+          else perGroup.delete(g)
+          pump()
+        }),
+      )
     }
     if (nextDue !== Infinity) timer = setTimeout(pump, Math.min(nextDue - t, 2 ** 31 - 1))
   }

@@ -1,8 +1,22 @@
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JsMsg } from '@nats-io/jetstream'
+import {
+  AckPolicy,
+  DeliverPolicy,
+  jetstream,
+  jetstreamManager,
+  RetentionPolicy,
+  StorageType,
+  type JsMsg,
+} from '@nats-io/jetstream'
 import { nanos, type NatsConnection } from '@nats-io/transport-node'
 import { AppError } from '@tailor/proto'
 import type { Logger } from '../logger.ts'
-import { slotGroup, type AttemptHandler, type DeliverySlots, type WebhookDelivery, type WebhookQueue } from './webhook-queue.ts'
+import {
+  slotGroup,
+  type AttemptHandler,
+  type DeliverySlots,
+  type WebhookDelivery,
+  type WebhookQueue,
+} from './webhook-queue.ts'
 
 export const WEBHOOKS_STREAM = 'WEBHOOKS'
 export const WEBHOOKS_SUBJECT = 'webhooks.deliveries.v1'
@@ -46,7 +60,10 @@ const MAX_ACK_PENDING = 100_000
  * messages, other keys' among them, are pulled. A gateway that dies mid-attempt leaves the message
  * unacked, and the server hands it to another replica (or the restarted one) after the ack wait.
  */
-export async function openJetStreamWebhookQueue(nc: NatsConnection, o: { attemptTimeoutMs: number; logger: Logger; slots: DeliverySlots }): Promise<WebhookQueue> {
+export async function openJetStreamWebhookQueue(
+  nc: NatsConnection,
+  o: { attemptTimeoutMs: number; logger: Logger; slots: DeliverySlots },
+): Promise<WebhookQueue> {
   const jsm = await jetstreamManager(nc)
   const streamCfg = {
     name: WEBHOOKS_STREAM,
@@ -68,7 +85,10 @@ export async function openJetStreamWebhookQueue(nc: NatsConnection, o: { attempt
   const ackWait = nanos(o.attemptTimeoutMs + 15_000)
   try {
     await jsm.consumers.info(WEBHOOKS_STREAM, WEBHOOKS_DURABLE)
-    await jsm.consumers.update(WEBHOOKS_STREAM, WEBHOOKS_DURABLE, { ack_wait: ackWait, max_ack_pending: MAX_ACK_PENDING })
+    await jsm.consumers.update(WEBHOOKS_STREAM, WEBHOOKS_DURABLE, {
+      ack_wait: ackWait,
+      max_ack_pending: MAX_ACK_PENDING,
+    })
   } catch {
     await jsm.consumers.add(WEBHOOKS_STREAM, {
       durable_name: WEBHOOKS_DURABLE,
@@ -132,7 +152,10 @@ export async function openJetStreamWebhookQueue(nc: NatsConnection, o: { attempt
       try {
         await js.publish(WEBHOOKS_SUBJECT, JSON.stringify(next), { msgID: `${d.webhookId}.${n}` })
       } catch (err) {
-        o.logger.warn({ err, job_id: d.jobId }, 'webhook retry not queued; the message is retried as it is')
+        o.logger.warn(
+          { err, job_id: d.jobId },
+          'webhook retry not queued; the message is retried as it is',
+        )
         m.nak(outcome.retryInMs)
         return
       }
@@ -165,9 +188,14 @@ export async function openJetStreamWebhookQueue(nc: NatsConnection, o: { attempt
   return {
     async enqueue(d) {
       try {
-        await js.publish(WEBHOOKS_SUBJECT, JSON.stringify({ ...d, attempts: 0 } satisfies Queued), { msgID: d.webhookId })
+        await js.publish(WEBHOOKS_SUBJECT, JSON.stringify({ ...d, attempts: 0 } satisfies Queued), {
+          msgID: d.webhookId,
+        })
       } catch (err) {
-        throw new AppError('service_unavailable', 'the webhook queue is unavailable', { cause: err, retryable: true })
+        throw new AppError('service_unavailable', 'the webhook queue is unavailable', {
+          cause: err,
+          retryable: true,
+        })
       }
     },
     start(handle) {

@@ -66,15 +66,46 @@ export interface EvalSet {
 export const LEGS_SHOWN = 0.25
 
 /** The fixed split of issue 10 (everyone tunes on TUNE, reports HOLDOUT). */
-export const TUNE_PERSONS = ['person_01', 'person_02', 'person_06', 'person_07', 'person_11', 'person_12', 'person_15']
-export const HOLDOUT_PERSONS = ['person_03', 'person_04', 'person_05', 'person_08', 'person_09', 'person_13', 'person_14', 'person_16']
+export const TUNE_PERSONS = [
+  'person_01',
+  'person_02',
+  'person_06',
+  'person_07',
+  'person_11',
+  'person_12',
+  'person_15',
+]
+export const HOLDOUT_PERSONS = [
+  'person_03',
+  'person_04',
+  'person_05',
+  'person_08',
+  'person_09',
+  'person_13',
+  'person_14',
+  'person_16',
+]
 export const TUNE_GARMENTS = [
-  'garment_upper_01', 'garment_upper_03', 'garment_upper_05', 'garment_upper_07', 'garment_upper_08',
-  'garment_lower_01', 'garment_lower_03', 'garment_lower_04', 'garment_full_01', 'garment_full_03',
+  'garment_upper_01',
+  'garment_upper_03',
+  'garment_upper_05',
+  'garment_upper_07',
+  'garment_upper_08',
+  'garment_lower_01',
+  'garment_lower_03',
+  'garment_lower_04',
+  'garment_full_01',
+  'garment_full_03',
 ]
 export const HOLDOUT_GARMENTS = [
-  'garment_upper_02', 'garment_upper_04', 'garment_upper_06', 'garment_upper_09', 'garment_lower_02', 'garment_lower_05',
-  'garment_full_02', 'garment_full_04',
+  'garment_upper_02',
+  'garment_upper_04',
+  'garment_upper_06',
+  'garment_upper_09',
+  'garment_lower_02',
+  'garment_lower_05',
+  'garment_full_02',
+  'garment_full_04',
 ]
 
 const ROOT = resolve(fileURLToPath(new URL('../../../..', import.meta.url)))
@@ -82,13 +113,21 @@ export const DEFAULT_MEDIA_DIR = process.env.TAILOR_MEDIA_DIR ?? resolve(ROOT, '
 const DEV_LABELS = fileURLToPath(new URL('./dev-labels.json', import.meta.url))
 
 interface LabelFile {
-  persons: { file: string; framing: string; pose: string; wears: string | null; boxes: { upper: number[]; lower: number[] } }[]
+  persons: {
+    file: string
+    framing: string
+    pose: string
+    wears: string | null
+    boxes: { upper: number[]; lower: number[] }
+  }[]
   garments: { file: string; category: GarmentCategory; type: string; photo: string }[]
 }
 
 const stem = (file: string): string => file.replace(/\.[a-z]+$/i, '')
 const box = (b: number[], what: string): Box => {
-  if (b.length !== 4 || b.some((v) => !(v >= 0 && v <= 1)) || b[0]! >= b[2]! || b[1]! >= b[3]!) throw new Error(`bad box for ${what}: ${JSON.stringify(b)}`)
+  if (b.length !== 4 || b.some((v) => !(v >= 0 && v <= 1)) || b[0]! >= b[2]! || b[1]! >= b[3]!) {
+    throw new Error(`bad box for ${what}: ${JSON.stringify(b)}`)
+  }
   return [b[0]!, b[1]!, b[2]!, b[3]!]
 }
 
@@ -99,7 +138,8 @@ export function showsLegs(p: Pick<EvalPerson, 'boxes'>): boolean {
   return ly1 - uy1 >= LEGS_SHOWN * (uy1 - uy0)
 }
 
-export const compatible = (p: EvalPerson, g: EvalGarment): boolean => g.category === 'upper' || showsLegs(p)
+export const compatible = (p: EvalPerson, g: EvalGarment): boolean =>
+  g.category === 'upper' || showsLegs(p)
 
 function splitOf(name: string, tune: string[], holdout: string[]): 'tune' | 'holdout' {
   if (tune.includes(name)) return 'tune'
@@ -107,21 +147,37 @@ function splitOf(name: string, tune: string[], holdout: string[]): 'tune' | 'hol
   throw new Error(`${name} is in neither the tune nor the holdout list (eval-set.ts)`)
 }
 
-async function readSet(set: 'tryon' | 'dev', labelsPath: string, dir: string): Promise<{ persons: EvalPerson[]; garments: EvalGarment[] }> {
+async function readSet(
+  set: 'tryon' | 'dev',
+  labelsPath: string,
+  dir: string,
+): Promise<{ persons: EvalPerson[]; garments: EvalGarment[] }> {
   const labels = JSON.parse(await readFile(labelsPath, 'utf8')) as LabelFile
   const persons = labels.persons.map((p): EvalPerson => {
     const name = stem(p.file)
     return {
-      id: `${set}/${name}`, set, path: join(dir, p.file), framing: p.framing, pose: p.pose,
+      id: `${set}/${name}`,
+      set,
+      path: join(dir, p.file),
+      framing: p.framing,
+      pose: p.pose,
       wears: p.wears === null ? null : `${set}/${stem(p.wears)}`,
-      boxes: { upper: box(p.boxes.upper, `${set}/${name} upper`), lower: box(p.boxes.lower, `${set}/${name} lower`) },
+      boxes: {
+        upper: box(p.boxes.upper, `${set}/${name} upper`),
+        lower: box(p.boxes.lower, `${set}/${name} lower`),
+      },
       split: set === 'dev' ? 'dev' : splitOf(name, TUNE_PERSONS, HOLDOUT_PERSONS),
     }
   })
   const garments = labels.garments.map((g): EvalGarment => {
     const name = stem(g.file)
     return {
-      id: `${set}/${name}`, set, path: join(dir, g.file), category: g.category, type: g.type, photo: g.photo,
+      id: `${set}/${name}`,
+      set,
+      path: join(dir, g.file),
+      category: g.category,
+      type: g.type,
+      photo: g.photo,
       split: set === 'dev' ? 'dev' : splitOf(name, TUNE_GARMENTS, HOLDOUT_GARMENTS),
     }
   })
@@ -144,11 +200,21 @@ export async function loadEvalSet(mediaDir = DEFAULT_MEDIA_DIR): Promise<EvalSet
     for (const p of s.persons) {
       for (const g of s.garments) {
         if (!compatible(p, g)) continue
-        pairs.push({ id: `${p.id} × ${g.id}`, person: p, garment: g, split: pairSplit(p, g), paired: p.wears === g.id })
+        pairs.push({
+          id: `${p.id} × ${g.id}`,
+          person: p,
+          garment: g,
+          split: pairSplit(p, g),
+          paired: p.wears === g.id,
+        })
       }
     }
   }
-  return { persons: sets.flatMap((s) => s.persons), garments: sets.flatMap((s) => s.garments), pairs }
+  return {
+    persons: sets.flatMap((s) => s.persons),
+    garments: sets.flatMap((s) => s.garments),
+    pairs,
+  }
 }
 
 export interface PairFilter {
@@ -159,6 +225,12 @@ export interface PairFilter {
 }
 
 export function filterPairs(pairs: readonly EvalPair[], f: PairFilter): EvalPair[] {
-  const has = (id: string, subs: readonly string[] | undefined) => subs === undefined || subs.length === 0 || subs.some((s) => id.includes(s))
-  return pairs.filter((p) => (f.split === undefined || f.split.length === 0 || f.split.includes(p.split)) && has(p.person.id, f.person) && has(p.garment.id, f.garment))
+  const has = (id: string, subs: readonly string[] | undefined) =>
+    subs === undefined || subs.length === 0 || subs.some((s) => id.includes(s))
+  return pairs.filter(
+    (p) =>
+      (f.split === undefined || f.split.length === 0 || f.split.includes(p.split)) &&
+      has(p.person.id, f.person) &&
+      has(p.garment.id, f.garment),
+  )
 }

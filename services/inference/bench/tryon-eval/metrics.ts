@@ -40,8 +40,16 @@ export function toPixels(b: Box, w: number, h: number, grow = 0): PixelRect {
 }
 
 /** The garment's region: its category's box(es) as pixel rectangles (their union is the region). */
-export function regionRects(category: GarmentCategory, boxes: { upper: Box; lower: Box }, w: number, h: number, grow = 0): PixelRect[] {
-  if (category === 'full') return [toPixels(boxes.upper, w, h, grow), toPixels(boxes.lower, w, h, grow)]
+export function regionRects(
+  category: GarmentCategory,
+  boxes: { upper: Box; lower: Box },
+  w: number,
+  h: number,
+  grow = 0,
+): PixelRect[] {
+  if (category === 'full') {
+    return [toPixels(boxes.upper, w, h, grow), toPixels(boxes.lower, w, h, grow)]
+  }
   return [toPixels(boxes[category], w, h, grow)]
 }
 
@@ -53,10 +61,22 @@ export function rectMask(rects: readonly PixelRect[], w: number, h: number): Uin
 }
 
 /** 1 where the result differs from the photo by more than CHANGED_DIFF in some channel. */
-export function changedMask(before: Uint8Array, after: Uint8Array, w: number, h: number, diff = CHANGED_DIFF): Uint8Array {
+export function changedMask(
+  before: Uint8Array,
+  after: Uint8Array,
+  w: number,
+  h: number,
+  diff = CHANGED_DIFF,
+): Uint8Array {
   const m = new Uint8Array(w * h)
   for (let i = 0, j = 0; i < w * h; i++, j += 3) {
-    if (Math.abs(before[j]! - after[j]!) > diff || Math.abs(before[j + 1]! - after[j + 1]!) > diff || Math.abs(before[j + 2]! - after[j + 2]!) > diff) m[i] = 1
+    if (
+      Math.abs(before[j]! - after[j]!) > diff ||
+      Math.abs(before[j + 1]! - after[j + 1]!) > diff ||
+      Math.abs(before[j + 2]! - after[j + 2]!) > diff
+    ) {
+      m[i] = 1
+    }
   }
   return m
 }
@@ -70,7 +90,11 @@ export interface RegionFigures {
   imageChanged: number
 }
 
-export function regionFigures(changed: Uint8Array, region: Uint8Array, regionDilated: Uint8Array): RegionFigures {
+export function regionFigures(
+  changed: Uint8Array,
+  region: Uint8Array,
+  regionDilated: Uint8Array,
+): RegionFigures {
   let n = 0
   let inside = 0
   let area = 0
@@ -84,7 +108,11 @@ export function regionFigures(changed: Uint8Array, region: Uint8Array, regionDil
       areaChanged += c
     }
   }
-  return { regionScore: n === 0 ? 0 : inside / n, boxChanged: area === 0 ? 0 : areaChanged / area, imageChanged: n / changed.length }
+  return {
+    regionScore: n === 0 ? 0 : inside / n,
+    boxChanged: area === 0 ? 0 : areaChanged / area,
+    imageChanged: n / changed.length,
+  }
 }
 
 const lumaOf = (rgb: Uint8Array, w: number, r: PixelRect): Float64Array => {
@@ -114,14 +142,18 @@ function gauss(src: Float64Array, w: number, h: number): Float64Array {
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
       let s = 0
-      for (let k = -5; k <= 5; k++) s += GAUSS[k + 5]! * src[y * w + Math.min(w - 1, Math.max(0, x + k))]!
+      for (let k = -5; k <= 5; k++) {
+        s += GAUSS[k + 5]! * src[y * w + Math.min(w - 1, Math.max(0, x + k))]!
+      }
       tmp[y * w + x] = s
     }
   }
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
       let s = 0
-      for (let k = -5; k <= 5; k++) s += GAUSS[k + 5]! * tmp[Math.min(h - 1, Math.max(0, y + k)) * w + x]!
+      for (let k = -5; k <= 5; k++) {
+        s += GAUSS[k + 5]! * tmp[Math.min(h - 1, Math.max(0, y + k)) * w + x]!
+      }
       out[y * w + x] = s
     }
   }
@@ -156,7 +188,9 @@ export function ssim(a: Uint8Array, b: Uint8Array, w: number, r: PixelRect): num
     const vx = sxx[i]! - mx[i]! * mx[i]!
     const vy = syy[i]! - my[i]! * my[i]!
     const cxy = sxy[i]! - mx[i]! * my[i]!
-    sum += ((2 * mx[i]! * my[i]! + C1) * (2 * cxy + C2)) / ((mx[i]! * mx[i]! + my[i]! * my[i]! + C1) * (vx + vy + C2))
+    sum +=
+      ((2 * mx[i]! * my[i]! + C1) * (2 * cxy + C2)) /
+      ((mx[i]! * mx[i]! + my[i]! * my[i]! + C1) * (vx + vy + C2))
   }
   return sum / n
 }

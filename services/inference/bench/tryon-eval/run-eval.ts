@@ -4,13 +4,32 @@
  * per-split summary. Used by `pnpm eval:tryon` (eval-tryon.ts) and the regression tests.
  */
 import { AppError } from '@tailor/proto'
-import { GARMENT_WORK_SIDE_PX, type GarmentCategory, type TryOnEngine, type TryOnEngineOptions } from '../../src/jobs/try-on.ts'
+import {
+  GARMENT_WORK_SIDE_PX,
+  type GarmentCategory,
+  type TryOnEngine,
+  type TryOnEngineOptions,
+} from '../../src/jobs/try-on.ts'
 import { decodeImage, type RasterImage } from '../../src/media/image.ts'
 import type { TryOnDetails } from '../../src/engine/tryon/tryon-engine.ts'
 import type { EvalPair, Split } from './eval-set.ts'
-import { boundingRect, changedMask, maskedMae, percentile, rectMask, regionFigures, regionRects, ssim, BOX_DILATE } from './metrics.ts'
+import {
+  boundingRect,
+  changedMask,
+  maskedMae,
+  percentile,
+  rectMask,
+  regionFigures,
+  regionRects,
+  ssim,
+  BOX_DILATE,
+} from './metrics.ts'
 
-export const EVAL_OPTIONS: TryOnEngineOptions = { preprocessGarment: true, garmentMode: 'auto', removeBackground: false }
+export const EVAL_OPTIONS: TryOnEngineOptions = {
+  preprocessGarment: true,
+  garmentMode: 'auto',
+  removeBackground: false,
+}
 /** A pair passes placement when at least this share of its changed pixels is in its region. */
 export const REGION_PASS = 0.8
 
@@ -66,22 +85,56 @@ export async function runPairs(
   const out: PairResult[] = []
   for (const [index, pair] of pairs.entries()) {
     let person = persons.get(pair.person.id)
-    if (person === undefined) persons.set(pair.person.id, (person = await decodeImage(pair.person.path, { what: 'person image' })))
+    if (person === undefined) {
+      persons.set(
+        pair.person.id,
+        (person = await decodeImage(pair.person.path, { what: 'person image' })),
+      )
+    }
     let garment = garments.get(pair.garment.id)
-    if (garment === undefined) garments.set(pair.garment.id, (garment = await decodeImage(pair.garment.path, { what: 'garment image', maxWorkSidePx: GARMENT_WORK_SIDE_PX })))
+    if (garment === undefined) {
+      garments.set(
+        pair.garment.id,
+        (garment = await decodeImage(pair.garment.path, {
+          what: 'garment image',
+          maxWorkSidePx: GARMENT_WORK_SIDE_PX,
+        })),
+      )
+    }
     const base = {
-      pair: pair.id, person: pair.person.id, garment: pair.garment.id, split: pair.split, paired: pair.paired, labelled: pair.garment.category,
+      pair: pair.id,
+      person: pair.person.id,
+      garment: pair.garment.id,
+      split: pair.split,
+      paired: pair.paired,
+      labelled: pair.garment.category,
     }
     const t0 = performance.now()
-    let r: Awaited<ReturnType<TryOnEngine['tryOn']>> & { details?: Pick<TryOnDetails, 'warpedCoverage'> }
+    let r: Awaited<ReturnType<TryOnEngine['tryOn']>> & {
+      details?: Pick<TryOnDetails, 'warpedCoverage'>
+    }
     try {
-      r = hasDetails(engine) ? await engine.tryOnDetailed(person, garment, options) : await engine.tryOn(person, garment, options)
+      r = hasDetails(engine)
+        ? await engine.tryOnDetailed(person, garment, options)
+        : await engine.tryOn(person, garment, options)
     } catch (err) {
       const ms = performance.now() - t0
       const refused = err instanceof AppError
       const result: PairResult = {
-        ...base, outcome: refused ? 'refused' : 'error', code: refused ? err.code : null, message: err instanceof Error ? err.message : String(err),
-        detected: null, used: null, regionScore: null, warpInside: null, boxChanged: null, imageChanged: null, ssim: null, mae: null, ms: round(ms, 1), timings: {},
+        ...base,
+        outcome: refused ? 'refused' : 'error',
+        code: refused ? err.code : null,
+        message: err instanceof Error ? err.message : String(err),
+        detected: null,
+        used: null,
+        regionScore: null,
+        warpInside: null,
+        boxChanged: null,
+        imageChanged: null,
+        ssim: null,
+        mae: null,
+        ms: round(ms, 1),
+        timings: {},
       }
       out.push(result)
       await onPair?.({ result, person, garment, rgb: null, changed: null }, index)
@@ -92,15 +145,30 @@ export async function runPairs(
     const changed = changedMask(person.rgb, r.rgb, w, h)
     const rects = regionRects(pair.garment.category, pair.person.boxes, w, h)
     const region = rectMask(rects, w, h)
-    const dilated = rectMask(regionRects(pair.garment.category, pair.person.boxes, w, h, BOX_DILATE), w, h)
+    const dilated = rectMask(
+      regionRects(pair.garment.category, pair.person.boxes, w, h, BOX_DILATE),
+      w,
+      h,
+    )
     const f = regionFigures(changed, region, dilated)
     const result: PairResult = {
-      ...base, outcome: 'answered', code: null, message: null, detected: r.detectedCategory, used: r.category,
-      regionScore: round(f.regionScore), boxChanged: round(f.boxChanged), imageChanged: round(f.imageChanged),
-      warpInside: r.details === undefined ? null : round(warpShareInside(r.details.warpedCoverage, dilated, w)),
+      ...base,
+      outcome: 'answered',
+      code: null,
+      message: null,
+      detected: r.detectedCategory,
+      used: r.category,
+      regionScore: round(f.regionScore),
+      boxChanged: round(f.boxChanged),
+      imageChanged: round(f.imageChanged),
+      warpInside:
+        r.details === undefined
+          ? null
+          : round(warpShareInside(r.details.warpedCoverage, dilated, w)),
       ssim: pair.paired ? round(ssim(person.rgb, r.rgb, w, boundingRect(rects))) : null,
       mae: pair.paired ? round(maskedMae(person.rgb, r.rgb, region), 2) : null,
-      ms: round(ms, 1), timings: Object.fromEntries(Object.entries(r.timings).map(([k, v]) => [k, round(v, 1)])),
+      ms: round(ms, 1),
+      timings: Object.fromEntries(Object.entries(r.timings).map(([k, v]) => [k, round(v, 1)])),
     }
     out.push(result)
     await onPair?.({ result, person, garment, rgb: r.rgb, changed }, index)
@@ -108,11 +176,22 @@ export async function runPairs(
   return out
 }
 
-type DetailedEngine = TryOnEngine & { tryOnDetailed(...a: Parameters<TryOnEngine['tryOn']>): Promise<Awaited<ReturnType<TryOnEngine['tryOn']>> & { details: Pick<TryOnDetails, 'warpedCoverage'> }> }
-const hasDetails = (e: TryOnEngine): e is DetailedEngine => typeof (e as Partial<DetailedEngine>).tryOnDetailed === 'function'
+type DetailedEngine = TryOnEngine & {
+  tryOnDetailed(
+    ...a: Parameters<TryOnEngine['tryOn']>
+  ): Promise<
+    Awaited<ReturnType<TryOnEngine['tryOn']>> & { details: Pick<TryOnDetails, 'warpedCoverage'> }
+  >
+}
+const hasDetails = (e: TryOnEngine): e is DetailedEngine =>
+  typeof (e as Partial<DetailedEngine>).tryOnDetailed === 'function'
 
 /** Share of the warped alpha (max over parts per pixel) inside a 0/1 mask of the person photo. */
-export function warpShareInside(parts: TryOnDetails['warpedCoverage'], inside: Uint8Array, w: number): number {
+export function warpShareInside(
+  parts: TryOnDetails['warpedCoverage'],
+  inside: Uint8Array,
+  w: number,
+): number {
   const h = inside.length / w
   const alpha = new Float32Array(inside.length)
   for (const p of parts) {
@@ -165,20 +244,35 @@ export interface SplitSummary {
  * is its labelled one (detection looks at the garment photo only, so it is the same on every pair).
  * A garment refused on every pair has no detected category: it counts as wrong.
  */
-export function garmentCategories(results: readonly PairResult[]): Map<string, { labelled: GarmentCategory; detected: GarmentCategory | null; consistent: boolean }> {
+export function garmentCategories(
+  results: readonly PairResult[],
+): Map<
+  string,
+  { labelled: GarmentCategory; detected: GarmentCategory | null; consistent: boolean }
+> {
   const by = new Map<string, PairResult[]>()
   for (const r of results) (by.get(r.garment) ?? by.set(r.garment, []).get(r.garment)!).push(r)
-  const out = new Map<string, { labelled: GarmentCategory; detected: GarmentCategory | null; consistent: boolean }>()
+  const out = new Map<
+    string,
+    { labelled: GarmentCategory; detected: GarmentCategory | null; consistent: boolean }
+  >()
   for (const [g, rs] of by) {
     const counts = new Map<GarmentCategory, number>()
-    for (const r of rs) if (r.detected !== null) counts.set(r.detected, (counts.get(r.detected) ?? 0) + 1)
+    for (const r of rs) {
+      if (r.detected !== null) counts.set(r.detected, (counts.get(r.detected) ?? 0) + 1)
+    }
     const top = [...counts.entries()].sort((a, b) => b[1] - a[1])[0]
-    out.set(g, { labelled: rs[0]!.labelled, detected: top?.[0] ?? null, consistent: counts.size <= 1 })
+    out.set(g, {
+      labelled: rs[0]!.labelled,
+      detected: top?.[0] ?? null,
+      consistent: counts.size <= 1,
+    })
   }
   return out
 }
 
-const mean = (xs: readonly number[]): number => (xs.length === 0 ? Number.NaN : xs.reduce((s, v) => s + v, 0) / xs.length)
+const mean = (xs: readonly number[]): number =>
+  xs.length === 0 ? Number.NaN : xs.reduce((s, v) => s + v, 0) / xs.length
 
 export function summarize(results: readonly PairResult[], split: Split | 'all'): SplitSummary {
   const rs = split === 'all' ? results : results.filter((r) => r.split === split)
@@ -187,7 +281,11 @@ export function summarize(results: readonly PairResult[], split: Split | 'all'):
   const right = [...cats.values()].filter((c) => c.detected === c.labelled).length
   const paired = answered.filter((r) => r.paired)
   const refusalCodes: Record<string, number> = {}
-  for (const r of rs) if (r.outcome !== 'answered') refusalCodes[r.code ?? 'error'] = (refusalCodes[r.code ?? 'error'] ?? 0) + 1
+  for (const r of rs) {
+    if (r.outcome !== 'answered') {
+      refusalCodes[r.code ?? 'error'] = (refusalCodes[r.code ?? 'error'] ?? 0) + 1
+    }
+  }
   return {
     split,
     pairs: rs.length,
@@ -197,18 +295,30 @@ export function summarize(results: readonly PairResult[], split: Split | 'all'):
     garments: cats.size,
     categoryRight: right,
     categoryAccuracy: cats.size === 0 ? Number.NaN : right / cats.size,
-    regionPass: answered.length === 0 ? Number.NaN : answered.filter((r) => r.regionScore! >= REGION_PASS).length / answered.length,
+    regionPass:
+      answered.length === 0
+        ? Number.NaN
+        : answered.filter((r) => r.regionScore! >= REGION_PASS).length / answered.length,
     regionScoreMean: mean(answered.map((r) => r.regionScore!)),
-    warpInsideMean: answered.some((r) => r.warpInside === null) ? null : mean(answered.map((r) => r.warpInside!)),
+    warpInsideMean: answered.some((r) => r.warpInside === null)
+      ? null
+      : mean(answered.map((r) => r.warpInside!)),
     boxChangedMean: mean(answered.map((r) => r.boxChanged!)),
-    refusedShare: rs.length === 0 ? Number.NaN : rs.filter((r) => r.outcome !== 'answered').length / rs.length,
+    refusedShare:
+      rs.length === 0 ? Number.NaN : rs.filter((r) => r.outcome !== 'answered').length / rs.length,
     pairedPairs: paired.length,
     pairedSsimMean: mean(paired.map((r) => r.ssim!)),
     pairedMaeMean: mean(paired.map((r) => r.mae!)),
-    p50Ms: percentile(rs.map((r) => r.ms), 50),
+    p50Ms: percentile(
+      rs.map((r) => r.ms),
+      50,
+    ),
     refusalCodes,
   }
 }
 
 export const summarizeAll = (results: readonly PairResult[]): SplitSummary[] =>
-  [...(['tune', 'holdout', 'mixed', 'dev'] as const).map((s) => summarize(results, s)), summarize(results, 'all')].filter((s) => s.pairs > 0)
+  [
+    ...(['tune', 'holdout', 'mixed', 'dev'] as const).map((s) => summarize(results, s)),
+    summarize(results, 'all'),
+  ].filter((s) => s.pairs > 0)

@@ -7,7 +7,10 @@
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openTryOnEngine, type TryOnEngineWithDetails } from '../../src/engine/tryon/tryon-engine.ts'
+import {
+  openTryOnEngine,
+  type TryOnEngineWithDetails,
+} from '../../src/engine/tryon/tryon-engine.ts'
 import { belowFloors, pairedBelow, undocumentedRefusals } from './check.ts'
 import { loadEvalSet } from './eval-set.ts'
 import { runPairs, summarize, type PairResult } from './run-eval.ts'
@@ -33,9 +36,12 @@ describe('the whole evaluation set', () => {
     expect(undocumentedRefusals(results)).toEqual([])
   })
 
-  it.each(['tune', 'holdout', 'mixed', 'dev', 'all'] as const)('%s: category, placement and refusals at or above the floors', (split) => {
-    expect(belowFloors(summarize(results, split), FULL_FLOORS[split])).toEqual([])
-  })
+  it.each(['tune', 'holdout', 'mixed', 'dev', 'all'] as const)(
+    '%s: category, placement and refusals at or above the floors',
+    (split) => {
+      expect(belowFloors(summarize(results, split), FULL_FLOORS[split])).toEqual([])
+    },
+  )
 
   it('paired SSIM inside the garment box stays at or above its floor on every paired pair', () => {
     expect(results.filter((r) => r.paired)).toHaveLength(6)

@@ -9,7 +9,10 @@
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openTryOnEngine, type TryOnEngineWithDetails } from '../../src/engine/tryon/tryon-engine.ts'
+import {
+  openTryOnEngine,
+  type TryOnEngineWithDetails,
+} from '../../src/engine/tryon/tryon-engine.ts'
 import { belowFloors, pairedBelow, undocumentedRefusals } from './check.ts'
 import { loadEvalSet } from './eval-set.ts'
 import { runPairs, summarize, type PairResult } from './run-eval.ts'
@@ -29,7 +32,17 @@ beforeAll(async () => {
   })
   engine = await openTryOnEngine({ modelsDir: join(ROOT, 'models', 'dist') })
   results = await runPairs(engine, pairs)
-  console.table(results.map((r) => ({ pair: r.pair, result: r.code ?? r.outcome, detected: r.detected, labelled: r.labelled, region: r.regionScore, warp: r.warpInside, ssim: r.ssim })))
+  console.table(
+    results.map((r) => ({
+      pair: r.pair,
+      result: r.code ?? r.outcome,
+      detected: r.detected,
+      labelled: r.labelled,
+      region: r.regionScore,
+      warp: r.warpInside,
+      ssim: r.ssim,
+    })),
+  )
 }, 600_000)
 
 afterAll(async () => {

@@ -1,4 +1,11 @@
-import { AppError, JobEnvelope, toAppError, type JobEvent, type JobKind, type JobOutcome } from '@tailor/proto'
+import {
+  AppError,
+  JobEnvelope,
+  toAppError,
+  type JobEvent,
+  type JobKind,
+  type JobOutcome,
+} from '@tailor/proto'
 import type { JobEventSink } from '../events/job-event-sink.ts'
 import type { Logger } from '../logger.ts'
 import type { JobDelivery, JobSource } from './job-source.ts'
@@ -37,7 +44,13 @@ export type DeliveryStatus = 'completed' | 'failed' | 'cancelled' | 'retried' | 
 
 /** Port: records how deliveries end (metrics.ts implements it with prom-client). */
 export interface JobMetrics {
-  jobFinished(o: { kind: JobKind; status: DeliveryStatus; errorCode: AppError['code'] | null; seconds: number; frames?: number }): void
+  jobFinished(o: {
+    kind: JobKind
+    status: DeliveryStatus
+    errorCode: AppError['code'] | null
+    seconds: number
+    frames?: number
+  }): void
 }
 
 export interface Consumer {
@@ -48,7 +61,8 @@ export interface Consumer {
 
 const EVENT_TIMEOUT_MS = 30_000
 const NAK_BACKOFF_MS = [1_000, 5_000, 15_000, 30_000]
-const backoffMs = (deliveryCount: number): number => NAK_BACKOFF_MS[Math.min(deliveryCount - 1, NAK_BACKOFF_MS.length - 1)]!
+const backoffMs = (deliveryCount: number): number =>
+  NAK_BACKOFF_MS[Math.min(deliveryCount - 1, NAK_BACKOFF_MS.length - 1)]!
 
 /**
  * The JetStream edge of inference: the only place that decides ack / nak / term / working.
@@ -68,7 +82,10 @@ export function consumeJobs(o: ConsumeOptions): Consumer {
   const handle = async (d: JobDelivery): Promise<void> => {
     const parsed = JobEnvelope.safeParse(d.data)
     if (!parsed.success) {
-      o.logger.error({ issues: parsed.error.issues.slice(0, 5) }, 'malformed job message; terminating it')
+      o.logger.error(
+        { issues: parsed.error.issues.slice(0, 5) },
+        'malformed job message; terminating it',
+      )
       d.term('invalid_parameter')
       return
     }
@@ -83,8 +100,18 @@ export function consumeJobs(o: ConsumeOptions): Consumer {
       await final({ type: 'failed', jobId: job.id, code: e.code, message: e.message })
     }
     const t0 = performance.now()
-    const record = (status: DeliveryStatus, errorCode: AppError['code'] | null = null, frames?: number): void =>
-      o.metrics?.jobFinished({ kind: job.kind, status, errorCode, seconds: (performance.now() - t0) / 1000, ...(frames !== undefined ? { frames } : {}) })
+    const record = (
+      status: DeliveryStatus,
+      errorCode: AppError['code'] | null = null,
+      frames?: number,
+    ): void =>
+      o.metrics?.jobFinished({
+        kind: job.kind,
+        status,
+        errorCode,
+        seconds: (performance.now() - t0) / 1000,
+        ...(frames !== undefined ? { frames } : {}),
+      })
     let timeout: NodeJS.Timeout | undefined
     try {
       if (d.deliveryCount > o.maxDeliver) {
@@ -99,7 +126,10 @@ export function consumeJobs(o: ConsumeOptions): Consumer {
         record('failed', 'worker_crashed')
         return
       }
-      const started = await o.events.send({ type: 'running', jobId: job.id, attempt: d.deliveryCount }, EVENT_TIMEOUT_MS)
+      const started = await o.events.send(
+        { type: 'running', jobId: job.id, attempt: d.deliveryCount },
+        EVENT_TIMEOUT_MS,
+      )
       if (started.cancelled) {
         log.info('job no longer wanted; dropping it')
         await d.ack()
@@ -110,25 +140,40 @@ export function consumeJobs(o: ConsumeOptions): Consumer {
       const limitMs = o.jobTimeoutMs[job.kind]
       timeout = setTimeout(() => {
         log.warn({ limitMs }, 'job timed out; aborting it')
-        ac.abort(new AppError('request_timeout', `The job ran longer than ${limitMs / 1000} s, the limit for ${job.kind} jobs, and was stopped.`))
+        ac.abort(
+          new AppError(
+            'request_timeout',
+            `The job ran longer than ${limitMs / 1000} s, the limit for ${job.kind} jobs, and was stopped.`,
+          ),
+        )
       }, limitMs)
       let lastProgress = 0
       const onProgress = (framesDone: number, framesTotal: number): void => {
         const now = performance.now()
         if (now - lastProgress < (o.progressIntervalMs ?? 500) && framesDone < framesTotal) return
         lastProgress = now
-        o.events.send({ type: 'progress', jobId: job.id, framesDone, framesTotal, attempt: d.deliveryCount }, EVENT_TIMEOUT_MS).then(
-          (a) => {
-            if (a.cancelled) ac.abort(new Error('cancelled'))
-          },
-          (err: unknown) => log.debug({ err }, 'progress event not delivered'),
-        )
+        o.events
+          .send(
+            { type: 'progress', jobId: job.id, framesDone, framesTotal, attempt: d.deliveryCount },
+            EVENT_TIMEOUT_MS,
+          )
+          .then(
+            (a) => {
+              if (a.cancelled) ac.abort(new Error('cancelled'))
+            },
+            (err: unknown) => log.debug({ err }, 'progress event not delivered'),
+          )
       }
       const outcome = await o.run(job, { signal: ac.signal, onProgress })
       const ms = Math.round(performance.now() - t0)
       if (outcome.status === 'succeeded') {
         await final({
-          type: 'completed', jobId: job.id, resultKey: outcome.resultKey, contentType: outcome.contentType, bytes: outcome.bytes, frames: outcome.frames ?? 0,
+          type: 'completed',
+          jobId: job.id,
+          resultKey: outcome.resultKey,
+          contentType: outcome.contentType,
+          bytes: outcome.bytes,
+          frames: outcome.frames ?? 0,
         })
         await d.ack()
         log.info({ ms, frames: outcome.frames, bytes: outcome.bytes }, 'job completed')
@@ -159,7 +204,10 @@ export function consumeJobs(o: ConsumeOptions): Consumer {
       } else {
         log.error({ err: e, code: e.code }, 'job failed')
         try {
-          await fail({ code: e.code, message: e.code === 'unexpected_error' ? 'The job failed unexpectedly.' : e.message })
+          await fail({
+            code: e.code,
+            message: e.code === 'unexpected_error' ? 'The job failed unexpectedly.' : e.message,
+          })
         } finally {
           d.term(e.code)
           record('failed', e.code)

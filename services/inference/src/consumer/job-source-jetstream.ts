@@ -1,4 +1,12 @@
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type Consumer, type JetStreamManager, type JsMsg } from '@nats-io/jetstream'
+import {
+  AckPolicy,
+  DeliverPolicy,
+  jetstream,
+  jetstreamManager,
+  type Consumer,
+  type JetStreamManager,
+  type JsMsg,
+} from '@nats-io/jetstream'
 import type { NatsConnection } from '@nats-io/transport-node'
 import { durableFor, laneFilterFor, LEGACY_DURABLE, STREAM, type JobKind } from '@tailor/proto'
 import { ensureJobsStream } from '@tailor/proto/jetstream'
@@ -55,7 +63,10 @@ export async function ensureJobLanes(jsm: JetStreamManager, o: JobLanesOptions):
   const legacy = await jsm.consumers.info(STREAM, LEGACY_DURABLE).catch(() => null)
   if (legacy !== null) {
     await jsm.consumers.delete(STREAM, LEGACY_DURABLE).catch(() => undefined) // another worker may have deleted it first
-    o.logger?.warn({ consumer: LEGACY_DURABLE, pending: legacy.num_pending, ackPending: legacy.num_ack_pending }, 'deleted the pre-lanes consumer; its jobs go to the per-kind lanes')
+    o.logger?.warn(
+      { consumer: LEGACY_DURABLE, pending: legacy.num_pending, ackPending: legacy.num_ack_pending },
+      'deleted the pre-lanes consumer; its jobs go to the per-kind lanes',
+    )
   }
   const ackWait = o.ackWaitMs * 1_000_000
   const maxAckPending = Math.max(1, o.maxAckPending)
@@ -76,8 +87,22 @@ export async function ensureJobLanes(jsm: JetStreamManager, o: JobLanesOptions):
         await jsm.consumers.info(STREAM, name).catch(() => Promise.reject(err)) // created meanwhile by another worker
       }
     } else if (info.config.ack_wait !== ackWait || info.config.max_ack_pending !== maxAckPending) {
-      await jsm.consumers.update(STREAM, name, { ack_wait: ackWait, max_ack_pending: maxAckPending })
-      o.logger?.info({ consumer: name, ackWaitMs: o.ackWaitMs, maxAckPending, was: { ackWaitMs: (info.config.ack_wait ?? 0) / 1e6, maxAckPending: info.config.max_ack_pending } }, 'lane consumer settings updated from config')
+      await jsm.consumers.update(STREAM, name, {
+        ack_wait: ackWait,
+        max_ack_pending: maxAckPending,
+      })
+      o.logger?.info(
+        {
+          consumer: name,
+          ackWaitMs: o.ackWaitMs,
+          maxAckPending,
+          was: {
+            ackWaitMs: (info.config.ack_wait ?? 0) / 1e6,
+            maxAckPending: info.config.max_ack_pending,
+          },
+        },
+        'lane consumer settings updated from config',
+      )
     }
   }
 }
@@ -88,7 +113,10 @@ export async function ensureJobLanes(jsm: JetStreamManager, o: JobLanesOptions):
  * several lanes it asks each in turn. The server redelivers a message whose ack wait ran out (a
  * dead worker); the consumer loop decides when to give up.
  */
-export async function openJetStreamJobSource(nc: NatsConnection, o: JobLanesOptions): Promise<JobSource> {
+export async function openJetStreamJobSource(
+  nc: NatsConnection,
+  o: JobLanesOptions,
+): Promise<JobSource> {
   if (o.kinds.length === 0) throw new Error('a worker needs at least one job kind')
   await ensureJobLanes(await jetstreamManager(nc), o)
   const js = jetstream(nc)
@@ -104,8 +132,13 @@ export async function openJetStreamJobSource(nc: NatsConnection, o: JobLanesOpti
   return {
     async next(kind) {
       const own = kind === undefined ? undefined : byKind.get(kind)
-      if (kind !== undefined && own === undefined) throw new Error(`this worker does not pull ${kind} jobs (JOB_KINDS)`)
-      const m = own !== undefined ? await own.next({ expires: PULL_EXPIRES_MS }) : await lanes[turn++ % lanes.length]!.next({ expires })
+      if (kind !== undefined && own === undefined) {
+        throw new Error(`this worker does not pull ${kind} jobs (JOB_KINDS)`)
+      }
+      const m =
+        own !== undefined
+          ? await own.next({ expires: PULL_EXPIRES_MS })
+          : await lanes[turn++ % lanes.length]!.next({ expires })
       return m === null ? null : delivery(m)
     },
     async close() {},

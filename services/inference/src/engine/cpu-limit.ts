@@ -6,18 +6,26 @@ import { availableParallelism } from 'node:os'
  * cgroup v1 `cpu.cfs_quota_us` / `cpu.cfs_period_us` (-1 = no quota). null when there is no quota.
  * Rounded up: a 2.5-CPU limit gets 3 threads, a 0.5-CPU limit 1.
  */
-export function quotaCpus(files: { cpuMax?: string | null; cfsQuotaUs?: string | null; cfsPeriodUs?: string | null }): number | null {
+export function quotaCpus(files: {
+  cpuMax?: string | null
+  cfsQuotaUs?: string | null
+  cfsPeriodUs?: string | null
+}): number | null {
   if (files.cpuMax != null) {
     const [quota, period] = files.cpuMax.trim().split(/\s+/)
     if (quota === undefined || quota === 'max') return null
     const q = Number(quota)
     const p = Number(period ?? '100000')
-    return Number.isFinite(q) && q > 0 && Number.isFinite(p) && p > 0 ? Math.max(1, Math.ceil(q / p)) : null
+    return Number.isFinite(q) && q > 0 && Number.isFinite(p) && p > 0
+      ? Math.max(1, Math.ceil(q / p))
+      : null
   }
   if (files.cfsQuotaUs != null && files.cfsPeriodUs != null) {
     const q = Number(files.cfsQuotaUs.trim())
     const p = Number(files.cfsPeriodUs.trim())
-    return Number.isFinite(q) && q > 0 && Number.isFinite(p) && p > 0 ? Math.max(1, Math.ceil(q / p)) : null
+    return Number.isFinite(q) && q > 0 && Number.isFinite(p) && p > 0
+      ? Math.max(1, Math.ceil(q / p))
+      : null
   }
   return null
 }
@@ -38,8 +46,10 @@ const readOrNull = (path: string): string | null => {
 export function cpuLimit(root = '/sys/fs/cgroup'): number {
   const quota = quotaCpus({
     cpuMax: readOrNull(`${root}/cpu.max`),
-    cfsQuotaUs: readOrNull(`${root}/cpu/cpu.cfs_quota_us`) ?? readOrNull(`${root}/cpu.cfs_quota_us`),
-    cfsPeriodUs: readOrNull(`${root}/cpu/cpu.cfs_period_us`) ?? readOrNull(`${root}/cpu.cfs_period_us`),
+    cfsQuotaUs:
+      readOrNull(`${root}/cpu/cpu.cfs_quota_us`) ?? readOrNull(`${root}/cpu.cfs_quota_us`),
+    cfsPeriodUs:
+      readOrNull(`${root}/cpu/cpu.cfs_period_us`) ?? readOrNull(`${root}/cpu.cfs_period_us`),
   })
   const cores = availableParallelism()
   return quota === null ? cores : Math.min(cores, quota)

@@ -39,15 +39,23 @@ export async function loadModelSpec(modelsDir: string, name: string): Promise<Mo
   try {
     raw = JSON.parse(await readFile(file, 'utf8'))
   } catch (err) {
-    throw new AppError('service_unavailable', `cannot read the model manifest ${file} (run pnpm models)`, {
-      cause: err,
-    })
+    throw new AppError(
+      'service_unavailable',
+      `cannot read the model manifest ${file} (run pnpm models)`,
+      {
+        cause: err,
+      },
+    )
   }
   const parsed = Manifest.safeParse(raw)
   if (!parsed.success) {
-    throw new AppError('service_unavailable', `invalid model manifest ${file}: ${z.prettifyError(parsed.error)}`, {
-      cause: parsed.error,
-    })
+    throw new AppError(
+      'service_unavailable',
+      `invalid model manifest ${file}: ${z.prettifyError(parsed.error)}`,
+      {
+        cause: parsed.error,
+      },
+    )
   }
   const entry = parsed.data.models.find((m) => m.name === name)
   if (entry === undefined) {

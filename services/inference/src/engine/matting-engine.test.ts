@@ -15,8 +15,16 @@ afterAll(async () => {
 
 describe('RVM matting engine', () => {
   it('picks the refined graph when it downsamples and the ratio-1 graph when it does not', () => {
-    const big = engine.openStream({ width: 1280, height: 720 }) as unknown as { model: string; downsampleRatio: number; dispose(): void }
-    const small = engine.openStream({ width: 320, height: 180 }) as unknown as { model: string; downsampleRatio: number; dispose(): void }
+    const big = engine.openStream({ width: 1280, height: 720 }) as unknown as {
+      model: string
+      downsampleRatio: number
+      dispose(): void
+    }
+    const small = engine.openStream({ width: 320, height: 180 }) as unknown as {
+      model: string
+      downsampleRatio: number
+      dispose(): void
+    }
     expect(big.model).toBe(RVM_MODEL_NAME)
     expect(big.downsampleRatio).toBeLessThan(1)
     expect(small.model).toBe(RVM_RATIO1_MODEL_NAME)
@@ -33,7 +41,8 @@ describe('RVM matting engine', () => {
     let pha: Float32Array<ArrayBufferLike> = new Float32Array(0)
     for (let i = 0; i < 3; i++) pha = (await stream.next(rgb)).pha // recurrent state settles
     stream.dispose()
-    const at = (x: number, y: number) => pha[Math.round(y * size.height) * size.width + Math.round(x * size.width)]!
+    const at = (x: number, y: number) =>
+      pha[Math.round(y * size.height) * size.width + Math.round(x * size.width)]!
     expect(at(0.5, 0.55)).toBeGreaterThan(0.9) // chest
     expect(at(0.04, 0.04)).toBeLessThan(0.1) // top-left studio background
     expect(at(0.96, 0.04)).toBeLessThan(0.1) // top-right

@@ -13,7 +13,12 @@
 import type { MattingEngine, MattingFrame, MattingStream } from '../jobs/remove-background.ts'
 import { loadModelSpec } from './manifest.ts'
 import { chooseDownsampleRatio, rgb24ToPlanar } from './rvm/pre.ts'
-import { ModelSession, type ExecutionProvider, type OrtLogSeverity, type TensorData } from './session.ts'
+import {
+  ModelSession,
+  type ExecutionProvider,
+  type OrtLogSeverity,
+  type TensorData,
+} from './session.ts'
 
 export const RVM_MODEL_NAME = 'rvm'
 export const RVM_RATIO1_MODEL_NAME = 'rvm-ratio1'
@@ -114,15 +119,23 @@ export async function openMattingEngine(opts: {
   onRun?: (model: string, seconds: number) => void
 }): Promise<MattingEngine & { warmupMs: number; intraOpThreads: number }> {
   const sessionOptions = {
-    ...(opts.executionProviders !== undefined ? { executionProviders: opts.executionProviders } : {}),
+    ...(opts.executionProviders !== undefined
+      ? { executionProviders: opts.executionProviders }
+      : {}),
     ...(opts.intraOpThreads !== undefined ? { intraOpThreads: opts.intraOpThreads } : {}),
     ...(opts.logSeverityLevel !== undefined ? { logSeverityLevel: opts.logSeverityLevel } : {}),
     ...(opts.onRun !== undefined ? { onRun: opts.onRun } : {}),
   }
-  const session = await ModelSession.open(await loadModelSpec(opts.modelsDir, RVM_MODEL_NAME), sessionOptions)
+  const session = await ModelSession.open(
+    await loadModelSpec(opts.modelsDir, RVM_MODEL_NAME),
+    sessionOptions,
+  )
   let ratio1: ModelSession
   try {
-    ratio1 = await ModelSession.open(await loadModelSpec(opts.modelsDir, RVM_RATIO1_MODEL_NAME), sessionOptions)
+    ratio1 = await ModelSession.open(
+      await loadModelSpec(opts.modelsDir, RVM_RATIO1_MODEL_NAME),
+      sessionOptions,
+    )
   } catch (err) {
     await session.release()
     throw err

@@ -34,8 +34,17 @@ const CLIPS: Record<string, LabelledClip> = {
     width: 1280,
     height: 720,
     frame: 11,
-    person: [[305, 255, 350, 300] /* white shirt, back */, [285, 335, 325, 380] /* jeans, thigh */, [372, 190, 402, 235] /* back of the head */],
-    background: [[610, 20, 670, 220] /* concrete pillar */, [800, 430, 1200, 650] /* pavement, right */, [150, 630, 450, 700] /* pavement, bottom */, [30, 200, 200, 330] /* ferns, left */],
+    person: [
+      [305, 255, 350, 300] /* white shirt, back */,
+      [285, 335, 325, 380] /* jeans, thigh */,
+      [372, 190, 402, 235] /* back of the head */,
+    ],
+    background: [
+      [610, 20, 670, 220] /* concrete pillar */,
+      [800, 430, 1200, 650] /* pavement, right */,
+      [150, 630, 450, 700] /* pavement, bottom */,
+      [30, 200, 200, 330] /* ferns, left */,
+    ],
   },
   // 480x908 portrait scaled to 720x1362: a woman in a knitted top in front of hills and sky.
   video_01: {
@@ -43,8 +52,16 @@ const CLIPS: Record<string, LabelledClip> = {
     width: 720,
     height: 1362,
     frame: 11,
-    person: [[248, 345, 383, 480] /* face */, [195, 720, 495, 840] /* sweater, chest */, [180, 1095, 480, 1200] /* sweater, waist */],
-    background: [[30, 30, 690, 150] /* sky */, [5, 380, 75, 560] /* hills, left */, [620, 150, 715, 400] /* sky and hills, right */],
+    person: [
+      [248, 345, 383, 480] /* face */,
+      [195, 720, 495, 840] /* sweater, chest */,
+      [180, 1095, 480, 1200] /* sweater, waist */,
+    ],
+    background: [
+      [30, 30, 690, 150] /* sky */,
+      [5, 380, 75, 560] /* hills, left */,
+      [620, 150, 715, 400] /* sky and hills, right */,
+    ],
   },
 }
 
@@ -56,12 +73,32 @@ const STATE_EFFECT_MIN = 5e-4
 
 function decodeFrames(c: LabelledClip): Uint8Array[] {
   const frameBytes = c.width * c.height * 3
-  const raw = execFileSync('ffmpeg', [
-    '-nostdin', '-v', 'error', '-i', c.file, '-an', '-vf', `scale=${c.width}:${c.height}:flags=bilinear`,
-    '-frames:v', String(c.frame + 1), '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1',
-  ], { maxBuffer: frameBytes * (c.frame + 2) })
+  const raw = execFileSync(
+    'ffmpeg',
+    [
+      '-nostdin',
+      '-v',
+      'error',
+      '-i',
+      c.file,
+      '-an',
+      '-vf',
+      `scale=${c.width}:${c.height}:flags=bilinear`,
+      '-frames:v',
+      String(c.frame + 1),
+      '-f',
+      'rawvideo',
+      '-pix_fmt',
+      'rgb24',
+      'pipe:1',
+    ],
+    { maxBuffer: frameBytes * (c.frame + 2) },
+  )
   expect(raw.length).toBe(frameBytes * (c.frame + 1))
-  return Array.from({ length: c.frame + 1 }, (_, i) => new Uint8Array(raw.buffer, raw.byteOffset + i * frameBytes, frameBytes))
+  return Array.from(
+    { length: c.frame + 1 },
+    (_, i) => new Uint8Array(raw.buffer, raw.byteOffset + i * frameBytes, frameBytes),
+  )
 }
 
 function boxMean(pha: Float32Array, width: number, [x0, y0, x1, y1]: Box): number {
@@ -108,8 +145,12 @@ describe.each(Object.keys(CLIPS))('refined rvm on %s at real resolution, state c
     expect(pha.length).toBe(c.width * c.height)
     const person = c.person.map((b) => boxMean(pha, c.width, b))
     const background = c.background.map((b) => boxMean(pha, c.width, b))
-    for (const [i, m] of person.entries()) expect(m, `person box ${c.person[i]!.join(',')}`).toBeGreaterThanOrEqual(PERSON_MIN)
-    for (const [i, m] of background.entries()) expect(m, `background box ${c.background[i]!.join(',')}`).toBeLessThanOrEqual(BACKGROUND_MAX)
+    for (const [i, m] of person.entries()) {
+      expect(m, `person box ${c.person[i]!.join(',')}`).toBeGreaterThanOrEqual(PERSON_MIN)
+    }
+    for (const [i, m] of background.entries()) {
+      expect(m, `background box ${c.background[i]!.join(',')}`).toBeLessThanOrEqual(BACKGROUND_MAX)
+    }
   })
 
   it('carries the recurrent state: frame 11 in the stream differs from the same frame in a fresh stream', async () => {

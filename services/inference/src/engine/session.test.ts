@@ -33,43 +33,56 @@ async function editedModels(edit: (rvm: Record<string, unknown>) => void): Promi
 }
 
 describe('ModelSession', () => {
-  it('opens rvm on the CPU, reports it, and keeps recurrent state per stream', async () => {
-    const engine = await openMattingEngine({ modelsDir: MODELS_DIR, executionProviders: ['cpu'] })
-    try {
-      expect(engine.provider).toBe('cpu')
-      expect(engine.providerFallbacks).toEqual([])
-      // Two interleaved streams over the same frames must agree: state is per stream, runs serialised.
-      const size = { width: 96, height: 64 }
-      const frames = [0, 1, 2].map((k) => new Uint8Array(96 * 64 * 3).map((_, i) => (i * (k + 3)) % 256))
-      const a = engine.openStream(size)
-      const b = engine.openStream(size)
-      for (const f of frames) {
-        const [ra, rb] = await Promise.all([a.next(f), b.next(f)])
-        expect(ra.pha.length).toBe(96 * 64)
-        expect(ra.fgr.length).toBe(96 * 64 * 3)
-        expect(Array.from(rb.pha)).toEqual(Array.from(ra.pha))
-      }
-      a.dispose()
-      b.dispose()
-      await expect(a.next(frames[0]!)).rejects.toThrow(/dispose/)
-    } finally {
-      await engine.close()
-    }
-  }, OPEN_TIMEOUT_MS)
-
-  it('reports a CUDA fallback instead of hiding it', async () => {
-    const engine = await openMattingEngine({ modelsDir: MODELS_DIR, executionProviders: ['cuda', 'cpu'] })
-    try {
-      if (engine.provider === 'cpu') {
-        expect(engine.providerFallbacks.map((f) => f.provider)).toEqual(['cuda'])
-        expect(engine.providerFallbacks[0]!.reason.length).toBeGreaterThan(0)
-      } else {
+  it(
+    'opens rvm on the CPU, reports it, and keeps recurrent state per stream',
+    async () => {
+      const engine = await openMattingEngine({ modelsDir: MODELS_DIR, executionProviders: ['cpu'] })
+      try {
+        expect(engine.provider).toBe('cpu')
         expect(engine.providerFallbacks).toEqual([])
+        // Two interleaved streams over the same frames must agree: state is per stream, runs serialised.
+        const size = { width: 96, height: 64 }
+        const frames = [0, 1, 2].map((k) =>
+          new Uint8Array(96 * 64 * 3).map((_, i) => (i * (k + 3)) % 256),
+        )
+        const a = engine.openStream(size)
+        const b = engine.openStream(size)
+        for (const f of frames) {
+          const [ra, rb] = await Promise.all([a.next(f), b.next(f)])
+          expect(ra.pha.length).toBe(96 * 64)
+          expect(ra.fgr.length).toBe(96 * 64 * 3)
+          expect(Array.from(rb.pha)).toEqual(Array.from(ra.pha))
+        }
+        a.dispose()
+        b.dispose()
+        await expect(a.next(frames[0]!)).rejects.toThrow(/dispose/)
+      } finally {
+        await engine.close()
       }
-    } finally {
-      await engine.close()
-    }
-  }, OPEN_TIMEOUT_MS)
+    },
+    OPEN_TIMEOUT_MS,
+  )
+
+  it(
+    'reports a CUDA fallback instead of hiding it',
+    async () => {
+      const engine = await openMattingEngine({
+        modelsDir: MODELS_DIR,
+        executionProviders: ['cuda', 'cpu'],
+      })
+      try {
+        if (engine.provider === 'cpu') {
+          expect(engine.providerFallbacks.map((f) => f.provider)).toEqual(['cuda'])
+          expect(engine.providerFallbacks[0]!.reason.length).toBeGreaterThan(0)
+        } else {
+          expect(engine.providerFallbacks).toEqual([])
+        }
+      } finally {
+        await engine.close()
+      }
+    },
+    OPEN_TIMEOUT_MS,
+  )
 
   it('refuses a model file that does not match the manifest', async () => {
     const dir = await editedModels((m) => {
@@ -80,14 +93,18 @@ describe('ModelSession', () => {
     expect((err as AppError).message).toMatch(/does not match the manifest/)
   })
 
-  it('refuses a model whose inputs differ from the manifest', async () => {
-    const dir = await editedModels((m) => {
-      ;(m['inputs'] as { name: string }[])[0]!.name = 'source'
-    })
-    const err = await ModelSession.open(await loadModelSpec(dir, 'rvm')).catch((e: unknown) => e)
-    expect(err).toBeInstanceOf(AppError)
-    expect((err as AppError).message).toMatch(/lacks inputs \[source\]/)
-  }, OPEN_TIMEOUT_MS)
+  it(
+    'refuses a model whose inputs differ from the manifest',
+    async () => {
+      const dir = await editedModels((m) => {
+        ;(m['inputs'] as { name: string }[])[0]!.name = 'source'
+      })
+      const err = await ModelSession.open(await loadModelSpec(dir, 'rvm')).catch((e: unknown) => e)
+      expect(err).toBeInstanceOf(AppError)
+      expect((err as AppError).message).toMatch(/lacks inputs \[source\]/)
+    },
+    OPEN_TIMEOUT_MS,
+  )
 
   it('refuses a missing or invalid manifest', async () => {
     await expect(loadModelSpec(root, 'rvm')).rejects.toMatchObject({ code: 'service_unavailable' })
@@ -95,12 +112,18 @@ describe('ModelSession', () => {
       delete m['sha256']
     })
     await expect(loadModelSpec(dir, 'rvm')).rejects.toMatchObject({ code: 'service_unavailable' })
-    await expect(loadModelSpec(MODELS_DIR, 'nope')).rejects.toMatchObject({ code: 'service_unavailable' })
+    await expect(loadModelSpec(MODELS_DIR, 'nope')).rejects.toMatchObject({
+      code: 'service_unavailable',
+    })
   })
 })
 
 describe('ortLogSeverity', () => {
   it("follows LOG_LEVEL: ORT's info and verbose lines only at debug and trace, errors from info to error", () => {
-    expect(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].map((l) => ortLogSeverity(l as Parameters<typeof ortLogSeverity>[0]))).toEqual([0, 1, 3, 3, 3, 4, 4])
+    expect(
+      ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'].map((l) =>
+        ortLogSeverity(l as Parameters<typeof ortLogSeverity>[0]),
+      ),
+    ).toEqual([0, 1, 3, 3, 3, 4, 4])
   })
 })

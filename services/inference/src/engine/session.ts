@@ -24,7 +24,9 @@ export type OrtLogSeverity = 0 | 1 | 2 | 3 | 4
  * debug and trace; errors only from info to error (its warnings, e.g. nodes placed on the CPU
  * provider, are not actionable here), fatal only when we log fatal or nothing.
  */
-export function ortLogSeverity(level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'): OrtLogSeverity {
+export function ortLogSeverity(
+  level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent',
+): OrtLogSeverity {
   switch (level) {
     case 'trace':
       return 0
@@ -89,9 +91,13 @@ export class ModelSession {
    */
   static async open(spec: ModelSpec, o: SessionOptions = {}): Promise<ModelSession> {
     const bytes = await readFile(spec.path).catch((err: unknown) => {
-      throw new AppError('service_unavailable', `${spec.name}: cannot read ${spec.path} (run pnpm models)`, {
-        cause: err,
-      })
+      throw new AppError(
+        'service_unavailable',
+        `${spec.name}: cannot read ${spec.path} (run pnpm models)`,
+        {
+          cause: err,
+        },
+      )
     })
     const sha256 = createHash('sha256').update(bytes).digest('hex')
     if (bytes.length !== spec.bytes || sha256 !== spec.sha256) {
@@ -115,7 +121,9 @@ export class ModelSession {
           enableCpuMemArena: true,
           enableMemPattern: true,
           logSeverityLevel: o.logSeverityLevel ?? 3,
-          extra: { session: { intra_op: { allow_spinning: o.allowSpinning === true ? '1' : '0' } } },
+          extra: {
+            session: { intra_op: { allow_spinning: o.allowSpinning === true ? '1' : '0' } },
+          },
         })
       } catch (err) {
         fallbacks.push({ provider, reason: err instanceof Error ? err.message : String(err) })
@@ -144,7 +152,10 @@ export class ModelSession {
    * Runs the model (serialised with every other run of this session). Returns each requested
    * output's data; the tensors themselves are disposed before this resolves.
    */
-  run(feeds: Record<string, TensorData>, outputs: readonly string[]): Promise<Record<string, TensorData>> {
+  run(
+    feeds: Record<string, TensorData>,
+    outputs: readonly string[],
+  ): Promise<Record<string, TensorData>> {
     const next = this.#tail.then(async () => {
       if (this.#released) {
         throw new AppError('service_unavailable', `${this.spec.name}: session released`)
@@ -162,7 +173,10 @@ export class ModelSession {
         for (const name of outputs) {
           const r = results[name]
           if (r === undefined || !(r.data instanceof Float32Array)) {
-            throw new AppError('unexpected_error', `${this.spec.name}: output ${name} missing or not float32`)
+            throw new AppError(
+              'unexpected_error',
+              `${this.spec.name}: output ${name} missing or not float32`,
+            )
           }
           out[name] = { data: r.data, dims: r.dims }
         }

@@ -1,7 +1,13 @@
 import { readFileSync } from 'node:fs'
 import * as grpc from '@grpc/grpc-js'
 import * as protoLoader from '@grpc/proto-loader'
-import { AppError, JOB_EVENTS_PROTO_INCLUDE_DIR, JOB_EVENTS_PROTO_PATH, type JobEvent, type JobEventAck } from '@tailor/proto'
+import {
+  AppError,
+  JOB_EVENTS_PROTO_INCLUDE_DIR,
+  JOB_EVENTS_PROTO_PATH,
+  type JobEvent,
+  type JobEventAck,
+} from '@tailor/proto'
 import type { ProtoGrpcType } from '@tailor/proto/gen/job_events.ts'
 import type { GatewayMessage__Output } from '@tailor/proto/gen/inference/v1/GatewayMessage.ts'
 import type { JobEvent as JobEventWire } from '@tailor/proto/gen/inference/v1/JobEvent.ts'
@@ -21,9 +27,20 @@ function toWire(e: JobEvent, seq: number, workerId: string): WireEvent {
     case 'running':
       return { ...head, running: { attempt: e.attempt } }
     case 'progress':
-      return { ...head, progress: { framesDone: e.framesDone, framesTotal: e.framesTotal, attempt: e.attempt } }
+      return {
+        ...head,
+        progress: { framesDone: e.framesDone, framesTotal: e.framesTotal, attempt: e.attempt },
+      }
     case 'completed':
-      return { ...head, completed: { resultKey: e.resultKey, contentType: e.contentType, bytes: e.bytes, frames: e.frames } }
+      return {
+        ...head,
+        completed: {
+          resultKey: e.resultKey,
+          contentType: e.contentType,
+          bytes: e.bytes,
+          frames: e.frames,
+        },
+      }
     case 'failed':
       return { ...head, failed: { errorCode: e.code, message: e.message } }
   }
@@ -51,13 +68,22 @@ export async function openJobEventStream(opts: {
   tls?: { certFile: string; keyFile: string; caFile: string }
 }): Promise<JobEventSink> {
   const def = await protoLoader.load(JOB_EVENTS_PROTO_PATH, {
-    keepCase: false, longs: Number, enums: String, defaults: true, oneofs: true, includeDirs: [JOB_EVENTS_PROTO_INCLUDE_DIR],
+    keepCase: false,
+    longs: Number,
+    enums: String,
+    defaults: true,
+    oneofs: true,
+    includeDirs: [JOB_EVENTS_PROTO_INCLUDE_DIR],
   })
   const pkg = grpc.loadPackageDefinition(def) as unknown as ProtoGrpcType
   const credentials =
     opts.tls === undefined
       ? grpc.credentials.createInsecure()
-      : grpc.credentials.createSsl(readFileSync(opts.tls.caFile), readFileSync(opts.tls.keyFile), readFileSync(opts.tls.certFile))
+      : grpc.credentials.createSsl(
+          readFileSync(opts.tls.caFile),
+          readFileSync(opts.tls.keyFile),
+          readFileSync(opts.tls.certFile),
+        )
   const metadata = new grpc.Metadata()
   metadata.set('authorization', `Bearer ${opts.token}`)
   const client = new pkg.inference.v1.JobEvents(opts.address, credentials, {
@@ -96,9 +122,15 @@ export async function openJobEventStream(opts: {
       call = null
       if (closed) return
       if ((err as { code?: unknown } | undefined)?.code === grpc.status.UNAUTHENTICATED) {
-        log.error({ pending: pending.size }, 'the gateway refused this worker: JOB_EVENTS_TOKEN differs from the gateway\'s; retrying')
+        log.error(
+          { pending: pending.size },
+          "the gateway refused this worker: JOB_EVENTS_TOKEN differs from the gateway's; retrying",
+        )
       } else {
-        log.warn({ err: err?.message, pending: pending.size }, 'job event stream broken; reconnecting')
+        log.warn(
+          { err: err?.message, pending: pending.size },
+          'job event stream broken; reconnecting',
+        )
       }
       // Progress is only a hint: drop it rather than replay it late.
       for (const [s, p] of pending) {
@@ -128,7 +160,13 @@ export async function openJobEventStream(opts: {
         const wire = toWire(e, s, opts.workerId)
         const timer = setTimeout(() => {
           pending.delete(s)
-          reject(new AppError('service_unavailable', `the gateway did not acknowledge a ${e.type} event within ${timeoutMs} ms`, { retryable: true }))
+          reject(
+            new AppError(
+              'service_unavailable',
+              `the gateway did not acknowledge a ${e.type} event within ${timeoutMs} ms`,
+              { retryable: true },
+            ),
+          )
         }, timeoutMs)
         pending.set(s, { wire, resolve, reject, timer })
         call?.write(wire)

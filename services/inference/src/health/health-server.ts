@@ -33,14 +33,21 @@ export async function startHealthServer(o: {
     const path = (req.url ?? '').split('?')[0]
     if (req.method === 'GET' && (path === '/healthz' || path === '/readyz')) {
       const { ok, ...details } = path === '/healthz' ? o.live() : o.ready()
-      json(res, ok ? 200 : 503, { status: ok ? (path === '/healthz' ? 'ok' : 'ready') : 'unavailable', ...details })
+      json(res, ok ? 200 : 503, {
+        status: ok ? (path === '/healthz' ? 'ok' : 'ready') : 'unavailable',
+        ...details,
+      })
       return
     }
     if (req.method === 'GET' && path === '/metrics' && o.metrics !== undefined) {
       const m = o.metrics
       m.text().then(
         (body) => res.writeHead(200, { 'content-type': m.contentType }).end(body),
-        () => json(res, 500, { error: 'Metrics could not be collected.', error_code: 'unexpected_error' }),
+        () =>
+          json(res, 500, {
+            error: 'Metrics could not be collected.',
+            error_code: 'unexpected_error',
+          }),
       )
       return
     }

@@ -27,9 +27,37 @@ beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'tailor-frames-'))
   matting = await openMattingEngine({ modelsDir: MODELS_DIR })
   fast = join(root, 'fast.mp4')
-  await ffmpeg(['-f', 'lavfi', '-i', 'testsrc=size=96x96:rate=1000', '-t', '1', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', fast])
+  await ffmpeg([
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc=size=96x96:rate=1000',
+    '-t',
+    '1',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    fast,
+  ])
   fifty = join(root, 'fifty.mp4')
-  await ffmpeg(['-f', 'lavfi', '-i', 'testsrc=size=96x96:rate=25', '-t', '2', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', fifty])
+  await ffmpeg([
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc=size=96x96:rate=25',
+    '-t',
+    '2',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    fifty,
+  ])
 }, 120_000)
 
 afterAll(async () => {
@@ -37,12 +65,20 @@ afterAll(async () => {
   if (root) await rm(root, { recursive: true, force: true })
 })
 
-const job = async (input: string, o: { limits?: Record<string, number>; maxOutputBytes?: number } = {}) => {
+const job = async (
+  input: string,
+  o: { limits?: Record<string, number>; maxOutputBytes?: number } = {},
+) => {
   const workDir = await mkdtemp(join(root, 'work-'))
   const frames: number[] = []
   const run = removeBackground(
     { inputPath: input, workDir, backgroundColor: '#00ff00', outputFormat: 'mp4_h264' },
-    { matting, signal: new AbortController().signal, onProgress: (done) => frames.push(done), ...o },
+    {
+      matting,
+      signal: new AbortController().signal,
+      onProgress: (done) => frames.push(done),
+      ...o,
+    },
   )
   return { run, workDir }
 }
@@ -58,7 +94,9 @@ describe('video work is bounded by frames', () => {
     expect(r.frames).toBeLessThanOrEqual(61)
     const out = await probe(r.outputPath)
     expect(rate(out.streams.find((s) => s.codec_type === 'video')?.r_frame_rate)).toBe(60)
-    expect(Number(out.streams.find((s) => s.codec_type === 'video')?.nb_read_packets)).toBe(r.frames)
+    expect(Number(out.streams.find((s) => s.codec_type === 'video')?.nb_read_packets)).toBe(
+      r.frames,
+    )
     await rm(workDir, { recursive: true, force: true })
   }, 120_000)
 
@@ -74,7 +112,11 @@ describe('video work is bounded by frames', () => {
     expect(info.frameCountEstimate).toBe(50)
     // As if the container had claimed 30 frames: the decoder alone must hold the line.
     const lying = { ...info, frameCountEstimate: 30, maxFrames: 30 }
-    const decoder = openDecoder(lying, { width: info.width, height: info.height }, new AbortController().signal)
+    const decoder = openDecoder(
+      lying,
+      { width: info.width, height: info.height },
+      new AbortController().signal,
+    )
     let got = 0
     const err = await (async () => {
       for await (const _ of decoder.frames()) got++

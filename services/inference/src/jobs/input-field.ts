@@ -9,7 +9,10 @@ export async function fetchField(field: string, fetch: () => Promise<unknown>): 
     await fetch()
   } catch (err) {
     if (err instanceof AppError && err.code !== 'job_cancelled') {
-      throw new AppError(err.code, `${field}: ${err.message}`, { cause: err, retryable: err.retryable })
+      throw new AppError(err.code, `${field}: ${err.message}`, {
+        cause: err,
+        retryable: err.retryable,
+      })
     }
     throw err
   }

@@ -33,7 +33,12 @@ import type { TryOnEngine, TryOnImage } from './try-on.ts'
 /** Generous bounds: they catch hangs, they are not speed targets. */
 const CASE_TIMEOUT_MS = 60_000
 const SETUP_TIMEOUT_MS = 60_000
-const FETCH = { maxBytes: 100 * 1024 * 1024, connectTimeoutMs: 10_000, timeoutMs: 30_000, maxRedirects: 5 }
+const FETCH = {
+  maxBytes: 100 * 1024 * 1024,
+  connectTimeoutMs: 10_000,
+  timeoutMs: 30_000,
+  maxRedirects: 5,
+}
 const GIF_FRAMES = 5000
 const GIF_SIDE = 96
 
@@ -60,7 +65,12 @@ let log: ConnectionLog
 
 /** `localhost` answers as the system resolver would; nothing else resolves. */
 const resolver: Resolver = async (host) => {
-  if (host === 'localhost') return [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }]
+  if (host === 'localhost') {
+    return [
+      { address: '127.0.0.1', family: 4 },
+      { address: '::1', family: 6 },
+    ]
+  }
   throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' })
 }
 
@@ -99,7 +109,12 @@ function pngBomb(w: number, h: number): Buffer {
   ihdr[9] = 0 // greyscale
   const rows = Buffer.alloc((1 + Math.ceil(w / 8)) * h)
   const sig = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
-  return Buffer.concat([sig, pngChunk('IHDR', ihdr), pngChunk('IDAT', deflateSync(rows, { level: 9 })), pngChunk('IEND', Buffer.alloc(0))])
+  return Buffer.concat([
+    sig,
+    pngChunk('IHDR', ihdr),
+    pngChunk('IDAT', deflateSync(rows, { level: 9 })),
+    pngChunk('IEND', Buffer.alloc(0)),
+  ])
 }
 
 /** A GIF whose logical screen is w×h, holding `frames` 1×1 frames `delayCs` hundredths apart. */
@@ -107,7 +122,11 @@ function gif(w: number, h: number, frames: number, delayCs: number): Buffer {
   const size = Buffer.alloc(4)
   size.writeUInt16LE(w, 0)
   size.writeUInt16LE(h, 2)
-  const parts = [Buffer.from('GIF89a', 'latin1'), size, Buffer.from([0x80, 0, 0, 0, 0, 0, 255, 255, 255])]
+  const parts = [
+    Buffer.from('GIF89a', 'latin1'),
+    size,
+    Buffer.from([0x80, 0, 0, 0, 0, 0, 255, 255, 255]),
+  ]
   if (frames > 1) parts.push(Buffer.from('\x21\xff\x0bNETSCAPE2.0\x03\x01\x00\x00\x00', 'latin1'))
   const delay = Buffer.from([0x21, 0xf9, 0x04, 0x00, delayCs & 255, delayCs >> 8, 0x00, 0x00])
   const frame = Buffer.from([0x2c, 0, 0, 0, 0, 1, 0, 1, 0, 0x00, 0x02, 0x02, 0x44, 0x01, 0x00])
@@ -118,7 +137,9 @@ function gif(w: number, h: number, frames: number, delayCs: number): Buffer {
 
 /** A real JPEG whose SOF0 header is rewritten to claim w×h. */
 async function jpegClaiming(w: number, h: number): Promise<Buffer> {
-  const jpg = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#808080' } }).jpeg({ mozjpeg: false }).toBuffer()
+  const jpg = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#808080' } })
+    .jpeg({ mozjpeg: false })
+    .toBuffer()
   const sof = jpg.indexOf(Buffer.from([0xff, 0xc0]))
   jpg.writeUInt16BE(h, sof + 5)
   jpg.writeUInt16BE(w, sof + 7)
@@ -162,7 +183,10 @@ const matting: MattingEngine = {
   provider: 'cpu',
   providerFallbacks: [],
   openStream: ({ width, height }) => ({
-    next: async () => ({ fgr: new Float32Array(width * height * 3), pha: new Float32Array(width * height).fill(1) }),
+    next: async () => ({
+      fgr: new Float32Array(width * height * 3),
+      pha: new Float32Array(width * height).fill(1),
+    }),
     dispose: () => undefined,
   }),
   close: async () => undefined,
@@ -170,21 +194,54 @@ const matting: MattingEngine = {
 
 async function run(job: JobEnvelope, allowLoopback: boolean): Promise<Outcome> {
   const options: SafeFetchOptions = { ...FETCH, allowLoopback, resolver }
-  const fetchInput = (url: string, dest: string, signal: AbortSignal): Promise<unknown> => safeFetchToFile(url, dest, options, signal)
-  return runJob(job, { signal: new AbortController().signal, onProgress: () => undefined }, {
-    workRoot,
-    fetchInput,
-    results: { put: async (_key, path) => ({ bytes: (await stat(path)).size }) },
-    removeBackground: (req, ctx) => removeBackground(req, { matting, signal: ctx.signal, onProgress: ctx.onProgress }),
-    tryOn: { engine: tryOnEngine, fetchInput: (url, dest, signal) => safeFetchToFile(url, dest, { ...options, maxBytes: 25 * 1024 * 1024 }, signal) },
-  })
+  const fetchInput = (url: string, dest: string, signal: AbortSignal): Promise<unknown> =>
+    safeFetchToFile(url, dest, options, signal)
+  return runJob(
+    job,
+    { signal: new AbortController().signal, onProgress: () => undefined },
+    {
+      workRoot,
+      fetchInput,
+      results: { put: async (_key, path) => ({ bytes: (await stat(path)).size }) },
+      removeBackground: (req, ctx) =>
+        removeBackground(req, { matting, signal: ctx.signal, onProgress: ctx.onProgress }),
+      tryOn: {
+        engine: tryOnEngine,
+        fetchInput: (url, dest, signal) =>
+          safeFetchToFile(url, dest, { ...options, maxBytes: 25 * 1024 * 1024 }, signal),
+      },
+    },
+  )
 }
 
 const video = (url: string, allowLoopback = true): Promise<Outcome> =>
-  run({ id: randomUUID(), kind: 'remove-background', params: { video_url: url, background_color: '#000000', output_format: 'mp4_h264' }, createdAt: new Date().toISOString() }, allowLoopback)
+  run(
+    {
+      id: randomUUID(),
+      kind: 'remove-background',
+      params: { video_url: url, background_color: '#000000', output_format: 'mp4_h264' },
+      createdAt: new Date().toISOString(),
+    },
+    allowLoopback,
+  )
 
 const tryOn = (person: string, garment: string, allowLoopback = true): Promise<Outcome> =>
-  run({ id: randomUUID(), kind: 'try-on', params: { person_image_url: person, garment_image_url: garment, garment_mode: 'auto', garment_photo_type: 'auto', preprocess_garment: true, remove_background: false }, createdAt: new Date().toISOString() }, allowLoopback)
+  run(
+    {
+      id: randomUUID(),
+      kind: 'try-on',
+      params: {
+        person_image_url: person,
+        garment_image_url: garment,
+        garment_mode: 'auto',
+        garment_photo_type: 'auto',
+        preprocess_garment: true,
+        remove_background: false,
+      },
+      createdAt: new Date().toISOString(),
+    },
+    allowLoopback,
+  )
 
 /** Runs a case whose input names the FIFO, and checks the FIFO was never opened. */
 async function neverOpensFifo(job: () => Promise<Outcome>): Promise<Outcome> {
@@ -199,7 +256,8 @@ async function neverOpensFifo(job: () => Promise<Outcome>): Promise<Outcome> {
 }
 
 /** The message names the field, then the one refusal sentence (nothing about the address). */
-const REFUSED_LOOPBACK = /^(video_url|person_image_url|garment_image_url): The URL does not point at a publicly reachable host; use a publicly accessible URL\.$/
+const REFUSED_LOOPBACK =
+  /^(video_url|person_image_url|garment_image_url): The URL does not point at a publicly reachable host; use a publicly accessible URL\.$/
 
 const RUN = {
   L01: () => video(`http://127.1:${port}/clip.mp4`, false),
@@ -209,7 +267,8 @@ const RUN = {
   L05: () => video(`http://[::1]:${port6}/clip.mp4`, false),
   L06: () => video(`http://[::ffff:127.0.0.1]:${port}/clip.mp4`, false),
   L07: () => video(`http://0.0.0.0:${port}/clip.mp4`, false),
-  L08: () => tryOn(`http://localhost:${port}/person.jpg`, `http://localhost:${port}/garment.jpg`, false),
+  L08: () =>
+    tryOn(`http://localhost:${port}/person.jpg`, `http://localhost:${port}/garment.jpg`, false),
   L09: () => tryOn(`http://127.1:${port}/person.jpg`, `http://127.1:${port}/garment.jpg`),
   M01: () => tryOn(`${base}/bomb.png`, `${base}/garment.jpg`),
   M02: () => tryOn(`${base}/huge.jpg`, `${base}/garment.jpg`),
@@ -232,7 +291,10 @@ const RUN = {
   M14: () => tryOn(`${base}/truncated.png`, `${base}/garment.jpg`),
   M15: async () => {
     const o = await video(`${base}/fast.mp4`)
-    expect((o as { frames?: number }).frames, 'frames processed at the 60 fps cap, not 3000').toBeLessThanOrEqual(181)
+    expect(
+      (o as { frames?: number }).frames,
+      'frames processed at the 60 fps cap, not 3000',
+    ).toBeLessThanOrEqual(181)
     return o
   },
 } satisfies Record<Id, () => Promise<Outcome>>
@@ -251,9 +313,20 @@ beforeAll(async () => {
   port6 = (server6.address() as AddressInfo).port
   base = `http://127.0.0.1:${port}`
 
-  const person = await sharp({ create: { width: 160, height: 200, channels: 3, background: '#a08070' } }).jpeg().toBuffer()
-  const noise = await sharp(Buffer.from(Array.from({ length: 128 * 128 * 3 }, (_, i) => (i * 7919) % 251)), { raw: { width: 128, height: 128, channels: 3 } }).png().toBuffer()
-  const html = Buffer.from('<!doctype html><html><head><title>Not found</title></head><body><h1>404</h1></body></html>\n')
+  const person = await sharp({
+    create: { width: 160, height: 200, channels: 3, background: '#a08070' },
+  })
+    .jpeg()
+    .toBuffer()
+  const noise = await sharp(
+    Buffer.from(Array.from({ length: 128 * 128 * 3 }, (_, i) => (i * 7919) % 251)),
+    { raw: { width: 128, height: 128, channels: 3 } },
+  )
+    .png()
+    .toBuffer()
+  const html = Buffer.from(
+    '<!doctype html><html><head><title>Not found</title></head><body><h1>404</h1></body></html>\n',
+  )
   const svg = Buffer.from(
     `<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="200" height="200">` +
       `<image href="file://${fifo}" xlink:href="file://${fifo}" width="200" height="200"/></svg>`,
@@ -269,12 +342,22 @@ beforeAll(async () => {
     '/wide.gif': { body: gif(16_000, 16_000, 1, 10), type: 'image/gif' },
     '/huge.gif': { body: gif(65_535, 65_535, 1, 10), type: 'image/gif' },
     // Playlists ffmpeg itself would follow by default (a .ts segment, same protocol as the list).
-    '/local.m3u8': { body: Buffer.from(`#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\n${fifo}\n#EXT-X-ENDLIST\n`), type: 'application/vnd.apple.mpegurl' },
-    '/remote.m3u8': {
-      body: Buffer.from(`#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\nhttp://127.0.0.1:${port}/canary.ts\n#EXT-X-ENDLIST\n`),
+    '/local.m3u8': {
+      body: Buffer.from(
+        `#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\n${fifo}\n#EXT-X-ENDLIST\n`,
+      ),
       type: 'application/vnd.apple.mpegurl',
     },
-    '/list.ffconcat': { body: Buffer.from(`ffconcat version 1.0\nfile '${fifo}'\nfile '/etc/passwd'\n`), type: 'video/mp4' },
+    '/remote.m3u8': {
+      body: Buffer.from(
+        `#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\nhttp://127.0.0.1:${port}/canary.ts\n#EXT-X-ENDLIST\n`,
+      ),
+      type: 'application/vnd.apple.mpegurl',
+    },
+    '/list.ffconcat': {
+      body: Buffer.from(`ffconcat version 1.0\nfile '${fifo}'\nfile '/etc/passwd'\n`),
+      type: 'video/mp4',
+    },
     '/person.svg': { body: svg, type: 'image/png' },
     '/page.html': { body: html, type: 'video/mp4' },
     '/page.jpg': { body: html, type: 'image/jpeg' },
@@ -282,7 +365,24 @@ beforeAll(async () => {
   }
   // 3 s at 1000 fps: 3000 frames that pass the duration limit (issue 11 §3).
   const fast = join(root, 'fast.mp4')
-  await promisify(execFile)('ffmpeg', ['-nostdin', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=256x256:rate=1000', '-t', '3', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', fast])
+  await promisify(execFile)('ffmpeg', [
+    '-nostdin',
+    '-loglevel',
+    'error',
+    '-f',
+    'lavfi',
+    '-i',
+    'testsrc=size=256x256:rate=1000',
+    '-t',
+    '3',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-pix_fmt',
+    'yuv420p',
+    fast,
+  ])
   served['/fast.mp4'] = { body: await readFile(fast), type: 'video/mp4' }
   for (const [k, v] of Object.entries(served)) files.set(k, v)
 }, SETUP_TIMEOUT_MS)
@@ -310,12 +410,18 @@ describe('input matrix: whole jobs', () => {
       if (c.expected === 'completed') {
         expect(outcome, JSON.stringify(outcome)).toMatchObject({ status: 'succeeded' })
       } else {
-        expect(outcome, JSON.stringify(outcome)).toMatchObject({ status: 'failed', code: c.expected })
+        expect(outcome, JSON.stringify(outcome)).toMatchObject({
+          status: 'failed',
+          code: c.expected,
+        })
       }
       expect(await readdir(workRoot), 'nothing is left in the work root').toEqual([])
       expect(await childFfmpegs(), 'no ffmpeg or ffprobe is left running').toEqual([])
       expect(log.blocked, 'no connection to a non-loopback address was ever attempted').toEqual([])
-      expect(new Set(log.attempts).size <= 1 && log.attempts.every((a) => a === '127.0.0.1' || a === '::1')).toBe(true)
+      expect(
+        new Set(log.attempts).size <= 1 &&
+          log.attempts.every((a) => a === '127.0.0.1' || a === '::1'),
+      ).toBe(true)
       expect(hits, 'nothing named inside an input was requested').not.toContain('/canary.ts')
       if (c.id.startsWith('L') && c.expected !== 'completed') {
         expect((outcome as { message: string }).message).toMatch(REFUSED_LOOPBACK)

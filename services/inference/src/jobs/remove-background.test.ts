@@ -10,7 +10,11 @@ import { AppError, OUTPUT_FORMAT_SPECS, type ErrorCode, type OutputFormat } from
 import { openMattingEngine } from '../engine/matting-engine.ts'
 import { CONTAINER_AUDIO, outputSize, probeVideo } from '../media/video.ts'
 import { parseBackground } from '../engine/rvm/post.ts'
-import { removeBackground, type MattingEngine, type RemoveBackgroundResult } from './remove-background.ts'
+import {
+  removeBackground,
+  type MattingEngine,
+  type RemoveBackgroundResult,
+} from './remove-background.ts'
 import {
   childFfmpegs,
   classifyBlocks,
@@ -49,7 +53,19 @@ beforeAll(async () => {
     ['video_02', VIDEO_02],
   ] as const) {
     clips[name] = join(root, `${name}-${TRIM_S}s.mp4`)
-    await ffmpeg(['-i', src, '-t', String(TRIM_S), '-map', '0:v:0', '-map', '0:a:0', '-c', 'copy', clips[name]])
+    await ffmpeg([
+      '-i',
+      src,
+      '-t',
+      String(TRIM_S),
+      '-map',
+      '0:v:0',
+      '-map',
+      '0:a:0',
+      '-c',
+      'copy',
+      clips[name],
+    ])
   }
 }, SETUP_TIMEOUT_MS)
 
@@ -217,8 +233,12 @@ async function checkResult(
         }
       }
     }
-    expect(bgErr / bgCount / 3, 'background vs the requested colour (mean abs)').toBeLessThan(t.bgColour)
-    expect(personErr / personCount / 3, 'person vs the source (mean abs)').toBeLessThan(t.personColour)
+    expect(bgErr / bgCount / 3, 'background vs the requested colour (mean abs)').toBeLessThan(
+      t.bgColour,
+    )
+    expect(personErr / personCount / 3, 'person vs the source (mean abs)').toBeLessThan(
+      t.personColour,
+    )
   }
 }
 
@@ -275,10 +295,14 @@ async function runJob(
   const spy = recordingEngine(checkFrame)
   const r = await removeBackground(
     { inputPath: input, workDir: await workDir(), backgroundColor, outputFormat: format },
-    { matting: spy.engine, signal: new AbortController().signal, onProgress: (d, t) => {
-      progress.push([d, t])
-      onProgress(d, t)
-    } },
+    {
+      matting: spy.engine,
+      signal: new AbortController().signal,
+      onProgress: (d, t) => {
+        progress.push([d, t])
+        onProgress(d, t)
+      },
+    },
   )
   expect(progress.at(-1)).toEqual([r.frames, r.frames])
   return { ...r, checkFrame, recorded: spy.recorded() }
@@ -310,49 +334,100 @@ const CASES: Record<'video_01' | 'video_02', [OutputFormat, string][]> = {
   ],
 }
 
-describe.each(['video_01', 'video_02'] as const)(`all formats on the first ${TRIM_S} s of %s`, (clip) => {
-  it.each(CASES[clip])('%s on %s', async (format, color) => {
-    const r = await runJob(clips[clip]!, format, color)
-    await checkResult(clips[clip]!, r, format, color)
-  }, FORMAT_TIMEOUT_MS)
-})
+describe.each(['video_01', 'video_02'] as const)(
+  `all formats on the first ${TRIM_S} s of %s`,
+  (clip) => {
+    it.each(CASES[clip])(
+      '%s on %s',
+      async (format, color) => {
+        const r = await runJob(clips[clip]!, format, color)
+        await checkResult(clips[clip]!, r, format, color)
+      },
+      FORMAT_TIMEOUT_MS,
+    )
+  },
+)
 
 describe('geometry', () => {
-  it('writes rotated frames for rotation metadata and crops odd sides by 1 px for 4:2:0', async () => {
-    // 241x455 coded, rotated 90° for display → 455x241; H.264 keeps 454x240, ProRes 455x241.
-    const coded = join(root, 'odd-coded.mp4')
-    const rotated = join(root, 'odd-rotated.mp4')
-    await ffmpeg(['-i', VIDEO_01, '-t', '1', '-vf', 'scale=241:455', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv444p', '-c:a', 'copy', coded])
-    await ffmpeg(['-i', coded, '-map', '0', '-c', 'copy', '-metadata:s:v:0', 'rotate=90', rotated])
-    const info = await probeVideo(rotated)
-    expect([info.codedWidth, info.codedHeight, info.width, info.height, info.rotation]).toEqual([241, 455, 455, 241, 90])
-    const h264 = await runJob(rotated, 'mp4_h264', '#00ff00')
-    await checkResult(rotated, h264, 'mp4_h264', '#00ff00')
-    const prores = await runJob(rotated, 'mov_proresks', 'transparent')
-    await checkResult(rotated, prores, 'mov_proresks', 'transparent')
-  }, FORMAT_TIMEOUT_MS)
+  it(
+    'writes rotated frames for rotation metadata and crops odd sides by 1 px for 4:2:0',
+    async () => {
+      // 241x455 coded, rotated 90° for display → 455x241; H.264 keeps 454x240, ProRes 455x241.
+      const coded = join(root, 'odd-coded.mp4')
+      const rotated = join(root, 'odd-rotated.mp4')
+      await ffmpeg([
+        '-i',
+        VIDEO_01,
+        '-t',
+        '1',
+        '-vf',
+        'scale=241:455',
+        '-c:v',
+        'libx264',
+        '-preset',
+        'ultrafast',
+        '-pix_fmt',
+        'yuv444p',
+        '-c:a',
+        'copy',
+        coded,
+      ])
+      await ffmpeg([
+        '-i',
+        coded,
+        '-map',
+        '0',
+        '-c',
+        'copy',
+        '-metadata:s:v:0',
+        'rotate=90',
+        rotated,
+      ])
+      const info = await probeVideo(rotated)
+      expect([info.codedWidth, info.codedHeight, info.width, info.height, info.rotation]).toEqual([
+        241, 455, 455, 241, 90,
+      ])
+      const h264 = await runJob(rotated, 'mp4_h264', '#00ff00')
+      await checkResult(rotated, h264, 'mp4_h264', '#00ff00')
+      const prores = await runJob(rotated, 'mov_proresks', 'transparent')
+      await checkResult(rotated, prores, 'mov_proresks', 'transparent')
+    },
+    FORMAT_TIMEOUT_MS,
+  )
 })
 
 describe('audio', () => {
-  it('a clip without audio gives an output without audio', async () => {
-    const silent = join(root, 'silent.mp4')
-    await ffmpeg(['-i', clips['video_01']!, '-map', '0:v', '-c', 'copy', silent])
-    const r = await runJob(silent, 'mkv_vp9', '#ffffff')
-    await checkResult(silent, r, 'mkv_vp9', '#ffffff')
-  }, FORMAT_TIMEOUT_MS)
+  it(
+    'a clip without audio gives an output without audio',
+    async () => {
+      const silent = join(root, 'silent.mp4')
+      await ffmpeg(['-i', clips['video_01']!, '-map', '0:v', '-c', 'copy', silent])
+      const r = await runJob(silent, 'mkv_vp9', '#ffffff')
+      await checkResult(silent, r, 'mkv_vp9', '#ffffff')
+    },
+    FORMAT_TIMEOUT_MS,
+  )
 })
 
 describe('a full clip', () => {
-  it('video_02 (720p, 29.97 fps, audio + data track) to mp4_h264', async () => {
-    // Memory stays flat: a per-frame leak (a 720p fgr output is 11 MB) would add gigabytes here.
-    const rss: [number, number][] = []
-    const r = await runJob(VIDEO_02, 'mp4_h264', '#00ff00', (done) => rss.push([done, process.memoryUsage().rss]))
-    expect(r.frames).toBe(289)
-    const early = Math.max(...rss.filter(([d]) => d <= 80).map(([, m]) => m))
-    const late = Math.max(...rss.filter(([d]) => d > 80).map(([, m]) => m))
-    expect((late - early) / 2 ** 20, 'RSS growth after frame 80 (MiB)').toBeLessThan(MAX_RSS_GROWTH_MIB)
-    await checkResult(VIDEO_02, r, 'mp4_h264', '#00ff00')
-  }, FULL_CLIP_TIMEOUT_MS)
+  it(
+    'video_02 (720p, 29.97 fps, audio + data track) to mp4_h264',
+    async () => {
+      // Memory stays flat: a per-frame leak (a 720p fgr output is 11 MB) would add gigabytes here.
+      const rss: [number, number][] = []
+      const r = await runJob(VIDEO_02, 'mp4_h264', '#00ff00', (done) =>
+        rss.push([done, process.memoryUsage().rss]),
+      )
+      expect(r.frames).toBe(289)
+      const early = Math.max(...rss.filter(([d]) => d <= 80).map(([, m]) => m))
+      const late = Math.max(...rss.filter(([d]) => d > 80).map(([, m]) => m))
+      expect((late - early) / 2 ** 20, 'RSS growth after frame 80 (MiB)').toBeLessThan(
+        MAX_RSS_GROWTH_MIB,
+      )
+      await checkResult(VIDEO_02, r, 'mp4_h264', '#00ff00')
+    },
+    FULL_CLIP_TIMEOUT_MS,
+  )
 })
 
 describe('bad inputs', () => {
@@ -362,16 +437,50 @@ describe('bad inputs', () => {
     ['zero bytes', async () => writeIn('empty.mp4', ''), 'malformed_video'],
     [
       'a playlist pointing at a local file',
-      async () => writeIn('list.mp4', `#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\n${VIDEO_01}\n#EXT-X-ENDLIST\n`),
+      async () =>
+        writeIn(
+          'list.mp4',
+          `#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\n${VIDEO_01}\n#EXT-X-ENDLIST\n`,
+        ),
       'malformed_video',
     ],
-    ['truncated, index at the end (video_01)', async () => truncate(VIDEO_01, 600_000), 'malformed_video'],
-    ['truncated, index first (video_02)', async () => truncate(VIDEO_02, 250_000), 'malformed_video'],
-    ['61 s long', async () => lavfi('long.mp4', 'testsrc=size=128x128:rate=5', 61), 'video_too_long'],
-    ['4112 px wide', async () => lavfi('wide.mp4', 'testsrc=size=4112x80:rate=5', 0.2), 'resolution_too_high'],
-    ['48x48', async () => lavfi('tiny.mp4', 'testsrc=size=48x48:rate=5', 0.2), 'resolution_too_low'],
-    ['over the byte limit', async () => clips['video_01']!, 'file_size_too_large', { maxBytes: 1000 }],
-    ['over a configured duration', async () => clips['video_01']!, 'video_too_long', { maxDurationS: 1 }],
+    [
+      'truncated, index at the end (video_01)',
+      async () => truncate(VIDEO_01, 600_000),
+      'malformed_video',
+    ],
+    [
+      'truncated, index first (video_02)',
+      async () => truncate(VIDEO_02, 250_000),
+      'malformed_video',
+    ],
+    [
+      '61 s long',
+      async () => lavfi('long.mp4', 'testsrc=size=128x128:rate=5', 61),
+      'video_too_long',
+    ],
+    [
+      '4112 px wide',
+      async () => lavfi('wide.mp4', 'testsrc=size=4112x80:rate=5', 0.2),
+      'resolution_too_high',
+    ],
+    [
+      '48x48',
+      async () => lavfi('tiny.mp4', 'testsrc=size=48x48:rate=5', 0.2),
+      'resolution_too_low',
+    ],
+    [
+      'over the byte limit',
+      async () => clips['video_01']!,
+      'file_size_too_large',
+      { maxBytes: 1000 },
+    ],
+    [
+      'over a configured duration',
+      async () => clips['video_01']!,
+      'video_too_long',
+      { maxDurationS: 1 },
+    ],
   ]
   async function writeIn(name: string, body: string): Promise<string> {
     const p = join(root, name)
@@ -385,27 +494,53 @@ describe('bad inputs', () => {
   }
   async function lavfi(name: string, graph: string, seconds: number): Promise<string> {
     const p = join(root, name)
-    await ffmpeg(['-f', 'lavfi', '-i', graph, '-t', String(seconds), '-c:v', 'libx264', '-preset', 'ultrafast', p])
+    await ffmpeg([
+      '-f',
+      'lavfi',
+      '-i',
+      graph,
+      '-t',
+      String(seconds),
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      p,
+    ])
     return p
   }
 
-  it.each(cases)('$0 → $2', async (_name, make, code, limits) => {
-    const input = await make()
-    const dir = await workDir()
-    const err = await removeBackground(
-      { inputPath: input, workDir: dir, backgroundColor: '#000000', outputFormat: 'mp4_h264' },
-      { matting, signal: new AbortController().signal, onProgress: () => undefined, ...(limits ? { limits } : {}) },
-    ).catch((e: unknown) => e)
-    expect(err).toBeInstanceOf(AppError)
-    expect((err as AppError).code, (err as Error).message).toBe(code)
-    expect(await readdir(dir)).toEqual([])
-    expect(await childFfmpegs()).toEqual([])
-  }, FORMAT_TIMEOUT_MS)
+  it.each(cases)(
+    '$0 → $2',
+    async (_name, make, code, limits) => {
+      const input = await make()
+      const dir = await workDir()
+      const err = await removeBackground(
+        { inputPath: input, workDir: dir, backgroundColor: '#000000', outputFormat: 'mp4_h264' },
+        {
+          matting,
+          signal: new AbortController().signal,
+          onProgress: () => undefined,
+          ...(limits ? { limits } : {}),
+        },
+      ).catch((e: unknown) => e)
+      expect(err).toBeInstanceOf(AppError)
+      expect((err as AppError).code, (err as Error).message).toBe(code)
+      expect(await readdir(dir)).toEqual([])
+      expect(await childFfmpegs()).toEqual([])
+    },
+    FORMAT_TIMEOUT_MS,
+  )
 
   it('transparent with mp4_h264 → invalid_parameter', async () => {
     const dir = await workDir()
     const err = await removeBackground(
-      { inputPath: clips['video_01']!, workDir: dir, backgroundColor: 'transparent', outputFormat: 'mp4_h264' },
+      {
+        inputPath: clips['video_01']!,
+        workDir: dir,
+        backgroundColor: 'transparent',
+        outputFormat: 'mp4_h264',
+      },
       { matting, signal: new AbortController().signal, onProgress: () => undefined },
     ).catch((e: unknown) => e)
     expect((err as AppError).code).toBe('invalid_parameter')
@@ -414,31 +549,40 @@ describe('bad inputs', () => {
 })
 
 describe('cancellation', () => {
-  it('an abort mid-job rejects with job_cancelled within a second and leaves nothing behind', async () => {
-    const dir = await workDir()
-    const ac = new AbortController()
-    let abortedAt = 0
-    const job = removeBackground(
-      { inputPath: VIDEO_02, workDir: dir, backgroundColor: 'transparent', outputFormat: 'webm_vp9' },
-      {
-        matting,
-        signal: ac.signal,
-        onProgress: (done) => {
-          if (done >= 5 && abortedAt === 0) {
-            abortedAt = performance.now()
-            ac.abort()
-          }
+  it(
+    'an abort mid-job rejects with job_cancelled within a second and leaves nothing behind',
+    async () => {
+      const dir = await workDir()
+      const ac = new AbortController()
+      let abortedAt = 0
+      const job = removeBackground(
+        {
+          inputPath: VIDEO_02,
+          workDir: dir,
+          backgroundColor: 'transparent',
+          outputFormat: 'webm_vp9',
         },
-      },
-    )
-    const err = await job.catch((e: unknown) => e)
-    const tookMs = performance.now() - abortedAt
-    expect(abortedAt).toBeGreaterThan(0)
-    expect((err as AppError).code).toBe('job_cancelled')
-    expect(tookMs).toBeLessThan(ABORT_DEADLINE_MS)
-    expect(await childFfmpegs()).toEqual([])
-    expect(await readdir(dir)).toEqual([])
-  }, FORMAT_TIMEOUT_MS)
+        {
+          matting,
+          signal: ac.signal,
+          onProgress: (done) => {
+            if (done >= 5 && abortedAt === 0) {
+              abortedAt = performance.now()
+              ac.abort()
+            }
+          },
+        },
+      )
+      const err = await job.catch((e: unknown) => e)
+      const tookMs = performance.now() - abortedAt
+      expect(abortedAt).toBeGreaterThan(0)
+      expect((err as AppError).code).toBe('job_cancelled')
+      expect(tookMs).toBeLessThan(ABORT_DEADLINE_MS)
+      expect(await childFfmpegs()).toEqual([])
+      expect(await readdir(dir)).toEqual([])
+    },
+    FORMAT_TIMEOUT_MS,
+  )
 
   it('an already aborted signal rejects at once', async () => {
     const dir = await workDir()

@@ -14,7 +14,12 @@
 import { rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { AppError, OUTPUT_FORMAT_SPECS, transparencyIssue, type OutputFormat } from '@tailor/proto'
-import { compositeOnColor, compositeRgba, parseBackground, type Background } from '../engine/rvm/post.ts'
+import {
+  compositeOnColor,
+  compositeRgba,
+  parseBackground,
+  type Background,
+} from '../engine/rvm/post.ts'
 import {
   openDecoder,
   openEncoder,
@@ -82,7 +87,10 @@ export interface RemoveBackgroundDeps {
 export const OUTPUT_CHECK_EVERY_FRAMES = 8
 
 const resultTooLarge = (maxBytes: number): AppError =>
-  new AppError('result_too_large', `The result is larger than the ${Math.floor(maxBytes / (1024 * 1024))} MB limit; choose a smaller output format or a shorter or smaller input.`)
+  new AppError(
+    'result_too_large',
+    `The result is larger than the ${Math.floor(maxBytes / (1024 * 1024))} MB limit; choose a smaller output format or a shorter or smaller input.`,
+  )
 
 export const PROGRESS_INTERVAL_MS = 250
 export const RESULT_BASENAME = 'result'
@@ -112,10 +120,21 @@ export async function removeBackground(
   let encoder: Encoder | undefined
   let ok = false
   try {
-    const info = await probeVideo(req.inputPath, { signal, ...(deps.limits ? { limits: deps.limits } : {}) })
+    const info = await probeVideo(req.inputPath, {
+      signal,
+      ...(deps.limits ? { limits: deps.limits } : {}),
+    })
     const size = outputSize(info, req.outputFormat)
     decoder = openDecoder(info, size, signal)
-    encoder = openEncoder({ info, size, format: req.outputFormat, alpha, outputPath, cwd: req.workDir, signal })
+    encoder = openEncoder({
+      info,
+      size,
+      format: req.outputFormat,
+      alpha,
+      outputPath,
+      cwd: req.workDir,
+      signal,
+    })
     const stream = deps.matting.openStream(size)
     let frames = 0
     try {
@@ -152,7 +171,9 @@ export async function removeBackground(
     }
     await encoder.finish()
     const { size: bytes } = await stat(outputPath)
-    if (deps.maxOutputBytes !== undefined && bytes > deps.maxOutputBytes) throw resultTooLarge(deps.maxOutputBytes)
+    if (deps.maxOutputBytes !== undefined && bytes > deps.maxOutputBytes) {
+      throw resultTooLarge(deps.maxOutputBytes)
+    }
     deps.onProgress(frames, frames)
     ok = true
     return { outputPath, contentType: spec.contentType, bytes, frames }

@@ -15,8 +15,14 @@ afterEach(async () => {
 })
 
 const job = (): JobEnvelope => ({
-  id: newJobId(), kind: 'remove-background', createdAt: new Date().toISOString(),
-  params: { video_url: 'http://example.com/v.mp4', background_color: '#000000', output_format: 'mp4_h264' },
+  id: newJobId(),
+  kind: 'remove-background',
+  createdAt: new Date().toISOString(),
+  params: {
+    video_url: 'http://example.com/v.mp4',
+    background_color: '#000000',
+    output_format: 'mp4_h264',
+  },
 })
 
 /** A pipeline that writes scratch files, then hangs until aborted (like a stopped ffmpeg). */
@@ -25,7 +31,9 @@ const hangingDeps = (): RunJobDeps => ({
   fetchInput: async (_url, dest) => writeFile(dest, 'input'),
   removeBackground: async (req, ctx) => {
     await writeFile(join(req.workDir, 'result.mp4'), 'partial')
-    return new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(new AppError('job_cancelled', 'aborted'))))
+    return new Promise((_resolve, reject) =>
+      ctx.signal.addEventListener('abort', () => reject(new AppError('job_cancelled', 'aborted'))),
+    )
   },
   results: { put: async () => Promise.reject(new Error('unused')) },
 })
@@ -34,7 +42,11 @@ describe('runJob when aborted', () => {
   it('a time-limit abort → failed request_timeout, its work dir removed', async () => {
     const ac = new AbortController()
     setTimeout(() => ac.abort(new AppError('request_timeout', 'too long')), 50)
-    const out = await runJob(job(), { signal: ac.signal, onProgress: () => undefined }, hangingDeps())
+    const out = await runJob(
+      job(),
+      { signal: ac.signal, onProgress: () => undefined },
+      hangingDeps(),
+    )
     expect(out).toEqual({ status: 'failed', code: 'request_timeout', message: 'too long' })
     expect(await readdir(root)).toEqual([])
   })
@@ -42,7 +54,11 @@ describe('runJob when aborted', () => {
   it('any other abort (client cancel, shutdown) → job_cancelled, its work dir removed', async () => {
     const ac = new AbortController()
     setTimeout(() => ac.abort(new Error('shutdown')), 50)
-    const out = await runJob(job(), { signal: ac.signal, onProgress: () => undefined }, hangingDeps())
+    const out = await runJob(
+      job(),
+      { signal: ac.signal, onProgress: () => undefined },
+      hangingDeps(),
+    )
     expect(out).toMatchObject({ status: 'failed', code: 'job_cancelled' })
     expect(await readdir(root)).toEqual([])
   })

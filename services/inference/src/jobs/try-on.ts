@@ -8,7 +8,14 @@
  * Orchestration only: no onnxruntime and no sharp here (STYLE.md §3.2).
  */
 import { join } from 'node:path'
-import { AppError, type ErrorCode, type GarmentCategory, type GarmentMode, type GarmentPhotoType, type JobEnvelope } from '@tailor/proto'
+import {
+  AppError,
+  type ErrorCode,
+  type GarmentCategory,
+  type GarmentMode,
+  type GarmentPhotoType,
+  type JobEnvelope,
+} from '@tailor/proto'
 import { decodeImage, encodeJpeg, type ImageLimits } from '../media/image.ts'
 import { fetchField } from './input-field.ts'
 
@@ -81,8 +88,14 @@ export interface TryOnResult {
 
 /** Codes this use case throws for inputs it cannot use (each documented in docs/errors-and-limits.md). */
 export const TRY_ON_INPUT_ERRORS: readonly ErrorCode[] = [
-  'malformed_image', 'unsupported_image_format', 'resolution_too_high', 'resolution_too_low',
-  'file_size_too_large', 'no_person_detected', 'no_garment_detected', 'unsupported_pose',
+  'malformed_image',
+  'unsupported_image_format',
+  'resolution_too_high',
+  'resolution_too_low',
+  'file_size_too_large',
+  'no_person_detected',
+  'no_garment_detected',
+  'unsupported_pose',
 ]
 
 /** The garment photo is analysed at most this large (longer side); the person photo never is. */
@@ -97,8 +110,15 @@ export async function tryOn(
   const t0 = performance.now()
   deps.signal?.throwIfAborted()
   const [person, garment] = await Promise.all([
-    decodeImage(req.personPath, { what: 'person image', ...(deps.limits ? { limits: deps.limits } : {}) }),
-    decodeImage(req.garmentPath, { what: 'garment image', maxWorkSidePx: GARMENT_WORK_SIDE_PX, ...(deps.limits ? { limits: deps.limits } : {}) }),
+    decodeImage(req.personPath, {
+      what: 'person image',
+      ...(deps.limits ? { limits: deps.limits } : {}),
+    }),
+    decodeImage(req.garmentPath, {
+      what: 'garment image',
+      maxWorkSidePx: GARMENT_WORK_SIDE_PX,
+      ...(deps.limits ? { limits: deps.limits } : {}),
+    }),
   ])
   const tDecode = performance.now() - t0
   deps.signal?.throwIfAborted()
@@ -109,8 +129,13 @@ export async function tryOn(
   const bytes = await encodeJpeg(r.rgb, person.width, person.height, outputPath, JPEG_QUALITY)
   const tEncode = performance.now() - t1
   return {
-    outputPath, contentType: 'image/jpeg', bytes, width: person.width, height: person.height,
-    category: r.category, detectedCategory: r.detectedCategory,
+    outputPath,
+    contentType: 'image/jpeg',
+    bytes,
+    width: person.width,
+    height: person.height,
+    category: r.category,
+    detectedCategory: r.detectedCategory,
     timings: { decode: tDecode, ...r.timings, encode: tEncode, total: performance.now() - t0 },
   }
 }
@@ -143,12 +168,21 @@ export async function runTryOnJob(
   const garmentPath = join(workDir, 'garment')
   await Promise.all([
     fetchField('person_image_url', () => deps.fetchInput(p.person_image_url, personPath, signal)),
-    fetchField('garment_image_url', () => deps.fetchInput(p.garment_image_url, garmentPath, signal)),
+    fetchField('garment_image_url', () =>
+      deps.fetchInput(p.garment_image_url, garmentPath, signal),
+    ),
   ])
   return tryOn(
     {
-      personPath, garmentPath, workDir,
-      options: { preprocessGarment: p.preprocess_garment, garmentMode: p.garment_mode, garmentPhotoType: p.garment_photo_type, removeBackground: p.remove_background },
+      personPath,
+      garmentPath,
+      workDir,
+      options: {
+        preprocessGarment: p.preprocess_garment,
+        garmentMode: p.garment_mode,
+        garmentPhotoType: p.garment_photo_type,
+        removeBackground: p.remove_background,
+      },
     },
     { engine: deps.engine, signal, ...(deps.limits ? { limits: deps.limits } : {}) },
   )

@@ -20,7 +20,11 @@ export interface ImageLimits {
 }
 
 /** ARCHITECTURE.md §2 defaults for try-on images. */
-export const DEFAULT_IMAGE_LIMITS: ImageLimits = { maxBytes: 25 * 1024 * 1024, minSidePx: 64, maxSidePx: 6000 }
+export const DEFAULT_IMAGE_LIMITS: ImageLimits = {
+  maxBytes: 25 * 1024 * 1024,
+  minSidePx: 64,
+  maxSidePx: 6000,
+}
 
 /** Decoded, upright pixels: `rgb` is w·h·3 bytes; `alpha` (w·h) only when the file has an alpha channel. */
 export interface RasterImage {
@@ -79,7 +83,10 @@ export async function decodeImage(
   const limits = { ...DEFAULT_IMAGE_LIMITS, ...opts.limits }
   const { size } = await stat(path)
   if (size > limits.maxBytes) {
-    throw new AppError('file_size_too_large', `The ${opts.what} is larger than the ${Math.round(limits.maxBytes / (1024 * 1024))} MB limit.`)
+    throw new AppError(
+      'file_size_too_large',
+      `The ${opts.what} is larger than the ${Math.round(limits.maxBytes / (1024 * 1024))} MB limit.`,
+    )
   }
   const maxPixels = limits.maxSidePx * limits.maxSidePx
   let meta: sharp.Metadata
@@ -87,31 +94,57 @@ export async function decodeImage(
     meta = await sharp(path, { failOn: 'error', limitInputPixels: false }).metadata()
   } catch (err) {
     if (await looksLikeImage(path)) {
-      throw new AppError('malformed_image', `The ${opts.what} could not be decoded: the file is damaged or truncated.`, { cause: err })
+      throw new AppError(
+        'malformed_image',
+        `The ${opts.what} could not be decoded: the file is damaged or truncated.`,
+        { cause: err },
+      )
     }
-    throw new AppError('unsupported_image_format', `The ${opts.what} is not an image in a supported format (JPEG, PNG, WebP, GIF, TIFF, AVIF).`, {
-      cause: err,
-    })
+    throw new AppError(
+      'unsupported_image_format',
+      `The ${opts.what} is not an image in a supported format (JPEG, PNG, WebP, GIF, TIFF, AVIF).`,
+      {
+        cause: err,
+      },
+    )
   }
   if (meta.format === undefined || !ACCEPTED_FORMATS.has(meta.format)) {
-    throw new AppError('unsupported_image_format', `The ${opts.what} is in ${meta.format ?? 'an unknown'} format; use JPEG, PNG, WebP, GIF, TIFF or AVIF.`)
+    throw new AppError(
+      'unsupported_image_format',
+      `The ${opts.what} is in ${meta.format ?? 'an unknown'} format; use JPEG, PNG, WebP, GIF, TIFF or AVIF.`,
+    )
   }
   const w0 = meta.width ?? 0
   const h0 = meta.height ?? 0
   // EXIF orientations 5–8 swap the sides; the limits are symmetric so order does not matter.
   if (w0 > limits.maxSidePx || h0 > limits.maxSidePx) {
-    throw new AppError('resolution_too_high', `The ${opts.what} is ${w0}×${h0} px; each side must be at most ${limits.maxSidePx} px.`)
+    throw new AppError(
+      'resolution_too_high',
+      `The ${opts.what} is ${w0}×${h0} px; each side must be at most ${limits.maxSidePx} px.`,
+    )
   }
   if (w0 < limits.minSidePx || h0 < limits.minSidePx) {
-    throw new AppError('resolution_too_low', `The ${opts.what} is ${w0}×${h0} px; each side must be at least ${limits.minSidePx} px.`)
+    throw new AppError(
+      'resolution_too_low',
+      `The ${opts.what} is ${w0}×${h0} px; each side must be at least ${limits.minSidePx} px.`,
+    )
   }
   const hasAlpha = meta.hasAlpha === true
   try {
     let img = sharp(path, { failOn: 'error', limitInputPixels: maxPixels, pages: 1 }).rotate()
     if (opts.maxWorkSidePx !== undefined) {
-      img = img.resize({ width: opts.maxWorkSidePx, height: opts.maxWorkSidePx, fit: 'inside', withoutEnlargement: true })
+      img = img.resize({
+        width: opts.maxWorkSidePx,
+        height: opts.maxWorkSidePx,
+        fit: 'inside',
+        withoutEnlargement: true,
+      })
     }
-    const { data, info } = await img.toColourspace('srgb').ensureAlpha().raw().toBuffer({ resolveWithObject: true })
+    const { data, info } = await img
+      .toColourspace('srgb')
+      .ensureAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true })
     const n = info.width * info.height
     const rgb = new Uint8Array(n * 3)
     const alpha = hasAlpha ? new Uint8Array(n) : null
@@ -123,7 +156,11 @@ export async function decodeImage(
     }
     return { width: info.width, height: info.height, rgb, alpha, format: meta.format }
   } catch (err) {
-    throw new AppError('malformed_image', `The ${opts.what} could not be decoded: the file is damaged or truncated.`, { cause: err })
+    throw new AppError(
+      'malformed_image',
+      `The ${opts.what} could not be decoded: the file is damaged or truncated.`,
+      { cause: err },
+    )
   }
 }
 
@@ -144,20 +181,37 @@ export async function encodeJpeg(
   const undo = { 1: 0, 3: 180, 6: 270, 8: 90 } as const
   if (o.exifOrientation !== undefined && o.exifOrientation !== 1) {
     // Materialise the turn first: sharp applies rotate() after the raw input is read.
-    const turned = await img.rotate(undo[o.exifOrientation]).raw().toBuffer({ resolveWithObject: true })
-    img = sharp(turned.data, { raw: { width: turned.info.width, height: turned.info.height, channels: 3 } }).withMetadata({ orientation: o.exifOrientation })
+    const turned = await img
+      .rotate(undo[o.exifOrientation])
+      .raw()
+      .toBuffer({ resolveWithObject: true })
+    img = sharp(turned.data, {
+      raw: { width: turned.info.width, height: turned.info.height, channels: 3 },
+    }).withMetadata({ orientation: o.exifOrientation })
   }
   const info = await img.jpeg({ quality, chromaSubsampling: '4:4:4', mozjpeg: false }).toFile(path)
   return info.size
 }
 
 /** Writes RGB pixels as PNG (contact sheets, debugging). */
-export async function encodePng(rgb: Uint8Array, width: number, height: number, path: string): Promise<void> {
-  await sharp(rgb, { raw: { width, height, channels: 3 } }).png({ compressionLevel: 6 }).toFile(path)
+export async function encodePng(
+  rgb: Uint8Array,
+  width: number,
+  height: number,
+  path: string,
+): Promise<void> {
+  await sharp(rgb, { raw: { width, height, channels: 3 } })
+    .png({ compressionLevel: 6 })
+    .toFile(path)
 }
 
 /** Resizes raw RGB pixels (contact sheets, test fixtures). */
-export async function resizeRgb(rgb: Uint8Array, width: number, height: number, to: { width: number; height: number }): Promise<Uint8Array> {
+export async function resizeRgb(
+  rgb: Uint8Array,
+  width: number,
+  height: number,
+  to: { width: number; height: number },
+): Promise<Uint8Array> {
   const { data } = await sharp(rgb, { raw: { width, height, channels: 3 } })
     .resize(to.width, to.height, { fit: 'fill' })
     .raw()

@@ -54,7 +54,16 @@ export interface Probed {
 export async function probe(path: string): Promise<Probed> {
   const { stdout } = await run(
     'ffprobe',
-    ['-v', 'error', '-count_packets', '-print_format', 'json', '-show_format', '-show_streams', path],
+    [
+      '-v',
+      'error',
+      '-count_packets',
+      '-print_format',
+      'json',
+      '-show_format',
+      '-show_streams',
+      path,
+    ],
     { maxBuffer: MAX_BUFFER },
   )
   return JSON.parse(stdout) as Probed
@@ -80,7 +89,11 @@ export function videoDurationS(p: Probed): number {
 }
 
 /** Frame `index` decoded as rgba (w·h·4). `libvpxAlpha` forces libvpx so VP9 alpha is read. */
-export async function decodeFrameRgba(path: string, index: number, libvpxAlpha = false): Promise<Buffer> {
+export async function decodeFrameRgba(
+  path: string,
+  index: number,
+  libvpxAlpha = false,
+): Promise<Buffer> {
   const { stdout } = await run(
     'ffmpeg',
     ['-nostdin', '-v', 'error', ...(libvpxAlpha ? ['-c:v', 'libvpx-vp9'] : []), '-i', path]

@@ -29,14 +29,22 @@ describe('probeVideo', () => {
   })
   it('reads video_02 (720p, 29.97 fps, audio and a data track)', async () => {
     const v = await probeVideo(VIDEO_02)
-    expect(v).toMatchObject({ width: 1280, height: 720, fps: { num: 30000, den: 1001 }, frameCountEstimate: 289 })
+    expect(v).toMatchObject({
+      width: 1280,
+      height: 720,
+      fps: { num: 30000, den: 1001 },
+      frameCountEstimate: 289,
+    })
     expect(v.audio).toEqual({ streamIndex: 1, codec: 'aac' })
   })
 })
 
 describe('frame rate and sizes', () => {
   it('prefers the exact r_frame_rate when it agrees with the average', () => {
-    expect(chooseFps(parseRational('30000/1001'), parseRational('30000/1001'))).toEqual({ num: 30000, den: 1001 })
+    expect(chooseFps(parseRational('30000/1001'), parseRational('30000/1001'))).toEqual({
+      num: 30000,
+      den: 1001,
+    })
     expect(chooseFps(parseRational('90000/1'), parseRational('30/1'))).toEqual({ num: 30, den: 1 })
     expect(chooseFps(null, parseRational('25/1'))).toEqual({ num: 25, den: 1 })
     expect(chooseFps(parseRational('0/0'), null)).toBeNull()
@@ -44,7 +52,10 @@ describe('frame rate and sizes', () => {
   it('crops an odd side by 1 px only for 4:2:0 formats', () => {
     expect(outputSize({ width: 241, height: 455 }, 'mp4_h264')).toEqual({ width: 240, height: 454 })
     expect(outputSize({ width: 241, height: 455 }, 'webm_vp9')).toEqual({ width: 240, height: 454 })
-    expect(outputSize({ width: 241, height: 455 }, 'mov_proresks')).toEqual({ width: 241, height: 455 })
+    expect(outputSize({ width: 241, height: 455 }, 'mov_proresks')).toEqual({
+      width: 241,
+      height: 455,
+    })
     expect(outputSize({ width: 241, height: 455 }, 'gif')).toEqual({ width: 241, height: 455 })
   })
 })
@@ -52,7 +63,19 @@ describe('frame rate and sizes', () => {
 describe('openDecoder', () => {
   it('yields exactly w·h·3 bytes per decoded frame, every frame', async () => {
     const p = join(root, 'seven.mp4')
-    await ffmpeg(['-f', 'lavfi', '-i', 'testsrc=size=99x65:rate=7', '-frames:v', '7', '-c:v', 'libx264', '-pix_fmt', 'yuv444p', p])
+    await ffmpeg([
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc=size=99x65:rate=7',
+      '-frames:v',
+      '7',
+      '-c:v',
+      'libx264',
+      '-pix_fmt',
+      'yuv444p',
+      p,
+    ])
     const info = await probeVideo(p, { limits: { minSidePx: 16 } })
     const d = openDecoder(info, { width: 98, height: 64 }, new AbortController().signal)
     const sizes: number[] = []
@@ -91,8 +114,17 @@ describe('accepted inputs', () => {
 
   it('refuses a container that is not accepted (AVI) as malformed_video', async () => {
     const p = join(root, 'clip.avi')
-    await ffmpeg(['-f', 'lavfi', '-i', 'testsrc2=size=96x64:rate=10', '-frames:v', '5', '-c:v', 'libx264', p])
+    await ffmpeg([
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc2=size=96x64:rate=10',
+      '-frames:v',
+      '5',
+      '-c:v',
+      'libx264',
+      p,
+    ])
     await expect(probeVideo(p)).rejects.toMatchObject({ code: 'malformed_video' })
   })
 })
-

@@ -16,7 +16,15 @@ import { stat } from 'node:fs/promises'
 import { setPriority } from 'node:os'
 import type { Readable, Writable } from 'node:stream'
 import { z } from 'zod'
-import { AppError, OUTPUT_FORMAT_SPECS, redactPaths, transparencyIssue, type Container, type EncoderKey, type OutputFormat } from '@tailor/proto'
+import {
+  AppError,
+  OUTPUT_FORMAT_SPECS,
+  redactPaths,
+  transparencyIssue,
+  type Container,
+  type EncoderKey,
+  type OutputFormat,
+} from '@tailor/proto'
 
 export const FFMPEG_BIN = 'ffmpeg'
 export const FFPROBE_BIN = 'ffprobe'
@@ -50,7 +58,10 @@ export const DEFAULT_VIDEO_LIMITS: Readonly<VideoLimits> = Object.freeze({
 })
 
 export const tooManyFrames = (what: string, maxFrames: number): AppError =>
-  new AppError('video_too_many_frames', `the video ${what}; at most ${maxFrames} frames are processed`)
+  new AppError(
+    'video_too_many_frames',
+    `the video ${what}; at most ${maxFrames} frames are processed`,
+  )
 
 /** Containers and codecs we accept (ARCHITECTURE.md §2); anything else is `malformed_video`. */
 const ACCEPTED_FORMATS = ['mov', 'mp4', 'matroska', 'webm', 'gif'] as const
@@ -193,8 +204,12 @@ export async function probeVideo(
   try {
     probed = await runToEnd(
       FFPROBE_BIN,
-      ['-v', 'error', ...INPUT_GUARD, '-print_format', 'json']
-        .concat(['-show_format', '-show_streams', '-i', path]),
+      ['-v', 'error', ...INPUT_GUARD, '-print_format', 'json'].concat([
+        '-show_format',
+        '-show_streams',
+        '-i',
+        path,
+      ]),
       ac.signal,
     )
   } finally {
@@ -216,7 +231,9 @@ export async function probeVideo(
     throw malformed('the video could not be probed', err)
   }
   const formatName = parsed.format?.format_name ?? ''
-  const containerOk = formatName.split(',').some((f) => (ACCEPTED_FORMATS as readonly string[]).includes(f))
+  const containerOk = formatName
+    .split(',')
+    .some((f) => (ACCEPTED_FORMATS as readonly string[]).includes(f))
   const v = parsed.streams.find(
     (s) => s.codec_type === 'video' && (s.disposition?.['attached_pic'] ?? 0) === 0,
   )
@@ -271,7 +288,10 @@ export async function probeVideo(
   const nb = fpsCapped ? null : toNumber(v.nb_frames)
   const frameCountEstimate = nb ?? Math.max(1, Math.round((durationS * fps.num) / fps.den))
   if (frameCountEstimate > limits.maxFrames) {
-    throw tooManyFrames(`has ${frameCountEstimate} frames${fpsCapped ? ` at ${limits.maxFps} fps` : ''}`, limits.maxFrames)
+    throw tooManyFrames(
+      `has ${frameCountEstimate} frames${fpsCapped ? ` at ${limits.maxFps} fps` : ''}`,
+      limits.maxFrames,
+    )
   }
   const a = parsed.streams.find((s) => s.codec_type === 'audio' && s.codec_name !== undefined)
   return {
@@ -300,7 +320,11 @@ export async function probeVideo(
 
 /** The audio each container carries (the source's, copied when it already is that codec). */
 export const CONTAINER_AUDIO = {
-  mp4: 'aac', mov: 'aac', webm: 'opus', matroska: 'opus', gif: 'none',
+  mp4: 'aac',
+  mov: 'aac',
+  webm: 'opus',
+  matroska: 'opus',
+  gif: 'none',
 } as const satisfies Record<Container, 'aac' | 'opus' | 'none'>
 
 /**
@@ -335,8 +359,11 @@ export const ENCODER_SETTINGS = {
   h264: {
     evenSides: true,
     args: () =>
-      ['-vf', toYuv('yuv420p'), '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20']
-        .concat(['-profile:v', 'high'], BT709, ['-color_range', 'tv']),
+      ['-vf', toYuv('yuv420p'), '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '20'].concat(
+        ['-profile:v', 'high'],
+        BT709,
+        ['-color_range', 'tv'],
+      ),
   },
   h265: {
     evenSides: true,
@@ -355,7 +382,10 @@ export const ENCODER_SETTINGS = {
   prores_4444: {
     evenSides: false,
     args: (alpha) =>
-      ['-vf', `scale=out_color_matrix=bt709:out_range=tv,format=${alpha ? 'yuva444p10le' : 'yuv444p10le'}`]
+      [
+        '-vf',
+        `scale=out_color_matrix=bt709:out_range=tv,format=${alpha ? 'yuva444p10le' : 'yuv444p10le'}`,
+      ]
         .concat(['-c:v', 'prores_ks', '-profile:v', '4444', '-vendor', 'apl0'])
         .concat(alpha ? ['-alpha_bits', '16'] : [], BT709, ['-color_range', 'tv']),
   },
@@ -404,9 +434,19 @@ function audioArgs(format: OutputFormat, info: VideoInfo): { input: string[]; ou
   const input = [...INPUT_GUARD, '-i', info.path]
   const map = ['-map', `1:${info.audio.streamIndex}`]
   if (kind === 'aac') {
-    return { input, output: map.concat(info.audio.codec === 'aac' ? ['-c:a', 'copy'] : ['-c:a', 'aac', '-b:a', '160k']) }
+    return {
+      input,
+      output: map.concat(
+        info.audio.codec === 'aac' ? ['-c:a', 'copy'] : ['-c:a', 'aac', '-b:a', '160k'],
+      ),
+    }
   }
-  return { input, output: map.concat(info.audio.codec === 'opus' ? ['-c:a', 'copy'] : ['-c:a', 'libopus', '-b:a', '128k']) }
+  return {
+    input,
+    output: map.concat(
+      info.audio.codec === 'opus' ? ['-c:a', 'copy'] : ['-c:a', 'libopus', '-b:a', '128k'],
+    ),
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -452,10 +492,21 @@ function track(proc: Proc): Tracked {
 
 /** ffmpeg's last stderr line, for a client-visible message: file paths reduced to their names (the work dir is the operator's business). */
 const lastLine = (s: string): string =>
-  redactPaths(s.trim().split('\n').filter((l) => l.trim() !== '').at(-1)?.slice(0, 300) ?? 'no error output')
+  redactPaths(
+    s
+      .trim()
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .at(-1)
+      ?.slice(0, 300) ?? 'no error output',
+  )
 
 async function runToEnd(bin: string, args: string[], signal: AbortSignal) {
-  const proc = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'], signal, killSignal: 'SIGKILL' })
+  const proc = spawn(bin, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    signal,
+    killSignal: 'SIGKILL',
+  })
   const t = track(proc)
   const chunks: Buffer[] = []
   proc.stdout.on('data', (d: Buffer) => chunks.push(d))
@@ -494,8 +545,22 @@ export function openDecoder(
   const args = ['-nostdin', '-hide_banner', '-loglevel', 'error', '-xerror']
     .concat(INPUT_GUARD, ['-i', info.path])
     .concat(['-map', `0:${info.videoStreamIndex}`, '-an', '-sn', '-dn'], crop)
-    .concat(['-fps_mode', 'passthrough', '-frames:v', String(info.maxFrames + 1), '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'])
-  const proc = spawn(FFMPEG_BIN, args, { stdio: ['ignore', 'pipe', 'pipe'], signal, killSignal: 'SIGKILL' })
+    .concat([
+      '-fps_mode',
+      'passthrough',
+      '-frames:v',
+      String(info.maxFrames + 1),
+      '-f',
+      'rawvideo',
+      '-pix_fmt',
+      'rgb24',
+      'pipe:1',
+    ])
+  const proc = spawn(FFMPEG_BIN, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    signal,
+    killSignal: 'SIGKILL',
+  })
   const t = track(proc)
   const frameBytes = width * height * 3
   proc.stdout.on('error', () => undefined) // surfaced through the exit code
@@ -578,13 +643,25 @@ export function openEncoder(o: {
   const audio = audioArgs(o.format, o.info)
   const video = videoEncoderArgs(o.format, o.alpha, o.size)
   const args = ['-nostdin', '-hide_banner', '-loglevel', 'error', '-y']
-    .concat(['-f', 'rawvideo', '-pix_fmt', pixFmt, '-video_size', `${o.size.width}x${o.size.height}`])
+    .concat([
+      '-f',
+      'rawvideo',
+      '-pix_fmt',
+      pixFmt,
+      '-video_size',
+      `${o.size.width}x${o.size.height}`,
+    ])
     .concat(['-framerate', `${o.info.fps.num}/${o.info.fps.den}`, '-i', 'pipe:0'], audio.input)
     .concat(video.includes('-map') ? [] : ['-map', '0:v'], video, audio.output)
     .concat(['-map_metadata', '-1', '-map_chapters', '-1', '-sn', '-dn', '-threads', '0'])
     .concat(spec.container === 'mp4' || spec.container === 'mov' ? ['-movflags', '+faststart'] : [])
     .concat(['-f', spec.container, o.outputPath])
-  const proc = spawn(FFMPEG_BIN, args, { cwd: o.cwd, stdio: ['pipe', 'ignore', 'pipe'], signal: o.signal, killSignal: 'SIGKILL' })
+  const proc = spawn(FFMPEG_BIN, args, {
+    cwd: o.cwd,
+    stdio: ['pipe', 'ignore', 'pipe'],
+    signal: o.signal,
+    killSignal: 'SIGKILL',
+  })
   const t = track(proc)
   const stdin = proc.stdin
   let stdinError: Error | null = null
@@ -609,7 +686,9 @@ export function openEncoder(o: {
       }
       // Resolve once ffmpeg's pipe has taken the whole frame: the caller may then reuse `frame`,
       // and at most one frame is ever buffered here (back-pressure, same as waiting for drain).
-      const err = await new Promise<Error | null | undefined>((resolve) => stdin.write(frame, resolve))
+      const err = await new Promise<Error | null | undefined>((resolve) =>
+        stdin.write(frame, resolve),
+      )
       if (err !== null && err !== undefined) {
         stdinError ??= err
         throw await failed()

@@ -19,12 +19,17 @@ async function treeBytes(dir: string): Promise<number> {
  * `maxResultBytes` (RESULT_MAX_BYTES) caps one result, `maxTotalBytes` (RESULTS_MAX_BYTES) the
  * directory, every key's results together.
  */
-export function createFileResultStore(dir: string, o: { maxResultBytes?: number; maxTotalBytes?: number } = {}): ResultStore {
+export function createFileResultStore(
+  dir: string,
+  o: { maxResultBytes?: number; maxTotalBytes?: number } = {},
+): ResultStore {
   return {
     async put(key, path) {
       if (!RESULT_KEY_RE.test(key)) throw new Error(`invalid result key ${key}`)
       const { size } = await stat(path)
-      if (o.maxResultBytes !== undefined && size > o.maxResultBytes) throw resultTooLarge(o.maxResultBytes)
+      if (o.maxResultBytes !== undefined && size > o.maxResultBytes) {
+        throw resultTooLarge(o.maxResultBytes)
+      }
       const dest = join(dir, key)
       if (o.maxTotalBytes !== undefined) {
         const earlier = (await stat(dest).catch(() => null))?.size ?? 0

@@ -10,8 +10,18 @@ export const RESULTS_BUCKET = 'results'
 
 /** JetStream's refusal of a write past the bucket's max_bytes (RESULTS_MAX_BYTES, set by the gateway). */
 const isMaxBytes = (err: unknown): boolean => {
-  for (let e = err, i = 0; e !== undefined && e !== null && i < 5; e = (e as { cause?: unknown }).cause, i++) {
-    if (/maximum bytes|insufficient (storage|resources)/i.test(String((e as { message?: unknown }).message ?? ''))) return true
+  for (
+    let e = err, i = 0;
+    e !== undefined && e !== null && i < 5;
+    e = (e as { cause?: unknown }).cause, i++
+  ) {
+    if (
+      /maximum bytes|insufficient (storage|resources)/i.test(
+        String((e as { message?: unknown }).message ?? ''),
+      )
+    ) {
+      return true
+    }
   }
   return false
 }
@@ -21,12 +31,17 @@ const isMaxBytes = (err: unknown): boolean => {
  * limit). A result over `maxResultBytes` (RESULT_MAX_BYTES) is refused before it is sent; a full
  * bucket fails storage_full (retryable: results expire and make room).
  */
-export async function openObjectStoreResultStore(nc: NatsConnection, o: { maxResultBytes?: number } = {}): Promise<ResultStore> {
+export async function openObjectStoreResultStore(
+  nc: NatsConnection,
+  o: { maxResultBytes?: number } = {},
+): Promise<ResultStore> {
   const os: ObjectStore = await new Objm(nc).create(RESULTS_BUCKET)
   return {
     async put(key, path, contentType) {
       const { size } = await stat(path)
-      if (o.maxResultBytes !== undefined && size > o.maxResultBytes) throw resultTooLarge(o.maxResultBytes)
+      if (o.maxResultBytes !== undefined && size > o.maxResultBytes) {
+        throw resultTooLarge(o.maxResultBytes)
+      }
       try {
         const info = await os.put(
           { name: key, description: contentType },
@@ -35,7 +50,10 @@ export async function openObjectStoreResultStore(nc: NatsConnection, o: { maxRes
         return { bytes: info.size || size }
       } catch (err) {
         if (isMaxBytes(err)) throw resultsFull(err)
-        throw new AppError('service_unavailable', 'storing the result failed', { cause: err, retryable: true })
+        throw new AppError('service_unavailable', 'storing the result failed', {
+          cause: err,
+          retryable: true,
+        })
       }
     },
   }

@@ -8,7 +8,11 @@ export type FetchToFile = (url: string, dest: string, signal: AbortSignal) => Pr
  * same byte limit as a download (`maxBytes`); anything else goes to `download` (@tailor/proto/net
  * safeFetchToFile). Format checks happen after, on the local file, whichever way it came.
  */
-export function createInputFetcher(download: FetchToFile, uploads: UploadSource, maxBytes: number): FetchToFile {
+export function createInputFetcher(
+  download: FetchToFile,
+  uploads: UploadSource,
+  maxBytes: number,
+): FetchToFile {
   return async (url, dest, signal) => {
     const id = parseUploadUrl(url)
     if (id === null) return download(url, dest, signal)

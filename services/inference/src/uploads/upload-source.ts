@@ -5,5 +5,10 @@
  * `file_size_too_large` past `maxBytes` (nothing is left at `dest` then).
  */
 export interface UploadSource {
-  read(id: string, dest: string, maxBytes: number, signal: AbortSignal): Promise<{ bytes: number; contentType: string }>
+  read(
+    id: string,
+    dest: string,
+    maxBytes: number,
+    signal: AbortSignal,
+  ): Promise<{ bytes: number; contentType: string }>
 }

@@ -35,7 +35,13 @@ describe('compositeOnColor', () => {
   })
   it('snaps alpha within 0.01 of 0 or 1', () => {
     const out = new Uint8Array(6)
-    compositeOnColor(Uint8Array.of(9, 9, 9, 9, 9, 9), new Float32Array(6), Float32Array.of(0.005, 0.995), [7, 7, 7], out)
+    compositeOnColor(
+      Uint8Array.of(9, 9, 9, 9, 9, 9),
+      new Float32Array(6),
+      Float32Array.of(0.005, 0.995),
+      [7, 7, 7],
+      out,
+    )
     expect(Array.from(out)).toEqual([7, 7, 7, 9, 9, 9])
   })
   it('refuses a size mismatch', () => {

@@ -32,7 +32,21 @@
  */
 import { LM } from './pose.ts'
 import type { PersonAnalysis } from './person.ts'
-import { boxBlur, clamp, components, dist, dilate, erode, lerp, mid, plane, resizePlane, type Plane, type Point, type Rgb } from './raster.ts'
+import {
+  boxBlur,
+  clamp,
+  components,
+  dist,
+  dilate,
+  erode,
+  lerp,
+  mid,
+  plane,
+  resizePlane,
+  type Plane,
+  type Point,
+  type Rgb,
+} from './raster.ts'
 
 /** Long side of the work grid, px. */
 export const WORK_SIDE = 384
@@ -176,7 +190,8 @@ function skinHued(a: number, b: number, L: number): boolean {
 export type Vec3 = [number, number, number]
 
 const fvec = (f: Features, j: number): Vec3 => [f.L[j]! * L_WEIGHT, f.ca[j]!, f.cb[j]!]
-const d2 = (p: Vec3, q: Vec3): number => (p[0] - q[0]) ** 2 + (p[1] - q[1]) ** 2 + (p[2] - q[2]) ** 2
+const d2 = (p: Vec3, q: Vec3): number =>
+  (p[0] - q[0]) ** 2 + (p[1] - q[1]) ** 2 + (p[2] - q[2]) ** 2
 export const nearestD2 = (v: Vec3, protos: readonly Vec3[]): number => {
   let bd = Infinity
   for (const p of protos) bd = Math.min(bd, d2(v, p))
@@ -188,13 +203,15 @@ export function kmeans(samples: Vec3[], k: number): Vec3[] {
   if (samples.length === 0) return []
   const centres: Vec3[] = []
   // Start from the per-channel median: stable, and inside the data.
-  const med = [0, 1, 2].map((c) => samples.map((s) => s[c]!).sort((x, y) => x - y)[samples.length >> 1]!) as Vec3
+  const med = [0, 1, 2].map(
+    (c) => samples.map((s) => s[c]!).sort((x, y) => x - y)[samples.length >> 1]!,
+  ) as Vec3
   centres.push(med)
   const near = samples.map((s) => d2(s, med))
   while (centres.length < Math.min(k, samples.length)) {
     let best = -1
     let bd = 0
-    for (let i = 0; i < samples.length; i++) if (near[i]! > bd) (bd = near[i]!), (best = i)
+    for (let i = 0; i < samples.length; i++) if (near[i]! > bd) ((bd = near[i]!), (best = i))
     // Below 4 units apart a new centre adds nothing.
     if (best < 0 || bd < 16) break
     const c = samples[best]!.slice() as Vec3
@@ -269,7 +286,10 @@ export function segmentClothing(img: Rgb, a: PersonAnalysis): Clothing {
     disc(f, lerp(nose, mouth, 0.45), 0.6 * sR, faceSeeds)
   }
   // The neck: between the mouth (or, face cut off, a point above the shoulder line) and the shoulders.
-  const chin = inFrame(mouth) && pt(LM.mouthLeft).score > 0.3 ? mouth : { x: shoulderMid.x, y: shoulderMid.y - 0.45 * sw }
+  const chin =
+    inFrame(mouth) && pt(LM.mouthLeft).score > 0.3
+      ? mouth
+      : { x: shoulderMid.x, y: shoulderMid.y - 0.45 * sw }
   disc(f, lerp(chin, shoulderMid, 0.5), 0.6 * sR, faceSeeds)
   const handSeeds: number[] = []
   for (const [wr, ix, pk] of [
@@ -347,14 +367,22 @@ export function segmentClothing(img: Rgb, a: PersonAnalysis): Clothing {
     for (const t of [0.1, 0.2, 0.3]) {
       const y = hemScan + t * axisLen
       for (const dx of [-0.12, 0.12]) {
-        const q = { x: shoulderMid.x + ((hipMid.x - shoulderMid.x) * (y - shoulderMid.y)) / (hipMid.y - shoulderMid.y || 1) + dx * sw, y }
+        const q = {
+          x:
+            shoulderMid.x +
+            ((hipMid.x - shoulderMid.x) * (y - shoulderMid.y)) / (hipMid.y - shoulderMid.y || 1) +
+            dx * sw,
+          y,
+        }
         if (inFrame(q)) disc(f, q, sR, lowerSeeds)
       }
     }
   }
   // Bottom seeds may land on a top that hangs over the hips (or on a dress): where the top and the
   // bottom share colours, the hip line decides (spatial penalties below).
-  const lowerSamples = lowerSeeds.filter((j) => notOther(j) && armsW[j]! < 0.3).map((j) => fvec(f, j))
+  const lowerSamples = lowerSeeds
+    .filter((j) => notOther(j) && armsW[j]! < 0.3)
+    .map((j) => fvec(f, j))
   // Hair seeds: the head region above the eyes, and beside the face down to the neck line (where
   // long hair hangs), away from the face itself; never what looks like skin or like the backdrop
   // (the person mask is loose around hair).
@@ -384,7 +412,9 @@ export function segmentClothing(img: Rgb, a: PersonAnalysis): Clothing {
     skin: [],
     // Long hair over the chest falls on the top's seeds: a minor top prototype that is the hair's
     // colour is the hair (the main one, from the seeds' median, always stays).
-    upper: upperProtos.filter((v, i) => i === 0 || hairProtos.length === 0 || nearestD2(v, hairProtos) > 6 ** 2),
+    upper: upperProtos.filter(
+      (v, i) => i === 0 || hairProtos.length === 0 || nearestD2(v, hairProtos) > 6 ** 2,
+    ),
     lower: kmeans(lowerSamples, PROTOTYPES),
     hair: hairProtos,
   }
@@ -397,7 +427,10 @@ export function segmentClothing(img: Rgb, a: PersonAnalysis): Clothing {
   const kneeY = Math.max(hipY + 0.3 * torsoLen, (pt(LM.leftKnee).y + pt(LM.rightKnee).y) / 2)
   const neckY = shoulderMid.y - 0.1 * sw
   // Shoes are not trousers: nothing below the ankles (when both are seen) is the bottom.
-  const footY = seen(LM.leftAnkle) && seen(LM.rightAnkle) ? Math.max(pt(LM.leftAnkle).y, pt(LM.rightAnkle).y) + 0.06 * sw : Infinity
+  const footY =
+    seen(LM.leftAnkle) && seen(LM.rightAnkle)
+      ? Math.max(pt(LM.leftAnkle).y, pt(LM.rightAnkle).y) + 0.06 * sw
+      : Infinity
   const hairBottom = shoulderMid.y + 1.1 * sw
 
   const mouthSeen = inFrame(mouth) && pt(LM.mouthLeft).score > 0.3
@@ -408,7 +441,12 @@ export function segmentClothing(img: Rgb, a: PersonAnalysis): Clothing {
   // the nearest prototype. The top fades out below the hips, the bottom above them.
   // Capped so that smoothing does not let a far class swamp a thin structure (a strand of hair).
   const BIG = 1.5 * FAR
-  const cost: Record<ClothingClass, Plane> = { skin: plane(w, h, BIG), upper: plane(w, h, BIG), lower: plane(w, h, BIG), hair: plane(w, h, BIG) }
+  const cost: Record<ClothingClass, Plane> = {
+    skin: plane(w, h, BIG),
+    upper: plane(w, h, BIG),
+    lower: plane(w, h, BIG),
+    hair: plane(w, h, BIG),
+  }
   const flat = (ps: readonly Vec3[]) => Float32Array.from(ps.flat())
   const pu = flat(protos.upper)
   const pl = flat(protos.lower)
@@ -439,11 +477,14 @@ export function segmentClothing(img: Rgb, a: PersonAnalysis): Clothing {
         cost.skin.data[j] = c < SKIN_LOOSE ? c * 0.45 * FAR : BIG
       }
       if (pu.length > 0 && y <= kneeY) cost.upper.data[j] = nearest(pu, l, a1, b1) + upperPenalty
-      if (pl.length > 0 && y >= waistBandY && y <= footY && !(armsW[j]! > 0.5 && y < hipY)) cost.lower.data[j] = nearest(pl, l, a1, b1) + lowerPenalty
+      if (pl.length > 0 && y >= waistBandY && y <= footY && !(armsW[j]! > 0.5 && y < hipY)) {
+        cost.lower.data[j] = nearest(pl, l, a1, b1) + lowerPenalty
+      }
       // Hair must beat the top by a margin (dark hair on a dark top: the top wins).
       if (ph.length > 0 && y <= hairBottom && Math.abs(x - shoulderMid.x) <= 1.0 * sw) {
         const ch = nearest(ph, l, a1, b1)
-        cost.hair.data[j] = pu.length > 0 && y > neckY && ch > nearest(pu, l, a1, b1) - HAIR_MARGIN ? BIG : ch
+        cost.hair.data[j] =
+          pu.length > 0 && y > neckY && ch > nearest(pu, l, a1, b1) - HAIR_MARGIN ? BIG : ch
       }
     }
   }
@@ -455,17 +496,24 @@ export function segmentClothing(img: Rgb, a: PersonAnalysis): Clothing {
     // Hair is not smoothed: strands are a pixel or two wide on the work grid.
     hair: cost.hair.data,
   }
-  const cls: Record<ClothingClass, Plane> = { skin: plane(w, h), upper: plane(w, h), lower: plane(w, h), hair: plane(w, h) }
+  const cls: Record<ClothingClass, Plane> = {
+    skin: plane(w, h),
+    upper: plane(w, h),
+    lower: plane(w, h),
+    hair: plane(w, h),
+  }
   const unknown = plane(w, h)
   for (let j = 0; j < n; j++) {
     if (f.mask[j]! < 0.5) continue
     let best: ClothingClass | null = null
     let bd = FAR
     for (const c of CLASSES) {
-      if (sm[c][j]! < bd) (bd = sm[c][j]!), (best = c)
+      if (sm[c][j]! < bd) ((bd = sm[c][j]!), (best = c))
     }
     if (best !== null) cls[best].data[j] = 1
-    else if ((headW[j]! < 0.5 || Math.floor(j / w) >= mouthY) && handsW[j]! < 0.5) unknown.data[j] = 1
+    else if ((headW[j]! < 0.5 || Math.floor(j / w) >= mouthY) && handsW[j]! < 0.5) {
+      unknown.data[j] = 1
+    }
   }
   // Small unclassified patches that touch a garment are part of it (a collar, a cuff, a logo, a
   // stripe no seed fell on); large ones are something else (a bag) and stay.
@@ -477,7 +525,12 @@ export function segmentClothing(img: Rgb, a: PersonAnalysis): Clothing {
         const j = y * w + x
         const l = labels[j]!
         if (l === 0) continue
-        for (const q of [x > 0 ? j - 1 : -1, x < w - 1 ? j + 1 : -1, y > 0 ? j - w : -1, y < h - 1 ? j + w : -1]) {
+        for (const q of [
+          x > 0 ? j - 1 : -1,
+          x < w - 1 ? j + 1 : -1,
+          y > 0 ? j - w : -1,
+          y < h - 1 ? j + w : -1,
+        ]) {
           if (q < 0) continue
           if (cls.upper.data[q]! > 0.5) touch[l]![0]!++
           if (cls.lower.data[q]! > 0.5) touch[l]![1]!++
@@ -508,7 +561,9 @@ export function segmentClothing(img: Rgb, a: PersonAnalysis): Clothing {
   const faceIn = inFrame(mouth) || inFrame(pt(LM.nose))
   const inFace = (x: number, y: number) =>
     faceIn &&
-    (((x - faceC.x) / (0.62 * earSpan)) ** 2 + ((y - (faceC.y + 0.1 * earSpan)) / (0.95 * earSpan)) ** 2 <= 1 ||
+    (((x - faceC.x) / (0.62 * earSpan)) ** 2 +
+      ((y - (faceC.y + 0.1 * earSpan)) / (0.95 * earSpan)) ** 2 <=
+      1 ||
       // the chin and a beard below the mouth
       ((x - mouth.x) / (0.45 * earSpan)) ** 2 + ((y - mouth.y) / (0.5 * earSpan)) ** 2 <= 1)
   const protectW = plane(w, h)
@@ -531,7 +586,9 @@ export function segmentClothing(img: Rgb, a: PersonAnalysis): Clothing {
   for (let y = 0; y < Math.min(h, Math.ceil(hairBottom)); y++) {
     for (let x = 0; x < w; x++) {
       const j = y * w + x
-      if (cls.hair.data[j]! > 0.5 || (headW[j]! > 0.5 && y < neckY && !skinLike(j))) hairZone.data[j] = 1
+      if (cls.hair.data[j]! > 0.5 || (headW[j]! > 0.5 && y < neckY && !skinLike(j))) {
+        hairZone.data[j] = 1
+      }
     }
   }
   const { labels } = components(hairZone)
@@ -546,7 +603,9 @@ export function segmentClothing(img: Rgb, a: PersonAnalysis): Clothing {
   for (let y = Math.max(0, Math.floor(neckY)); y < h; y++) {
     for (let x = 0; x < w; x++) {
       const j = y * w + x
-      if (labels[j]! > 0 && onHead.has(labels[j]!) && cls.hair.data[j]! > 0.5) hairFrontW.data[j] = 1
+      if (labels[j]! > 0 && onHead.has(labels[j]!) && cls.hair.data[j]! > 0.5) {
+        hairFrontW.data[j] = 1
+      }
     }
   }
 
@@ -559,7 +618,11 @@ export function segmentClothing(img: Rgb, a: PersonAnalysis): Clothing {
     const cx = shoulderMid.x + (hc.x - shoulderMid.x) * t
     let count = 0
     let total = 0
-    for (let x = Math.max(0, Math.round(cx - 0.25 * sw)); x <= Math.min(w - 1, Math.round(cx + 0.25 * sw)); x++) {
+    for (
+      let x = Math.max(0, Math.round(cx - 0.25 * sw));
+      x <= Math.min(w - 1, Math.round(cx + 0.25 * sw));
+      x++
+    ) {
       total++
       if (upperW.data[y * w + x]! > 0.5) count++
     }
@@ -569,7 +632,10 @@ export function segmentClothing(img: Rgb, a: PersonAnalysis): Clothing {
   // dress, or a bottom of the top's colour merged into it).
   // The hips are the colour split when one was found (the landmarks' hip line is often high on
   // half-body photos), never more than half a torso below the landmarks' hips.
-  const hipRef = Math.max(Math.max(hl.y, hr.y), Math.min(hemScan ?? -Infinity, Math.max(hl.y, hr.y) + 0.5 * torsoLen))
+  const hipRef = Math.max(
+    Math.max(hl.y, hr.y),
+    Math.min(hemScan ?? -Infinity, Math.max(hl.y, hr.y) + 0.5 * torsoLen),
+  )
   if (topHemY !== null) topHemY = Math.min(topHemY, (hipRef + 0.25 * torsoLen) / k)
 
   const skinRgb = skin === null ? null : medianRgb(img, skin.cells, w, k)
@@ -578,13 +644,23 @@ export function segmentClothing(img: Rgb, a: PersonAnalysis): Clothing {
   // its own colour is nearer the hair than the top.
   const hairFront = plane(img.width, img.height)
   if (hairFrontW.data.some((v) => v > 0)) {
-    const near = upsample(dilate(hairFrontW, Math.max(2, HAIR_REACH * sw)), img.width, img.height).data
+    const near = upsample(
+      dilate(hairFrontW, Math.max(2, HAIR_REACH * sw)),
+      img.width,
+      img.height,
+    ).data
     for (let i = 0; i < near.length; i++) {
       if (near[i]! < 0.1) continue
       const v = labOf(img.data[i * 3]!, img.data[i * 3 + 1]!, img.data[i * 3 + 2]!)
       const dh = nearestD2(v, protos.hair)
       const du = protos.upper.length > 0 ? nearestD2(v, protos.upper) : Infinity
-      if (Math.sqrt(dh) < FAR && Math.sqrt(dh) < Math.sqrt(du) - HAIR_MARGIN && a.head.data[i]! < 0.5) hairFront.data[i] = 1
+      if (
+        Math.sqrt(dh) < FAR &&
+        Math.sqrt(dh) < Math.sqrt(du) - HAIR_MARGIN &&
+        a.head.data[i]! < 0.5
+      ) {
+        hairFront.data[i] = 1
+      }
     }
   }
   return {
@@ -600,7 +676,12 @@ export function segmentClothing(img: Rgb, a: PersonAnalysis): Clothing {
     lowerWork: lowerW,
     skinRgb,
     topHemY,
-    seeds: { skin: skin?.cells.length ?? 0, upper: upperSamples.length, lower: lowerSamples.length, hair: hairSamples.length },
+    seeds: {
+      skin: skin?.cells.length ?? 0,
+      upper: upperSamples.length,
+      lower: lowerSamples.length,
+      hair: hairSamples.length,
+    },
   }
 }
 
@@ -623,7 +704,11 @@ interface SkinModel {
  * chroma as the centre, a test radius of 2.5 robust standard deviations (between 4.5 and 7 units) and an L* range from the
  * seeds' 10th–90th percentiles widened for shadow and highlight. Null when fewer than 8 seeds pass.
  */
-function skinModel(f: Features, anchor: readonly number[], all: readonly number[]): SkinModel | null {
+function skinModel(
+  f: Features,
+  anchor: readonly number[],
+  all: readonly number[],
+): SkinModel | null {
   if (anchor.length < 8) return null
   const med = (v: number[]) => v.sort((p, q) => p - q)[v.length >> 1]!
   const aca = med(anchor.map((j) => f.ca[j]!))
@@ -636,7 +721,14 @@ function skinModel(f: Features, anchor: readonly number[], all: readonly number[
   const Ls = cells.map((j) => f.L[j]!).sort((p, q) => p - q)
   const p10 = Ls[Math.floor(0.1 * (Ls.length - 1))]!
   const p90 = Ls[Math.floor(0.9 * (Ls.length - 1))]!
-  return { ca, cb, radius: clamp(2.5 * sigma, 4.5, 7), lo: 0.55 * p10, hi: Math.min(100, 1.12 * p90 + 4), cells }
+  return {
+    ca,
+    cb,
+    radius: clamp(2.5 * sigma, 4.5, 7),
+    lo: 0.55 * p10,
+    hi: Math.min(100, 1.12 * p90 + 4),
+    cells,
+  }
 }
 
 /** Skin test: < 1 inside (chroma distance / radius, L* in range), ≥ 1 outside. */
@@ -647,7 +739,13 @@ function skinCost(f: Features, j: number, m: SkinModel): number {
 }
 
 /** The first row below the torso's middle where the top's colours stop on the body axis (work px), or null. */
-function scanHem(f: Features, protos: readonly Vec3[], sm: Point, hc: Point, sw: number): number | null {
+function scanHem(
+  f: Features,
+  protos: readonly Vec3[],
+  sm: Point,
+  hc: Point,
+  sw: number,
+): number | null {
   if (protos.length === 0) return null
   const dy = hc.y - sm.y
   if (dy <= 0) return null
@@ -656,7 +754,11 @@ function scanHem(f: Features, protos: readonly Vec3[], sm: Point, hc: Point, sw:
     const cx = sm.x + ((hc.x - sm.x) * (y - sm.y)) / dy
     let near = 0
     let total = 0
-    for (let x = Math.max(0, Math.round(cx - 0.15 * sw)); x <= Math.min(f.w - 1, Math.round(cx + 0.15 * sw)); x++) {
+    for (
+      let x = Math.max(0, Math.round(cx - 0.15 * sw));
+      x <= Math.min(f.w - 1, Math.round(cx + 0.15 * sw));
+      x++
+    ) {
       const j = y * f.w + x
       if (f.mask[j]! < 0.5) continue
       total++
@@ -670,7 +772,12 @@ function scanHem(f: Features, protos: readonly Vec3[], sm: Point, hc: Point, sw:
 }
 
 /** Median RGB of the photo pixels under the given work-grid cells. */
-function medianRgb(img: Rgb, cells: readonly number[], w: number, k: number): [number, number, number] | null {
+function medianRgb(
+  img: Rgb,
+  cells: readonly number[],
+  w: number,
+  k: number,
+): [number, number, number] | null {
   if (cells.length === 0) return null
   const ch: number[][] = [[], [], []]
   for (const j of cells) {
@@ -719,7 +826,7 @@ function nearest(s: Vec3, centres: readonly Vec3[]): number {
   let bd = Infinity
   for (let c = 0; c < centres.length; c++) {
     const dd = d2(s, centres[c]!)
-    if (dd < bd) (bd = dd), (bi = c)
+    if (dd < bd) ((bd = dd), (bi = c))
   }
   return bi
 }

@@ -60,7 +60,10 @@ afterAll(async () => {
 async function load(name: string, maxWorkSidePx?: number): Promise<RasterImage> {
   const hit = cache.get(name)
   if (hit) return hit
-  const img = await decodeImage(join(MEDIA, `${name}.jpg`), { what: name, ...(maxWorkSidePx ? { maxWorkSidePx } : {}) })
+  const img = await decodeImage(join(MEDIA, `${name}.jpg`), {
+    what: name,
+    ...(maxWorkSidePx ? { maxWorkSidePx } : {}),
+  })
   cache.set(name, img)
   return img
 }
@@ -73,7 +76,11 @@ async function dress(person: string, garment: string, garmentMode: GarmentMode) 
   const key = `${person}|${garment}|${garmentMode}`
   let r = results.get(key)
   if (!r) {
-    r = await engine.tryOnDetailed(p, await load(garment, 1024), { preprocessGarment: true, garmentMode, removeBackground: false })
+    r = await engine.tryOnDetailed(p, await load(garment, 1024), {
+      preprocessGarment: true,
+      garmentMode,
+      removeBackground: false,
+    })
     results.set(key, r)
   }
   return { person: p, r }
@@ -110,7 +117,11 @@ function lab(rgb: Uint8Array, i: number): { L: number; a: number; b: number } {
 }
 
 /** Share of the box's pixels that pass `test`. */
-function share(img: { width: number; height: number; rgb: Uint8Array }, box: Box, test: (c: { L: number; a: number; b: number }, i: number) => boolean): number {
+function share(
+  img: { width: number; height: number; rgb: Uint8Array },
+  box: Box,
+  test: (c: { L: number; a: number; b: number }, i: number) => boolean,
+): number {
   const px = pixels(img, box)
   return px.filter((i) => test(lab(img.rgb, i), i)).length / px.length
 }
@@ -123,14 +134,22 @@ const skinHued = (c: { L: number; a: number; b: number }) => {
 /** Denim blue: clearly blue chroma. */
 const blue = (c: { L: number; b: number }) => c.b < -8
 /** Within 25 (RGB, max channel) of a reference colour. */
-const near = (rgb: Uint8Array, ref: readonly number[]) => (_: unknown, i: number) => Math.max(...[0, 1, 2].map((k) => Math.abs(rgb[i * 3 + k]! - ref[k]!))) < 25
+const near = (rgb: Uint8Array, ref: readonly number[]) => (_: unknown, i: number) =>
+  Math.max(...[0, 1, 2].map((k) => Math.abs(rgb[i * 3 + k]! - ref[k]!))) < 25
 
 function median(img: { width: number; height: number; rgb: Uint8Array }, box: Box): number[] {
   const px = pixels(img, box)
-  return [0, 1, 2].map((k) => px.map((i) => img.rgb[i * 3 + k]!).sort((p, q) => p - q)[px.length >> 1]!)
+  return [0, 1, 2].map(
+    (k) => px.map((i) => img.rgb[i * 3 + k]!).sort((p, q) => p - q)[px.length >> 1]!,
+  )
 }
 
-function mae(a: Uint8Array, b: Uint8Array, img: { width: number; height: number }, box: Box): number {
+function mae(
+  a: Uint8Array,
+  b: Uint8Array,
+  img: { width: number; height: number },
+  box: Box,
+): number {
   const px = pixels(img, box)
   let s = 0
   for (const i of px) for (let k = 0; k < 3; k++) s += Math.abs(a[i * 3 + k]! - b[i * 3 + k]!)
@@ -138,118 +157,174 @@ function mae(a: Uint8Array, b: Uint8Array, img: { width: number; height: number 
 }
 
 describe('what the person wears (clothing.ts)', () => {
-  it('person_11: the sweatshirt is the top, the jeans the bottom, the shoes neither', async () => {
-    const { r } = await dress('person_11', 'garment_upper_07', 'upper')
-    const c = r.details.composite.clothing!
-    expect(meanIn(c.upper, P11.chest)).toBeGreaterThan(0.9)
-    expect(meanIn(c.upper, P11.sleeveLeft)).toBeGreaterThan(0.8)
-    expect(meanIn(c.upper, P11.sleeveRight)).toBeGreaterThan(0.8)
-    for (const b of [P11.thighLeft, P11.thighRight, P11.shinLeft, P11.shinRight]) {
-      expect(meanIn(c.lower, b)).toBeGreaterThan(0.85)
-      expect(meanIn(c.upper, b)).toBeLessThan(0.1)
-    }
-    expect(meanIn(c.lower, P11.chest)).toBeLessThan(0.05)
-    expect(meanIn(c.upper, P11.shoes) + meanIn(c.lower, P11.shoes)).toBeLessThan(0.2)
-  }, CASE_TIMEOUT_MS)
+  it(
+    'person_11: the sweatshirt is the top, the jeans the bottom, the shoes neither',
+    async () => {
+      const { r } = await dress('person_11', 'garment_upper_07', 'upper')
+      const c = r.details.composite.clothing!
+      expect(meanIn(c.upper, P11.chest)).toBeGreaterThan(0.9)
+      expect(meanIn(c.upper, P11.sleeveLeft)).toBeGreaterThan(0.8)
+      expect(meanIn(c.upper, P11.sleeveRight)).toBeGreaterThan(0.8)
+      for (const b of [P11.thighLeft, P11.thighRight, P11.shinLeft, P11.shinRight]) {
+        expect(meanIn(c.lower, b)).toBeGreaterThan(0.85)
+        expect(meanIn(c.upper, b)).toBeLessThan(0.1)
+      }
+      expect(meanIn(c.lower, P11.chest)).toBeLessThan(0.05)
+      expect(meanIn(c.upper, P11.shoes) + meanIn(c.lower, P11.shoes)).toBeLessThan(0.2)
+    },
+    CASE_TIMEOUT_MS,
+  )
 })
 
 describe('the old garment does not show through (undress.ts)', () => {
-  it('person_11 × a short-sleeve tee: below its sleeves the grey sweatshirt sleeves mostly give way to arms', async () => {
-    const { person, r } = await dress('person_11', 'garment_upper_01', 'upper')
-    const out = { width: person.width, height: person.height, rgb: r.rgb }
-    expect(r.details.composite.takeOff?.skipped).toBeNull()
-    const shares: number[][] = []
-    for (const box of [P11.sleeveLeft, P11.sleeveRight]) {
-      const sleeve = median(person, box)
-      const before = share(person, box, near(person.rgb, sleeve))
-      const after = share(out, box, near(r.rgb, sleeve))
-      shares.push([before, after, share(out, box, skinHued)])
-      expect(before).toBeGreaterThan(0.6)
-      expect(after).toBeLessThan(0.5 * before)
-    }
-    console.log('person_11 × upper_01 sleeve boxes [grey before, grey after, skin-hued after]:', shares.map((s) => s.map((v) => v.toFixed(2))))
-    // The jeans stay: a top replaces the top only.
-    expect(mae(r.rgb, person.rgb, person, P11.shinLeft)).toBeLessThan(1)
-  }, CASE_TIMEOUT_MS)
+  it(
+    'person_11 × a short-sleeve tee: below its sleeves the grey sweatshirt sleeves mostly give way to arms',
+    async () => {
+      const { person, r } = await dress('person_11', 'garment_upper_01', 'upper')
+      const out = { width: person.width, height: person.height, rgb: r.rgb }
+      expect(r.details.composite.takeOff?.skipped).toBeNull()
+      const shares: number[][] = []
+      for (const box of [P11.sleeveLeft, P11.sleeveRight]) {
+        const sleeve = median(person, box)
+        const before = share(person, box, near(person.rgb, sleeve))
+        const after = share(out, box, near(r.rgb, sleeve))
+        shares.push([before, after, share(out, box, skinHued)])
+        expect(before).toBeGreaterThan(0.6)
+        expect(after).toBeLessThan(0.5 * before)
+      }
+      console.log(
+        'person_11 × upper_01 sleeve boxes [grey before, grey after, skin-hued after]:',
+        shares.map((s) => s.map((v) => v.toFixed(2))),
+      )
+      // The jeans stay: a top replaces the top only.
+      expect(mae(r.rgb, person.rgb, person, P11.shinLeft)).toBeLessThan(1)
+    },
+    CASE_TIMEOUT_MS,
+  )
 
-  it('person_11 × a top the engine could only fit as a patch at the collar: nothing is taken off (not trusted)', async () => {
-    const { person, r } = await dress('person_11', 'garment_upper_07', 'upper')
-    const t = r.details.composite.takeOff!
-    expect(t.cover).toBeLessThan(0.6)
-    expect(t.skipped).toMatch(/covers \d+ % of the body part it replaces/)
-    for (const box of [P11.sleeveLeft, P11.sleeveRight, P11.thighLeft]) expect(mae(r.rgb, person.rgb, person, box)).toBeLessThan(1)
-  }, CASE_TIMEOUT_MS)
+  it(
+    'person_11 × a top the engine could only fit as a patch at the collar: nothing is taken off (not trusted)',
+    async () => {
+      const { person, r } = await dress('person_11', 'garment_upper_07', 'upper')
+      const t = r.details.composite.takeOff!
+      expect(t.cover).toBeLessThan(0.6)
+      expect(t.skipped).toMatch(/covers \d+ % of the body part it replaces/)
+      for (const box of [P11.sleeveLeft, P11.sleeveRight, P11.thighLeft]) {
+        expect(mae(r.rgb, person.rgb, person, box)).toBeLessThan(1)
+      }
+    },
+    CASE_TIMEOUT_MS,
+  )
 
-  it('person_11 × a mini dress: no denim below the hem, legs instead; the shoes untouched', async () => {
-    const { person, r } = await dress('person_11', 'garment_full_01', 'full')
-    const out = { width: person.width, height: person.height, rgb: r.rgb }
-    for (const box of [P11.shinLeft, P11.shinRight]) {
-      expect(share(person, box, blue)).toBeGreaterThan(0.8)
-      expect(share(out, box, blue)).toBeLessThan(0.05)
-      expect(share(out, box, skinHued)).toBeGreaterThan(0.5)
-    }
-    expect(mae(r.rgb, person.rgb, person, P11.shoes)).toBeLessThan(4)
-  }, CASE_TIMEOUT_MS)
+  it(
+    'person_11 × a mini dress: no denim below the hem, legs instead; the shoes untouched',
+    async () => {
+      const { person, r } = await dress('person_11', 'garment_full_01', 'full')
+      const out = { width: person.width, height: person.height, rgb: r.rgb }
+      for (const box of [P11.shinLeft, P11.shinRight]) {
+        expect(share(person, box, blue)).toBeGreaterThan(0.8)
+        expect(share(out, box, blue)).toBeLessThan(0.05)
+        expect(share(out, box, skinHued)).toBeGreaterThan(0.5)
+      }
+      expect(mae(r.rgb, person.rgb, person, P11.shoes)).toBeLessThan(4)
+    },
+    CASE_TIMEOUT_MS,
+  )
 })
 
 describe('hair in front of a new top', () => {
-  it('person_01 × a sleeveless top: the hair over her shoulder keeps its pixels', async () => {
-    const { person, r } = await dress('person_01', 'garment_upper_07', 'upper')
-    // The new top does reach that box (otherwise the test proves nothing) …
-    const reach = r.details.warpedCoverage.some((w) => {
-      const cx = Math.round(((P01.hair[0] + P01.hair[2]) / 2) * person.width) - w.x0
-      const cy = Math.round(((P01.hair[1] + P01.hair[3]) / 2) * person.height) - w.y0
-      return cx >= 0 && cy >= 0 && cx < w.width && cy < w.height && w.alpha[cy * w.width + cx]! > 0.5
-    })
-    expect(reach).toBe(true)
-    // … and the hair pixels (warm dark brown; her tee is navy) keep their values in front of it.
-    const hairPx = pixels(person, P01.hair).filter((i) => {
-      const c = lab(person.rgb, i)
-      return c.L < 40 && c.b > 4
-    })
-    expect(hairPx.length).toBeGreaterThan(0.3 * pixels(person, P01.hair).length)
-    const same = (i: number) => [0, 1, 2].every((k) => Math.abs(r.rgb[i * 3 + k]! - person.rgb[i * 3 + k]!) < 12)
-    const kept = hairPx.filter(same)
-    // Was 0.405 kept at 84d78dc (a regression from 0.8 once the fit followed the torso). Now the
-    // hair mask is hard-edged (a soft edge let the top through on thin strands) and strands finer
-    // than the work grid are looked for within HAIR_REACH of the hair found there: 0.64 found, all
-    // of it kept, 0.74 kept overall. Floors just under; the rest is dark hair over her navy tee
-    // that is nearer the tee's colour than the hair's.
-    const front = r.details.composite.clothing!.hairFront
-    const found = hairPx.filter((i) => front.data[i]! > 0.5)
-    console.log('hair in front [found, kept where found, kept]:', [found.length / hairPx.length, found.filter(same).length / found.length, kept.length / hairPx.length].map((v) => v.toFixed(3)))
-    expect(found.length / hairPx.length).toBeGreaterThan(0.62)
-    expect(found.filter(same).length / found.length).toBeGreaterThan(0.95)
-    expect(kept.length / hairPx.length).toBeGreaterThan(0.72)
-  }, CASE_TIMEOUT_MS)
+  it(
+    'person_01 × a sleeveless top: the hair over her shoulder keeps its pixels',
+    async () => {
+      const { person, r } = await dress('person_01', 'garment_upper_07', 'upper')
+      // The new top does reach that box (otherwise the test proves nothing) …
+      const reach = r.details.warpedCoverage.some((w) => {
+        const cx = Math.round(((P01.hair[0] + P01.hair[2]) / 2) * person.width) - w.x0
+        const cy = Math.round(((P01.hair[1] + P01.hair[3]) / 2) * person.height) - w.y0
+        return (
+          cx >= 0 && cy >= 0 && cx < w.width && cy < w.height && w.alpha[cy * w.width + cx]! > 0.5
+        )
+      })
+      expect(reach).toBe(true)
+      // … and the hair pixels (warm dark brown; her tee is navy) keep their values in front of it.
+      const hairPx = pixels(person, P01.hair).filter((i) => {
+        const c = lab(person.rgb, i)
+        return c.L < 40 && c.b > 4
+      })
+      expect(hairPx.length).toBeGreaterThan(0.3 * pixels(person, P01.hair).length)
+      const same = (i: number) =>
+        [0, 1, 2].every((k) => Math.abs(r.rgb[i * 3 + k]! - person.rgb[i * 3 + k]!) < 12)
+      const kept = hairPx.filter(same)
+      // Was 0.405 kept at 84d78dc (a regression from 0.8 once the fit followed the torso). Now the
+      // hair mask is hard-edged (a soft edge let the top through on thin strands) and strands finer
+      // than the work grid are looked for within HAIR_REACH of the hair found there: 0.64 found, all
+      // of it kept, 0.74 kept overall. Floors just under; the rest is dark hair over her navy tee
+      // that is nearer the tee's colour than the hair's.
+      const front = r.details.composite.clothing!.hairFront
+      const found = hairPx.filter((i) => front.data[i]! > 0.5)
+      console.log(
+        'hair in front [found, kept where found, kept]:',
+        [
+          found.length / hairPx.length,
+          found.filter(same).length / found.length,
+          kept.length / hairPx.length,
+        ].map((v) => v.toFixed(3)),
+      )
+      expect(found.length / hairPx.length).toBeGreaterThan(0.62)
+      expect(found.filter(same).length / found.length).toBeGreaterThan(0.95)
+      expect(kept.length / hairPx.length).toBeGreaterThan(0.72)
+    },
+    CASE_TIMEOUT_MS,
+  )
 })
 
 describe('tucked or untucked', () => {
-  it('person_15 × shorts: his tee ends at the waistband of his beige shorts (tucked), so the new shorts are drawn in front, not his old ones', async () => {
-    const { person, r } = await dress('person_15', 'garment_lower_03', 'lower')
-    expect(r.details.composite.tucked).toBe(true)
-    expect(r.details.composite.inFront ?? null).toBeNull()
-    // The new garment covers more than half of the old shorts' front below the waistband (it starts
-    // a little low: the fit puts its waistband near the hip joints, 0.59 of the box at ca.1cea88a+).
-    console.log('person_15 × lower_03 shorts front [coverage, mae]:', meanIn(r.details.composite.garment, P15.shortsFront).toFixed(3), mae(r.rgb, person.rgb, person, P15.shortsFront).toFixed(1))
-    expect(meanIn(r.details.composite.garment, P15.shortsFront)).toBeGreaterThan(0.5)
-    expect(mae(r.rgb, person.rgb, person, P15.shortsFront)).toBeGreaterThan(8)
-  }, CASE_TIMEOUT_MS)
+  it(
+    'person_15 × shorts: his tee ends at the waistband of his beige shorts (tucked), so the new shorts are drawn in front, not his old ones',
+    async () => {
+      const { person, r } = await dress('person_15', 'garment_lower_03', 'lower')
+      expect(r.details.composite.tucked).toBe(true)
+      expect(r.details.composite.inFront ?? null).toBeNull()
+      // The new garment covers more than half of the old shorts' front below the waistband (it starts
+      // a little low: the fit puts its waistband near the hip joints, 0.59 of the box at ca.1cea88a+).
+      console.log(
+        'person_15 × lower_03 shorts front [coverage, mae]:',
+        meanIn(r.details.composite.garment, P15.shortsFront).toFixed(3),
+        mae(r.rgb, person.rgb, person, P15.shortsFront).toFixed(1),
+      )
+      expect(meanIn(r.details.composite.garment, P15.shortsFront)).toBeGreaterThan(0.5)
+      expect(mae(r.rgb, person.rgb, person, P15.shortsFront)).toBeGreaterThan(8)
+    },
+    CASE_TIMEOUT_MS,
+  )
 
-  it('person_11 × shorts: his sweatshirt hangs over the waistband (untucked, the same grey below it), so it stays in front of the new shorts', async () => {
-    const { r } = await dress('person_11', 'garment_lower_03', 'lower')
-    expect(r.details.composite.tucked).toBe(false)
-    const front = r.details.composite.inFront!
-    expect(front.data.some((v) => v > 0.5)).toBe(true)
-  }, CASE_TIMEOUT_MS)
+  it(
+    'person_11 × shorts: his sweatshirt hangs over the waistband (untucked, the same grey below it), so it stays in front of the new shorts',
+    async () => {
+      const { r } = await dress('person_11', 'garment_lower_03', 'lower')
+      expect(r.details.composite.tucked).toBe(false)
+      const front = r.details.composite.inFront!
+      expect(front.data.some((v) => v > 0.5)).toBe(true)
+    },
+    CASE_TIMEOUT_MS,
+  )
 
-  it('person_01 × jeans: her tee hangs over the hips and stays visible above the new jeans', async () => {
-    const { person, r } = await dress('person_01', 'garment_lower_01', 'lower')
-    // The new jeans' waistband sits below her tee's hem and, below that waistband, what the
-    // clothing finder took for more tee is her beige corduroy (not the tee's navy): the tee is judged
-    // to end there, so the jeans are drawn in front from their waistband down, and the tee above
-    // them keeps its pixels.
-    console.log('person_01 × lower_01: tucked', r.details.composite.tucked, 'tee box mae', mae(r.rgb, person.rgb, person, P01.teeAboveHem).toFixed(2))
-    expect(mae(r.rgb, person.rgb, person, P01.teeAboveHem)).toBeLessThan(3)
-  }, CASE_TIMEOUT_MS)
+  it(
+    'person_01 × jeans: her tee hangs over the hips and stays visible above the new jeans',
+    async () => {
+      const { person, r } = await dress('person_01', 'garment_lower_01', 'lower')
+      // The new jeans' waistband sits below her tee's hem and, below that waistband, what the
+      // clothing finder took for more tee is her beige corduroy (not the tee's navy): the tee is judged
+      // to end there, so the jeans are drawn in front from their waistband down, and the tee above
+      // them keeps its pixels.
+      console.log(
+        'person_01 × lower_01: tucked',
+        r.details.composite.tucked,
+        'tee box mae',
+        mae(r.rgb, person.rgb, person, P01.teeAboveHem).toFixed(2),
+      )
+      expect(mae(r.rgb, person.rgb, person, P01.teeAboveHem)).toBeLessThan(3)
+    },
+    CASE_TIMEOUT_MS,
+  )
 })

@@ -35,10 +35,33 @@
  * bottom (the top hangs over it). Otherwise (a top tucked in, or one ending above the new
  * waistband) the new bottom is drawn in front up to its own waistband.
  */
-import { kmeans, L_WEIGHT, labOf, nearestD2, segmentClothing, upsample, type Clothing, type Vec3 } from './clothing.ts'
+import {
+  kmeans,
+  L_WEIGHT,
+  labOf,
+  nearestD2,
+  segmentClothing,
+  upsample,
+  type Clothing,
+  type Vec3,
+} from './clothing.ts'
 import { LM } from './pose.ts'
 import type { PersonAnalysis } from './person.ts'
-import { boxBlur, clamp, dilate, drawCapsule, fillPolygon, lerp, mid, plane, resizePlane, threshold, type Plane, type Point, type Rgb } from './raster.ts'
+import {
+  boxBlur,
+  clamp,
+  dilate,
+  drawCapsule,
+  fillPolygon,
+  lerp,
+  mid,
+  plane,
+  resizePlane,
+  threshold,
+  type Plane,
+  type Point,
+  type Rgb,
+} from './raster.ts'
 import { takeOff } from './undress.ts'
 import type { WarpedPart } from './warp.ts'
 
@@ -91,10 +114,18 @@ export function compositeGarment(
   const coverage = new Float32Array(N)
   const envelopeFull = new Float32Array(N)
   // On by default (TAKE_OFF_DEFAULT): with it off the compositor draws over the photo as it is.
-  const clothing = o.takeOff ?? TAKE_OFF_DEFAULT ? segmentClothing(person, a) : null
+  const clothing = (o.takeOff ?? TAKE_OFF_DEFAULT) ? segmentClothing(person, a) : null
   const zone = clothing ? takeOffZone(person, a, parts, clothing, o.category) : null
   const undressed =
-    clothing && zone && zone.skipped === null ? takeOff(person, a, clothing, { upper: o.category !== 'lower', lower: o.category !== 'upper' }, zone.zone) : null
+    clothing && zone && zone.skipped === null
+      ? takeOff(
+          person,
+          a,
+          clothing,
+          { upper: o.category !== 'lower', lower: o.category !== 'upper' },
+          zone.zone,
+        )
+      : null
   // Everything below draws over the photo with the old garment taken off.
   const photo = undressed ? undressed.rgb : person.data
   const rgb = photo.slice()
@@ -124,7 +155,9 @@ export function compositeGarment(
     const cN = cw * ch
     const crop = (m: Plane): Plane => {
       const d = new Float32Array(cN)
-      for (let y = 0; y < ch; y++) d.set(m.data.subarray((by0 + y) * w + bx0, (by0 + y) * w + bx0 + cw), y * cw)
+      for (let y = 0; y < ch; y++) {
+        d.set(m.data.subarray((by0 + y) * w + bx0, (by0 + y) * w + bx0 + cw), y * cw)
+      }
       return { width: cw, height: ch, data: d }
     }
     const body = threshold(crop(a.mask), 0.5)
@@ -144,7 +177,9 @@ export function compositeGarment(
       }
     }
     const envelope = boxBlur(loose, 1.5)
-    for (let y = 0; y < ch; y++) envelopeFull.set(envelope.data.subarray(y * cw, (y + 1) * cw), (by0 + y) * w + bx0)
+    for (let y = 0; y < ch; y++) {
+      envelopeFull.set(envelope.data.subarray(y * cw, (y + 1) * cw), (by0 + y) * w + bx0)
+    }
 
     // Shading ratio from the photo's luma, computed at half resolution (it is smooth by design).
     const half = halfLuma(person, bx0, by0, cw, ch)
@@ -156,7 +191,11 @@ export function compositeGarment(
       const c = q < 0.75 ? 0.75 : q > 1.15 ? 1.15 : q
       shadeHalf[i] = 1 + (c - 1) * SHADING_STRENGTH
     }
-    const shade = resizePlane({ width: half.width, height: half.height, data: shadeHalf }, cw, ch).data
+    const shade = resizePlane(
+      { width: half.width, height: half.height, data: shadeHalf },
+      cw,
+      ch,
+    ).data
 
     const out = new Float32Array(cN * 3)
     for (let y = 0; y < ch; y++) {
@@ -204,7 +243,9 @@ export function compositeGarment(
     if (clothing && o.category === 'lower' && clothing.topHemY !== null) {
       const waistY = waistbandY(parts, a)
       if (waistY !== null) {
-        tucked = clothing.topHemY <= waistY + UNTUCK_MARGIN * sw || !sameTopBelow(person, a, clothing, waistY)
+        tucked =
+          clothing.topHemY <= waistY + UNTUCK_MARGIN * sw ||
+          !sameTopBelow(person, a, clothing, waistY)
         if (!tucked) {
           // Only the top itself, down to its hem (never a bottom of a similar colour below it).
           inFront = { width: w, height: h, data: new Float32Array(N) }
@@ -226,7 +267,10 @@ export function compositeGarment(
   }
   if (o.removeBackground) {
     for (let i = 0; i < N; i++) {
-      const al = Math.max(a.mask.data[i]! * (1 - (undressed ? undressed.background.data[i]! : 0)), coverage[i]!)
+      const al = Math.max(
+        a.mask.data[i]! * (1 - (undressed ? undressed.background.data[i]! : 0)),
+        coverage[i]!,
+      )
       for (let c = 0; c < 3; c++) rgb[i * 3 + c] = Math.round(rgb[i * 3 + c]! * al + 255 * (1 - al))
     }
   }
@@ -293,7 +337,9 @@ function bridgeLegs(body: Plane, a: PersonAnalysis, ox: number, oy: number): voi
       if (prevEnd >= 0 && x - prevEnd > 1) {
         const gap = x - prevEnd - 1
         const gc = (x + prevEnd) / 2
-        if (gap < 1.6 * hw && Math.abs(gc - cx) < 0.6 * hw) for (let k = prevEnd + 1; k < x; k++) body.data[row + k] = 1
+        if (gap < 1.6 * hw && Math.abs(gc - cx) < 0.6 * hw) {
+          for (let k = prevEnd + 1; k < x; k++) body.data[row + k] = 1
+        }
       }
       prevEnd = x
     }
@@ -379,7 +425,13 @@ function takeOffZone(
         if (al <= 0.002) continue
         const j = v * w + u
         na[j] = na[j]! * (1 - al) + al
-        for (let ch = 0; ch < 3; ch++) nc[j * 3 + ch] = nc[j * 3 + ch]! * (1 - al) + p.rgba[ch * pn + q]! * 255 * (Math.min(1, p.rgba[3 * pn + q]!) / Math.max(p.rgba[3 * pn + q]!, 1e-6))
+        for (let ch = 0; ch < 3; ch++) {
+          nc[j * 3 + ch] =
+            nc[j * 3 + ch]! * (1 - al) +
+            p.rgba[ch * pn + q]! *
+              255 *
+              (Math.min(1, p.rgba[3 * pn + q]!) / Math.max(p.rgba[3 * pn + q]!, 1e-6))
+        }
       }
     }
   }
@@ -407,7 +459,11 @@ function takeOffZone(
   const cover = inside > 0 ? covered / inside : 0
   const zone = plane(w, h)
   if (inside < 8 || cover < TAKE_OFF_MIN_COVER) {
-    return { zone: plane(W, H), cover, skipped: `the new garment covers ${Math.round(100 * cover)} % of the body part it replaces` }
+    return {
+      zone: plane(W, H),
+      cover,
+      skipped: `the new garment covers ${Math.round(100 * cover)} % of the body part it replaces`,
+    }
   }
   const torso = plane(w, h)
   fillPolygon(torso, [sl, sr, hr, hl])
@@ -425,7 +481,11 @@ function takeOffZone(
     }
     // Never below the old top's own hem nor the hip joints (a bottom of a colour the top also has).
     const hemV = Math.min(c.topHemY === null ? h : c.topHemY * k, Math.min(hl.y, hr.y))
-    for (let j = 0; j < n; j++) if (torsoWide.data[j]! < 0.5 && Math.floor(j / w) <= hemV) zone.data[j] = Math.max(zone.data[j]!, arm.data[j]!)
+    for (let j = 0; j < n; j++) {
+      if (torsoWide.data[j]! < 0.5 && Math.floor(j / w) <= hemV) {
+        zone.data[j] = Math.max(zone.data[j]!, arm.data[j]!)
+      }
+    }
   }
   if (category !== 'upper') {
     const hipY = Math.max(hl.y, hr.y)
@@ -443,7 +503,9 @@ function takeOffZone(
     for (let u = 0; u < w; u++) lowest = Math.max(lowest, hem[u]!)
     for (let u = 0; u < w; u++) {
       let hy = -1
-      for (let d = -spread; d <= spread; d++) if (u + d >= 0 && u + d < w) hy = Math.max(hy, hem[u + d]!)
+      for (let d = -spread; d <= spread; d++) {
+        if (u + d >= 0 && u + d < w) hy = Math.max(hy, hem[u + d]!)
+      }
       const from = Math.max(hipY, (hy >= 0 ? hy : lowest) + 1)
       if (lowest < 0) continue
       for (let v = Math.ceil(from); v < h; v++) zone.data[v * w + u] = 1
@@ -463,7 +525,9 @@ function takeOffZone(
     const L = v[0] / L_WEIGHT
     const chroma = Math.hypot(v[1], v[2]) * (Math.max(L, 20) / 60)
     const hue = (Math.atan2(v[2], v[1]) * 180) / Math.PI
-    if (hue >= 10 && hue <= 90 && chroma >= TAKE_OFF_SKIN_CHROMA && chroma <= 60 && L >= 15) zone.data[j] = 0
+    if (hue >= 10 && hue <= 90 && chroma >= TAKE_OFF_SKIN_CHROMA && chroma <= 60 && L >= 15) {
+      zone.data[j] = 0
+    }
   }
   // The old garment that looks like the new one right beside it stays.
   // The new garment's colours: prototypes (k-means) of its opaque pixels, so a print counts by its
@@ -497,7 +561,11 @@ function sameTopBelow(img: Rgb, a: PersonAnalysis, c: Clothing, waistY: number):
     const ch: number[][] = [[], [], []]
     for (let y = Math.max(0, Math.round(y0)); y < Math.min(img.height, Math.round(y1)); y += 2) {
       const cx = axisX(y)
-      for (let x = Math.max(0, Math.round(cx - 0.25 * sw)); x <= Math.min(img.width - 1, Math.round(cx + 0.25 * sw)); x += 2) {
+      for (
+        let x = Math.max(0, Math.round(cx - 0.25 * sw));
+        x <= Math.min(img.width - 1, Math.round(cx + 0.25 * sw));
+        x += 2
+      ) {
         const i = y * img.width + x
         if (c.upper.data[i]! < 0.5 || a.hands.data[i]! > 0.3) continue
         // Raw Lab chroma here (the lightness-normalised one swells the noise of a dark fabric).

@@ -24,7 +24,13 @@
  */
 import { AppError } from '@tailor/proto'
 import { LM } from './pose.ts'
-import type { GarmentCategory, GarmentLandmarks, SleeveLandmarks, TopLandmarks, BottomLandmarks } from './garment-shape.ts'
+import type {
+  GarmentCategory,
+  GarmentLandmarks,
+  SleeveLandmarks,
+  TopLandmarks,
+  BottomLandmarks,
+} from './garment-shape.ts'
 import type { PersonAnalysis } from './person.ts'
 import { clamp, dist, lerp, mid, plane, type Plane, type Point } from './raster.ts'
 
@@ -90,7 +96,9 @@ function scanMask(p: PersonAnalysis, from: Point, dir: Point, maxDist: number): 
   for (; d < maxDist; d++) {
     const x = Math.round(from.x + dir.x * d)
     const y = Math.round(from.y + dir.y * d)
-    if (x < 0 || y < 0 || x >= p.width || y >= p.height || p.mask.data[y * p.width + x]! < 0.5) break
+    if (x < 0 || y < 0 || x >= p.width || y >= p.height || p.mask.data[y * p.width + x]! < 0.5) {
+      break
+    }
   }
   return d
 }
@@ -111,13 +119,23 @@ export function assertDressable(category: GarmentCategory, person: PersonAnalysi
   if (why !== null) throw new AppError('unsupported_pose', why)
 }
 
-export function fitParts(category: GarmentCategory, lm: GarmentLandmarks, garmentMask: Plane, person: PersonAnalysis): WarpPart[] {
+export function fitParts(
+  category: GarmentCategory,
+  lm: GarmentLandmarks,
+  garmentMask: Plane,
+  person: PersonAnalysis,
+): WarpPart[] {
   assertDressable(category, person)
   if (lm.kind === 'top') return fitTop(category, lm, garmentMask, person)
   return fitBottom(lm, garmentMask, person)
 }
 
-function fitTop(category: GarmentCategory, g: TopLandmarks, gm: Plane, p: PersonAnalysis): WarpPart[] {
+function fitTop(
+  category: GarmentCategory,
+  g: TopLandmarks,
+  gm: Plane,
+  p: PersonAnalysis,
+): WarpPart[] {
   const pts = p.points
   const [psL, psR] = imageSides(pts[LM.leftShoulder]!, pts[LM.rightShoulder]!)
   const [phL, phR] = imageSides(pts[LM.leftHip]!, pts[LM.rightHip]!)
@@ -144,7 +162,8 @@ function fitTop(category: GarmentCategory, g: TopLandmarks, gm: Plane, p: Person
     return add(mp, add(mul(u, r.x * s), mul(d, r.y * sv)))
   }
   /** Relative to a shoulder seam (armpits, sleeve roots follow their own shoulder). */
-  const fromShoulder = (q: Point, gS: Point, tS: Point): Point => add(tS, add(mul(u, (q.x - gS.x) * s), mul(d, (q.y - gS.y) * sv)))
+  const fromShoulder = (q: Point, gS: Point, tS: Point): Point =>
+    add(tS, add(mul(u, (q.x - gS.x) * s), mul(d, (q.y - gS.y) * sv)))
   /** Garment row (L, R) → person points, widened to the torso silhouette at that height. */
   const widened = (l: Point, r: Point, maxGrow: number): [Point, Point] => {
     const c = map(mid(l, r))
@@ -156,17 +175,43 @@ function fitTop(category: GarmentCategory, g: TopLandmarks, gm: Plane, p: Person
     return [sub(c, mul(u, hl)), add(c, mul(u, hr))]
   }
   const [tWaistL, tWaistR] = widened(g.waistL, g.waistR, 1.6)
-  const [tHemL, tHemR] = category === 'full' ? [map(g.hemL), map(g.hemR)] : widened(g.hemL, g.hemR, 1.6)
-  const torsoSrc = [g.neck, g.shoulderL, g.shoulderR, g.armpitL, g.armpitR, mid(g.waistL, g.waistR), g.waistL, g.waistR, g.hemL, g.hemR, mid(g.hemL, g.hemR)]
+  const [tHemL, tHemR] =
+    category === 'full' ? [map(g.hemL), map(g.hemR)] : widened(g.hemL, g.hemR, 1.6)
+  const torsoSrc = [
+    g.neck,
+    g.shoulderL,
+    g.shoulderR,
+    g.armpitL,
+    g.armpitR,
+    mid(g.waistL, g.waistR),
+    g.waistL,
+    g.waistR,
+    g.hemL,
+    g.hemR,
+    mid(g.hemL, g.hemR),
+  ]
   const tArmpitL = fromShoulder(g.armpitL, g.shoulderL, tShoulderL)
   const tArmpitR = fromShoulder(g.armpitR, g.shoulderR, tShoulderR)
   // The back collar (top of the neck opening on the photo) sits behind the neck, above the seams.
   const tNeck = sub(map({ x: g.neck.x, y: mg.y }), mul(d, NECK_RISE * sw))
-  const torsoDst = [tNeck, tShoulderL, tShoulderR, tArmpitL, tArmpitR, mid(tWaistL, tWaistR), tWaistL, tWaistR, tHemL, tHemR, mid(tHemL, tHemR)]
+  const torsoDst = [
+    tNeck,
+    tShoulderL,
+    tShoulderR,
+    tArmpitL,
+    tArmpitR,
+    mid(tWaistL, tWaistR),
+    tWaistL,
+    tWaistR,
+    tHemL,
+    tHemR,
+    mid(tHemL, tHemR),
+  ]
 
   // Part masks on the garment: sleeves outside the side lines above the sleeve's end, torso the rest
   // (overlapping, so the seam never opens).
-  const sleeveEnd = (sl: SleeveLandmarks | null) => (sl === null ? -1 : Math.max(sl.armpit.y, sl.cuff.y + sl.cuffHalfWidth))
+  const sleeveEnd = (sl: SleeveLandmarks | null) =>
+    sl === null ? -1 : Math.max(sl.armpit.y, sl.cuff.y + sl.cuffHalfWidth)
   const endL = sleeveEnd(g.sleeveL)
   const endR = sleeveEnd(g.sleeveR)
   const torsoMask = plane(gm.width, gm.height)
@@ -189,9 +234,20 @@ function fitTop(category: GarmentCategory, g: TopLandmarks, gm: Plane, p: Person
       if (!(y <= endL && x < xl - seam) && !(y <= endR && x > xr + seam)) torsoMask.data[i] = a
     }
   }
-  const parts: WarpPart[] = [{ name: 'torso', mask: torsoMask, targets: torsoDst, sources: torsoSrc, layer: 'body' }]
+  const parts: WarpPart[] = [
+    { name: 'torso', mask: torsoMask, targets: torsoDst, sources: torsoSrc, layer: 'body' },
+  ]
 
-  const sleeve = (name: 'sleeve-left' | 'sleeve-right', sl: SleeveLandmarks | null, mask: Plane, jS: Point, jE: Point, jW: Point, tS: Point, tA: Point) => {
+  const sleeve = (
+    name: 'sleeve-left' | 'sleeve-right',
+    sl: SleeveLandmarks | null,
+    mask: Plane,
+    jS: Point,
+    jE: Point,
+    jW: Point,
+    tS: Point,
+    tA: Point,
+  ) => {
     if (sl === null) return
     const gRoot = mid(sl.shoulder, sl.armpit)
     const gAxis = norm(sub(sl.cuff, gRoot))
@@ -204,7 +260,9 @@ function fitTop(category: GarmentCategory, g: TopLandmarks, gm: Plane, p: Person
     const dir1 = norm(sub(jE, jS))
     const dir2 = norm(sub(jW, jE))
     const along = (a: number): { at: Point; dir: Point } =>
-      a <= upper ? { at: add(tRoot, mul(dir1, a)), dir: dir1 } : { at: add(add(tRoot, mul(dir1, upper)), mul(dir2, a - upper)), dir: dir2 }
+      a <= upper
+        ? { at: add(tRoot, mul(dir1, a)), dir: dir1 }
+        : { at: add(add(tRoot, mul(dir1, upper)), mul(dir2, a - upper)), dir: dir2 }
     const src: Point[] = [sl.shoulder, sl.armpit]
     const dst: Point[] = [tS, tA]
     // The cuff's across-axis orientation must match: the garment normal points towards gN; on the
@@ -217,7 +275,8 @@ function fitTop(category: GarmentCategory, g: TopLandmarks, gm: Plane, p: Person
       const pSide = Math.sign(dot(sub(tA, tS), n)) || 1
       if (pSide !== gSide) n = mul(n, -1)
       const gc = add(gRoot, mul(gAxis, f * gLen))
-      const hw = f === 1 ? sl.cuffHalfWidth : (sl.cuffHalfWidth + dist(sl.shoulder, sl.armpit) / 2) / 2
+      const hw =
+        f === 1 ? sl.cuffHalfWidth : (sl.cuffHalfWidth + dist(sl.shoulder, sl.armpit) / 2) / 2
       // A sleeve is never narrower than the arm in it: measure the arm from the axis outwards (away
       // from the torso, where the arm's edge is the silhouette's edge).
       const out = dot(n, sub(at, mp)) >= 0 ? n : mul(n, -1)
@@ -230,18 +289,44 @@ function fitTop(category: GarmentCategory, g: TopLandmarks, gm: Plane, p: Person
   }
   // The image-left sleeve belongs to whichever arm is on the image left.
   const leftArmIsImageLeft = pts[LM.leftShoulder]!.x <= pts[LM.rightShoulder]!.x
-  const armL = leftArmIsImageLeft ? [LM.leftShoulder, LM.leftElbow, LM.leftWrist] : [LM.rightShoulder, LM.rightElbow, LM.rightWrist]
-  const armR = leftArmIsImageLeft ? [LM.rightShoulder, LM.rightElbow, LM.rightWrist] : [LM.leftShoulder, LM.leftElbow, LM.leftWrist]
-  sleeve('sleeve-left', g.sleeveL, sleeveLMask, pts[armL[0]!]!, pts[armL[1]!]!, pts[armL[2]!]!, tShoulderL, tArmpitL)
-  sleeve('sleeve-right', g.sleeveR, sleeveRMask, pts[armR[0]!]!, pts[armR[1]!]!, pts[armR[2]!]!, tShoulderR, tArmpitR)
+  const armL = leftArmIsImageLeft
+    ? [LM.leftShoulder, LM.leftElbow, LM.leftWrist]
+    : [LM.rightShoulder, LM.rightElbow, LM.rightWrist]
+  const armR = leftArmIsImageLeft
+    ? [LM.rightShoulder, LM.rightElbow, LM.rightWrist]
+    : [LM.leftShoulder, LM.leftElbow, LM.leftWrist]
+  sleeve(
+    'sleeve-left',
+    g.sleeveL,
+    sleeveLMask,
+    pts[armL[0]!]!,
+    pts[armL[1]!]!,
+    pts[armL[2]!]!,
+    tShoulderL,
+    tArmpitL,
+  )
+  sleeve(
+    'sleeve-right',
+    g.sleeveR,
+    sleeveRMask,
+    pts[armR[0]!]!,
+    pts[armR[1]!]!,
+    pts[armR[2]!]!,
+    tShoulderR,
+    tArmpitR,
+  )
   return parts
 }
 
 function fitBottom(g: BottomLandmarks, gm: Plane, p: PersonAnalysis): WarpPart[] {
   const pts = p.points
   const leftIsImageLeft = pts[LM.leftHip]!.x <= pts[LM.rightHip]!.x
-  const legL = leftIsImageLeft ? [LM.leftHip, LM.leftKnee, LM.leftAnkle] : [LM.rightHip, LM.rightKnee, LM.rightAnkle]
-  const legR = leftIsImageLeft ? [LM.rightHip, LM.rightKnee, LM.rightAnkle] : [LM.leftHip, LM.leftKnee, LM.leftAnkle]
+  const legL = leftIsImageLeft
+    ? [LM.leftHip, LM.leftKnee, LM.leftAnkle]
+    : [LM.rightHip, LM.rightKnee, LM.rightAnkle]
+  const legR = leftIsImageLeft
+    ? [LM.rightHip, LM.rightKnee, LM.rightAnkle]
+    : [LM.leftHip, LM.leftKnee, LM.leftAnkle]
   const hipL = pts[legL[0]!]!
   const hipR = pts[legR[0]!]!
   const hw = dist(hipL, hipR)
@@ -270,7 +355,16 @@ function fitBottom(g: BottomLandmarks, gm: Plane, p: PersonAnalysis): WarpPart[]
   const waistC = mid(g.waistL, g.waistR)
 
   if (!g.legs) {
-    const src = [g.waistL, g.waistR, waistC, g.hipL, g.hipR, g.hemLOuter, g.hemROuter, mid(g.hemLOuter, g.hemROuter)]
+    const src = [
+      g.waistL,
+      g.waistR,
+      waistC,
+      g.hipL,
+      g.hipR,
+      g.hemLOuter,
+      g.hemROuter,
+      mid(g.hemLOuter, g.hemROuter),
+    ]
     return [{ name: 'skirt', mask: gm, targets: src.map(map), sources: src, layer: 'body' }]
   }
 
@@ -286,7 +380,15 @@ function fitBottom(g: BottomLandmarks, gm: Plane, p: PersonAnalysis): WarpPart[]
       if (x > split - 3) maskR.data[i] = a
     }
   }
-  const leg = (name: 'leg-left' | 'leg-right', chain: Point[], gOuterTop: Point, gHemOuter: Point, gHemInner: Point, mask: Plane, outward: Point): WarpPart => {
+  const leg = (
+    name: 'leg-left' | 'leg-right',
+    chain: Point[],
+    gOuterTop: Point,
+    gHemOuter: Point,
+    gHemInner: Point,
+    mask: Plane,
+    outward: Point,
+  ): WarpPart => {
     const gInnerTop = g.crotch
     const gTop = mid(gOuterTop, gInnerTop)
     const gHem = mid(gHemOuter, gHemInner)
@@ -298,12 +400,20 @@ function fitBottom(g: BottomLandmarks, gm: Plane, p: PersonAnalysis): WarpPart[]
     // Person leg polyline from the leg's top centre through knee and ankle (extended past the ankle).
     const poly = [tTop, chain[1]!, chain[2]!]
     const segs: { a: Point; dir: Point; len: number }[] = []
-    for (let i = 0; i + 1 < poly.length; i++) segs.push({ a: poly[i]!, dir: norm(sub(poly[i + 1]!, poly[i]!)), len: dist(poly[i]!, poly[i + 1]!) })
+    for (let i = 0; i + 1 < poly.length; i++) {
+      segs.push({
+        a: poly[i]!,
+        dir: norm(sub(poly[i + 1]!, poly[i]!)),
+        len: dist(poly[i]!, poly[i + 1]!),
+      })
+    }
     const along = (a: number): { at: Point; dir: Point } => {
       let rest = a
       for (let i = 0; i < segs.length; i++) {
         const sg = segs[i]!
-        if (rest <= sg.len || i === segs.length - 1) return { at: add(sg.a, mul(sg.dir, rest)), dir: sg.dir }
+        if (rest <= sg.len || i === segs.length - 1) {
+          return { at: add(sg.a, mul(sg.dir, rest)), dir: sg.dir }
+        }
         rest -= sg.len
       }
       return { at: tTop, dir: d }
@@ -327,7 +437,23 @@ function fitBottom(g: BottomLandmarks, gm: Plane, p: PersonAnalysis): WarpPart[]
     return { name, mask, targets: dst, sources: src, layer: 'body' }
   }
   return [
-    leg('leg-left', legL.map((i) => pts[i]!), g.hipL, g.hemLOuter, g.hemLInner, maskL, mul(ux, -1)),
-    leg('leg-right', legR.map((i) => pts[i]!), g.hipR, g.hemROuter, g.hemRInner, maskR, ux),
+    leg(
+      'leg-left',
+      legL.map((i) => pts[i]!),
+      g.hipL,
+      g.hemLOuter,
+      g.hemLInner,
+      maskL,
+      mul(ux, -1),
+    ),
+    leg(
+      'leg-right',
+      legR.map((i) => pts[i]!),
+      g.hipR,
+      g.hemROuter,
+      g.hemRInner,
+      maskR,
+      ux,
+    ),
   ]
 }

@@ -34,12 +34,24 @@ describe('preprocess_garment "false": the photo is already cut out', () => {
 
 describe('preprocess_garment "true": background removal on product photos', () => {
   it('pink jeans on white (light on light): the garment is found, corners and the gap between the legs are background', async () => {
-    const img = await decodeImage(join(MEDIA, 'garment_lower_01.jpg'), { what: 'garment', maxWorkSidePx: 768 })
-    const m = extractGarmentMask({ width: img.width, height: img.height, data: img.rgb }, null, { preprocess: true })
+    const img = await decodeImage(join(MEDIA, 'garment_lower_01.jpg'), {
+      what: 'garment',
+      maxWorkSidePx: 768,
+    })
+    const m = extractGarmentMask({ width: img.width, height: img.height, data: img.rgb }, null, {
+      preprocess: true,
+    })
     const area = maskArea(m)
     expect(area).toBeGreaterThan(0.15)
     expect(area).toBeLessThan(0.35)
-    for (const [x, y] of [[2, 2], [img.width - 3, 2], [2, img.height - 3], [img.width - 3, img.height - 3]]) expect(m.data[y! * img.width + x!]).toBe(0)
+    for (const [x, y] of [
+      [2, 2],
+      [img.width - 3, 2],
+      [2, img.height - 3],
+      [img.width - 3, img.height - 3],
+    ]) {
+      expect(m.data[y! * img.width + x!]).toBe(0)
+    }
     const box = maskBbox(m)!
     const lm = bottomLandmarks(m, box)
     expect(lm.legs).toBe(true)
@@ -51,7 +63,7 @@ describe('preprocess_garment "true": background removal on product photos', () =
     expect(m.data[gapY * img.width + legX]).toBeGreaterThan(0.5)
   })
 
-  it('a white garment on a flat light-grey packshot background, shaded through the background\'s level, with a drop shadow', () => {
+  it("a white garment on a flat light-grey packshot background, shaded through the background's level, with a drop shadow", () => {
     // 242 grey background (no noise, as a rendered packshot); a skirt-like trapezoid whose left
     // part is 4–11 levels brighter than the background (within the 0.035 core distance a noisy
     // backdrop needs) and whose right part, in shade, 7–12 levels darker (reached through the
@@ -60,14 +72,22 @@ describe('preprocess_garment "true": background removal on product photos', () =
     const w = 300
     const h = 400
     const data = new Uint8Array(w * h * 3).fill(242)
-    const inside = (x: number, y: number) => y >= 120 && y <= 260 && x >= 100 - (y - 120) * 0.3 && x <= 200 + (y - 120) * 0.3
+    const inside = (x: number, y: number) =>
+      y >= 120 && y <= 260 && x >= 100 - (y - 120) * 0.3 && x <= 200 + (y - 120) * 0.3
     for (let y = 0; y < h; y++) {
       for (let x = 0; x < w; x++) {
         let v = 242
         if (inside(x, y)) {
           const t = (x - 60) / 180 // 0 at the left, 1 at the right of the hem
-          v = t < 0.55 ? Math.round(252 - 10 * t + ((x * 7 + y * 3) % 3) - 1) : Math.round(234 - 6 * (t - 0.55) + ((x * 7 + y * 3) % 3) - 1)
-        } else if (y > 268 && y < 298 && x > 70 && x < 230) v = Math.round(242 - 14 * Math.sin((Math.PI * (y - 268)) / 30) * Math.sin((Math.PI * (x - 70)) / 160))
+          v =
+            t < 0.55
+              ? Math.round(252 - 10 * t + ((x * 7 + y * 3) % 3) - 1)
+              : Math.round(234 - 6 * (t - 0.55) + ((x * 7 + y * 3) % 3) - 1)
+        } else if (y > 268 && y < 298 && x > 70 && x < 230) {
+          v = Math.round(
+            242 - 14 * Math.sin((Math.PI * (y - 268)) / 30) * Math.sin((Math.PI * (x - 70)) / 160),
+          )
+        }
         data.fill(v, (y * w + x) * 3, (y * w + x) * 3 + 3)
       }
     }
@@ -88,24 +108,40 @@ describe('preprocess_garment "true": background removal on product photos', () =
   })
 
   it('garment_lower_05 (a white pleated skirt, small on light grey) is found whole', async () => {
-    const img = await decodeImage(join(MEDIA, 'tryon', 'garment_lower_05.jpg'), { what: 'garment', maxWorkSidePx: 768 })
-    const m = extractGarmentMask({ width: img.width, height: img.height, data: img.rgb }, null, { preprocess: true })
+    const img = await decodeImage(join(MEDIA, 'tryon', 'garment_lower_05.jpg'), {
+      what: 'garment',
+      maxWorkSidePx: 768,
+    })
+    const m = extractGarmentMask({ width: img.width, height: img.height, data: img.rgb }, null, {
+      preprocess: true,
+    })
     const box = maskBbox(m)!
     // The skirt spans about x 0.25–0.76, y 0.39–0.62 of the photo; its mask fills most of its box.
     expect((box.x1 - box.x0) / img.width).toBeGreaterThan(0.45)
     expect((box.y1 - box.y0) / img.height).toBeGreaterThan(0.18)
-    expect(maskArea(m) / (((box.x1 - box.x0 + 1) * (box.y1 - box.y0 + 1)) / (img.width * img.height))).toBeGreaterThan(0.6)
+    expect(
+      maskArea(m) / (((box.x1 - box.x0 + 1) * (box.y1 - box.y0 + 1)) / (img.width * img.height)),
+    ).toBeGreaterThan(0.6)
   })
 
   it('a white print on a garment shot on white is not a hole (garment_upper_02)', async () => {
-    const img = await decodeImage(join(MEDIA, 'garment_upper_02.jpg'), { what: 'garment', maxWorkSidePx: 768 })
-    const m = extractGarmentMask({ width: img.width, height: img.height, data: img.rgb }, null, { preprocess: true })
+    const img = await decodeImage(join(MEDIA, 'garment_upper_02.jpg'), {
+      what: 'garment',
+      maxWorkSidePx: 768,
+    })
+    const m = extractGarmentMask({ width: img.width, height: img.height, data: img.rgb }, null, {
+      preprocess: true,
+    })
     const box = maskBbox(m)!
     // The centre of the tee (inside the white oval print) is garment.
     const cx = Math.round((box.x0 + box.x1) / 2)
     const cy = Math.round(box.y0 + 0.55 * (box.y1 - box.y0))
     let on = 0
-    for (let dy = -10; dy <= 10; dy++) for (let dx = -10; dx <= 10; dx++) on += m.data[(cy + dy) * img.width + cx + dx]! > 0.5 ? 1 : 0
+    for (let dy = -10; dy <= 10; dy++) {
+      for (let dx = -10; dx <= 10; dx++) {
+        on += m.data[(cy + dy) * img.width + cx + dx]! > 0.5 ? 1 : 0
+      }
+    }
     expect(on).toBe(21 * 21)
   })
 })

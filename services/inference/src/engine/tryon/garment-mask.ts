@@ -22,7 +22,16 @@
  * border's median colour is background — a simple key of a uniform background, with no region
  * growing, no hole filling and no component filtering.
  */
-import { boxBlur, clamp, components, dilate, erode, resizePlane, type Plane, type Rgb } from './raster.ts'
+import {
+  boxBlur,
+  clamp,
+  components,
+  dilate,
+  erode,
+  resizePlane,
+  type Plane,
+  type Rgb,
+} from './raster.ts'
 
 export interface GarmentMaskOptions {
   preprocess: boolean
@@ -72,7 +81,11 @@ function distanceTo(img: Rgb, c: readonly number[]): Float32Array {
 }
 
 /** Returns the garment mask (0..1) at the image's size. */
-export function extractGarmentMask(img: Rgb, alpha: Uint8Array | null, o: GarmentMaskOptions): Plane {
+export function extractGarmentMask(
+  img: Rgb,
+  alpha: Uint8Array | null,
+  o: GarmentMaskOptions,
+): Plane {
   return o.preprocess ? growMask(img, outlineEdges(img)) : keyMask(img, alpha)
 }
 
@@ -86,7 +99,9 @@ function outlineEdges(img: Rgb): Uint8Array {
   const { width: w, height: h, data } = img
   const n = w * h
   const luma = new Float32Array(n)
-  for (let i = 0; i < n; i++) luma[i] = (0.299 * data[i * 3]! + 0.587 * data[i * 3 + 1]! + 0.114 * data[i * 3 + 2]!) / 255
+  for (let i = 0; i < n; i++) {
+    luma[i] = (0.299 * data[i * 3]! + 0.587 * data[i * 3 + 1]! + 0.114 * data[i * 3 + 2]!) / 255
+  }
   const g = new Float32Array(n)
   for (let y = 1; y < h - 1; y++) {
     for (let x = 1; x < w - 1; x++) {
@@ -105,7 +120,11 @@ function outlineEdges(img: Rgb): Uint8Array {
 }
 
 const distRgb = (c: Float32Array, a: number, b: number): number =>
-  Math.sqrt((c[a * 3]! - c[b * 3]!) ** 2 + (c[a * 3 + 1]! - c[b * 3 + 1]!) ** 2 + (c[a * 3 + 2]! - c[b * 3 + 2]!) ** 2)
+  Math.sqrt(
+    (c[a * 3]! - c[b * 3]!) ** 2 +
+      (c[a * 3 + 1]! - c[b * 3 + 1]!) ** 2 +
+      (c[a * 3 + 2]! - c[b * 3 + 2]!) ** 2,
+  )
 
 /** 2×2 max-pool of a binary map (an edge anywhere in the 2×2 block is an edge of the half-size block). */
 function halveEdges(e: Uint8Array, W: number, H: number): Uint8Array {
@@ -226,10 +245,18 @@ function growMask(img: Rgb, edges: Uint8Array): Plane {
       for (let p = 0; p < n; p++) {
         if (isBg[p] === 1 || barrier[p] === 0) continue
         const x = p % w
-        const nb = [x > 0 ? p - 1 : -1, x < w - 1 ? p + 1 : -1, p >= w ? p - w : -1, p < n - w ? p + w : -1]
+        const nb = [
+          x > 0 ? p - 1 : -1,
+          x < w - 1 ? p + 1 : -1,
+          p >= w ? p - w : -1,
+          p < n - w ? p + w : -1,
+        ]
         for (const q of nb) {
           if (q < 0 || isBg[q] === 0) continue
-          if (dBg[p]! < CORE_DISTANCE || (distRgb(smooth, p, q) < LOCAL_STEP && dBg[p]! < dBg[q]! + LOCAL_STEP)) {
+          if (
+            dBg[p]! < CORE_DISTANCE ||
+            (distRgb(smooth, p, q) < LOCAL_STEP && dBg[p]! < dBg[q]! + LOCAL_STEP)
+          ) {
             add.push(p)
             break
           }
@@ -286,10 +313,12 @@ export function halve(img: Rgb): Rgb {
   const W = img.width
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
-      const a = ((2 * y) * W + 2 * x) * 3
+      const a = (2 * y * W + 2 * x) * 3
       const b = a + W * 3
       for (let c = 0; c < 3; c++) {
-        out[(y * w + x) * 3 + c] = (img.data[a + c]! + img.data[a + 3 + c]! + img.data[b + c]! + img.data[b + 3 + c]! + 2) >> 2
+        out[(y * w + x) * 3 + c] =
+          (img.data[a + c]! + img.data[a + 3 + c]! + img.data[b + c]! + img.data[b + 3 + c]! + 2) >>
+          2
       }
     }
   }

@@ -22,8 +22,12 @@ let models: WearerModels
 
 beforeAll(async () => {
   models = {
-    poseFull: await ModelSession.open(await loadModelSpec(MODELS, 'blazepose-full'), { executionProviders: ['cpu'] }),
-    poseHeavy: await ModelSession.open(await loadModelSpec(MODELS, 'blazepose-heavy'), { executionProviders: ['cpu'] }),
+    poseFull: await ModelSession.open(await loadModelSpec(MODELS, 'blazepose-full'), {
+      executionProviders: ['cpu'],
+    }),
+    poseHeavy: await ModelSession.open(await loadModelSpec(MODELS, 'blazepose-heavy'), {
+      executionProviders: ['cpu'],
+    }),
   }
 }, 120_000)
 afterAll(async () => {
@@ -38,8 +42,23 @@ const load = async (file: string): Promise<Rgb> => {
 
 describe('skin rule', () => {
   it('takes light and dark skin tones, not grey, white, black, blue or a saturated red', () => {
-    for (const [r, g, b] of [[224, 172, 140], [198, 134, 100], [141, 85, 60], [92, 56, 40]] as const) expect(skinRule(r, g, b)).toBe(true)
-    for (const [r, g, b] of [[128, 128, 128], [250, 250, 250], [15, 15, 15], [60, 90, 170], [220, 20, 30]] as const) expect(skinRule(r, g, b)).toBe(false)
+    for (const [r, g, b] of [
+      [224, 172, 140],
+      [198, 134, 100],
+      [141, 85, 60],
+      [92, 56, 40],
+    ] as const) {
+      expect(skinRule(r, g, b)).toBe(true)
+    }
+    for (const [r, g, b] of [
+      [128, 128, 128],
+      [250, 250, 250],
+      [15, 15, 15],
+      [60, 90, 170],
+      [220, 20, 30],
+    ] as const) {
+      expect(skinRule(r, g, b)).toBe(false)
+    }
   })
 })
 
@@ -51,18 +70,27 @@ describe('is the garment worn? (auto)', () => {
     ['garment_upper_07.jpg', false],
     ['garment_lower_01.jpg', false],
     ['garment_full_03.jpg', false],
-  ] as const)('%s → %s', async (file, worn) => {
-    const img = await load(file)
-    const wearer = await findWearer(img, models)
-    const fg = extractGarmentMask(img, null, { preprocess: true })
-    expect(wearer !== null && wornEvidence(img, fg, wearer).worn).toBe(worn)
-  }, 60_000)
+  ] as const)(
+    '%s → %s',
+    async (file, worn) => {
+      const img = await load(file)
+      const wearer = await findWearer(img, models)
+      const fg = extractGarmentMask(img, null, { preprocess: true })
+      expect(wearer !== null && wornEvidence(img, fg, wearer).worn).toBe(worn)
+    },
+    60_000,
+  )
 })
 
 describe('garment stage on a model photo', () => {
   it('garment_lower_04 (skirt worn with a cardigan, auto): the skirt alone — no cardigan, head, hands, legs or shoes', async () => {
     const img = await load('garment_lower_04.jpg')
-    const g = await analyzeGarment(img, null, { preprocess: true, garmentMode: 'auto', photoType: 'auto' }, models)
+    const g = await analyzeGarment(
+      img,
+      null,
+      { preprocess: true, garmentMode: 'auto', photoType: 'auto' },
+      models,
+    )
     expect(g.photoType).toBe('model')
     expect(g.category).toBe('lower')
     const wearer = (await findWearer(img, models))!
@@ -76,7 +104,10 @@ describe('garment stage on a model photo', () => {
     expect(box.y1).toBeLessThan(ankleY + 0.02 * img.height)
     // The thighs are covered.
     const knee = p[LM.leftKnee]!
-    const thigh = { x: Math.round((p[LM.leftHip]!.x + knee.x) / 2), y: Math.round((p[LM.leftHip]!.y + knee.y) / 2) }
+    const thigh = {
+      x: Math.round((p[LM.leftHip]!.x + knee.x) / 2),
+      y: Math.round((p[LM.leftHip]!.y + knee.y) / 2),
+    }
     expect(g.mask.data[thigh.y * img.width + thigh.x]).toBeGreaterThan(0.5)
     // Landmarks: a skirt (one tube), waistband above the hem.
     expect(g.landmarks.kind).toBe('bottom')
@@ -88,7 +119,12 @@ describe('garment stage on a model photo', () => {
 
   it('garment_upper_08 with garment_mode upper: the cardigan, without the face, the jeans or the shoes', async () => {
     const img = await load('garment_upper_08.jpg')
-    const g = await analyzeGarment(img, null, { preprocess: true, garmentMode: 'upper', photoType: 'model' }, models)
+    const g = await analyzeGarment(
+      img,
+      null,
+      { preprocess: true, garmentMode: 'upper', photoType: 'model' },
+      models,
+    )
     expect(g.photoType).toBe('model')
     expect(g.category).toBe('upper')
     const p = (await findWearer(img, models))!.points
@@ -98,10 +134,20 @@ describe('garment stage on a model photo', () => {
     expect(box.y0).toBeGreaterThan(mouthY)
     expect(box.y1).toBeLessThan(kneeY)
     // Both sides of the torso, 40 % of the way from shoulder to hip, are garment.
-    for (const [s, hp] of [[LM.leftShoulder, LM.leftHip], [LM.rightShoulder, LM.rightHip]] as const) {
-      const c = { x: Math.round(p[s]!.x + 0.4 * (p[hp]!.x - p[s]!.x)), y: Math.round(p[s]!.y + 0.4 * (p[hp]!.y - p[s]!.y)) }
+    for (const [s, hp] of [
+      [LM.leftShoulder, LM.leftHip],
+      [LM.rightShoulder, LM.rightHip],
+    ] as const) {
+      const c = {
+        x: Math.round(p[s]!.x + 0.4 * (p[hp]!.x - p[s]!.x)),
+        y: Math.round(p[s]!.y + 0.4 * (p[hp]!.y - p[s]!.y)),
+      }
       let on = 0
-      for (let dy = -5; dy <= 5; dy++) for (let dx = -5; dx <= 5; dx++) on += g.mask.data[(c.y + dy) * img.width + c.x + dx]! > 0.5 ? 1 : 0
+      for (let dy = -5; dy <= 5; dy++) {
+        for (let dx = -5; dx <= 5; dx++) {
+          on += g.mask.data[(c.y + dy) * img.width + c.x + dx]! > 0.5 ? 1 : 0
+        }
+      }
       expect(on).toBeGreaterThan(0.8 * 121)
     }
     expect(g.landmarks.kind).toBe('top')
@@ -109,7 +155,12 @@ describe('garment stage on a model photo', () => {
 
   it('garment_upper_08 with garment_mode lower: the jeans, two legs (a gap between them), waistband above the crotch', async () => {
     const img = await load('garment_upper_08.jpg')
-    const g = await analyzeGarment(img, null, { preprocess: true, garmentMode: 'lower', photoType: 'auto' }, models)
+    const g = await analyzeGarment(
+      img,
+      null,
+      { preprocess: true, garmentMode: 'lower', photoType: 'auto' },
+      models,
+    )
     expect(g.photoType).toBe('model')
     expect(g.landmarks.kind).toBe('bottom')
     const p = (await findWearer(img, models))!.points
@@ -125,11 +176,28 @@ describe('garment stage on a model photo', () => {
 
   it('flat-lay forces the whole foreground even on a model photo; model on a ghost-mannequin photo is no_garment_detected', async () => {
     const img = await load('garment_lower_04.jpg')
-    const g = await analyzeGarment(img, null, { preprocess: true, garmentMode: 'auto', photoType: 'flat-lay' }, models)
+    const g = await analyzeGarment(
+      img,
+      null,
+      { preprocess: true, garmentMode: 'auto', photoType: 'flat-lay' },
+      models,
+    )
     expect(g.photoType).toBe('flat-lay')
     const ghost = await load('garment_upper_01.jpg')
-    await expect(analyzeGarment(ghost, null, { preprocess: true, garmentMode: 'auto', photoType: 'model' }, models)).rejects.toMatchObject({ code: 'no_garment_detected' })
-    const g2 = await analyzeGarment(ghost, null, { preprocess: true, garmentMode: 'auto', photoType: 'auto' }, models)
+    await expect(
+      analyzeGarment(
+        ghost,
+        null,
+        { preprocess: true, garmentMode: 'auto', photoType: 'model' },
+        models,
+      ),
+    ).rejects.toMatchObject({ code: 'no_garment_detected' })
+    const g2 = await analyzeGarment(
+      ghost,
+      null,
+      { preprocess: true, garmentMode: 'auto', photoType: 'auto' },
+      models,
+    )
     expect(g2.photoType).toBe('flat-lay')
     expect(g2.category).toBe('upper')
   }, 60_000)

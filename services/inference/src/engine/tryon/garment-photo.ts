@@ -24,9 +24,34 @@
  */
 import type { ModelSession } from '../session.ts'
 import type { GarmentCategory } from './garment-shape.ts'
-import { cropFromPose, cropToTensor, decodeLandmarks, LM, POSE_INPUT, segmentationToImage, wholeImageCrop, type Landmark } from './pose.ts'
+import {
+  cropFromPose,
+  cropToTensor,
+  decodeLandmarks,
+  LM,
+  POSE_INPUT,
+  segmentationToImage,
+  wholeImageCrop,
+  type Landmark,
+} from './pose.ts'
 import { halve } from './garment-mask.ts'
-import { clamp, components, dilate, dist, drawCapsule, drawEllipse, erode, fillPolygon, lerp, mid, plane, resizePlane, type Plane, type Point, type Rgb } from './raster.ts'
+import {
+  clamp,
+  components,
+  dilate,
+  dist,
+  drawCapsule,
+  drawEllipse,
+  erode,
+  fillPolygon,
+  lerp,
+  mid,
+  plane,
+  resizePlane,
+  type Plane,
+  type Point,
+  type Rgb,
+} from './raster.ts'
 
 export interface WearerModels {
   poseFull: ModelSession
@@ -51,12 +76,18 @@ export async function findWearer(img: Rgb, models: WearerModels): Promise<Wearer
   const input = new Float32Array(POSE_INPUT * POSE_INPUT * 3)
   const crop1 = wholeImageCrop(img.width, img.height)
   cropToTensor(img, crop1, input)
-  const r1 = await models.poseFull.run({ input_1: { data: input, dims: [1, POSE_INPUT, POSE_INPUT, 3] } }, ['ld_3d', 'output_poseflag'])
+  const r1 = await models.poseFull.run(
+    { input_1: { data: input, dims: [1, POSE_INPUT, POSE_INPUT, 3] } },
+    ['ld_3d', 'output_poseflag'],
+  )
   const presence = r1.output_poseflag!.data[0]!
   if (presence < WEARER_MIN_PRESENCE) return null
   const crop2 = cropFromPose(decodeLandmarks(r1.ld_3d!.data, crop1))
   cropToTensor(img, crop2, input)
-  const r2 = await models.poseHeavy.run({ input_1: { data: input, dims: [1, POSE_INPUT, POSE_INPUT, 3] } }, POSE_OUTPUTS)
+  const r2 = await models.poseHeavy.run(
+    { input_1: { data: input, dims: [1, POSE_INPUT, POSE_INPUT, 3] } },
+    POSE_OUTPUTS,
+  )
   const p2 = r2.output_poseflag!.data[0]!
   if (p2 < WEARER_MIN_PRESENCE) return null
   return {
@@ -82,8 +113,10 @@ export function skinRule(r: number, g: number, b: number): boolean {
   return y > 35 && cb >= 77 && cb <= 135 && cr >= 133 && cr <= 180 && cr - cb > 8
 }
 
-const inFrame = (p: Point, w: number, h: number): boolean => p.x >= 0 && p.y >= 0 && p.x < w && p.y < h
-const seen = (p: Landmark, w: number, h: number): boolean => p.score >= MIN_SCORE && inFrame(p, w, h)
+const inFrame = (p: Point, w: number, h: number): boolean =>
+  p.x >= 0 && p.y >= 0 && p.x < w && p.y < h
+const seen = (p: Landmark, w: number, h: number): boolean =>
+  p.score >= MIN_SCORE && inFrame(p, w, h)
 
 /** Shoulder width of the wearer (or its best stand-in when the shoulders are not both seen). */
 export function bodyScale(pts: readonly Landmark[], w: number, h: number): number {
@@ -97,14 +130,24 @@ export function bodyScale(pts: readonly Landmark[], w: number, h: number): numbe
 }
 
 /** Discs where skin shows on almost every wearer: the face below the eyes and the backs of the hands. */
-function skinProbeDiscs(pts: readonly Landmark[], w: number, h: number, sw: number): { c: Point; r: number }[] {
+function skinProbeDiscs(
+  pts: readonly Landmark[],
+  w: number,
+  h: number,
+  sw: number,
+): { c: Point; r: number }[] {
   const out: { c: Point; r: number }[] = []
   const nose = pts[LM.nose]!
   const mouth = mid(pts[LM.mouthLeft]!, pts[LM.mouthRight]!)
   // The face between nose and mouth is skin on every wearer; the hands (their middle, away from
   // the cuffs) only stand in when the face is cropped off.
-  if (seen(nose, w, h) && seen(pts[LM.mouthLeft]!, w, h) && seen(pts[LM.mouthRight]!, w, h)) return [{ c: lerp(nose, mouth, 0.4), r: 0.05 * sw }]
-  for (const [wr, ix] of [[LM.leftWrist, LM.leftIndex], [LM.rightWrist, LM.rightIndex]] as const) {
+  if (seen(nose, w, h) && seen(pts[LM.mouthLeft]!, w, h) && seen(pts[LM.mouthRight]!, w, h)) {
+    return [{ c: lerp(nose, mouth, 0.4), r: 0.05 * sw }]
+  }
+  for (const [wr, ix] of [
+    [LM.leftWrist, LM.leftIndex],
+    [LM.rightWrist, LM.rightIndex],
+  ] as const) {
     if (seen(pts[wr]!, w, h)) out.push({ c: lerp(pts[wr]!, pts[ix]!, 0.7), r: 0.035 * sw })
   }
   return out
@@ -146,11 +189,19 @@ export function wornEvidence(img: Rgb, fg: Plane, wearer: Wearer): WornEvidence 
   const sw = bodyScale(pts, w, h)
   const probes: { c: Point; r: number }[] = []
   const nose = pts[LM.nose]!
-  if (seen(nose, w, h)) probes.push({ c: lerp(nose, mid(pts[LM.mouthLeft]!, pts[LM.mouthRight]!), 0.3), r: 0.06 * sw })
-  for (const [wr, ix] of [[LM.leftWrist, LM.leftIndex], [LM.rightWrist, LM.rightIndex]] as const) {
+  if (seen(nose, w, h)) {
+    probes.push({ c: lerp(nose, mid(pts[LM.mouthLeft]!, pts[LM.mouthRight]!), 0.3), r: 0.06 * sw })
+  }
+  for (const [wr, ix] of [
+    [LM.leftWrist, LM.leftIndex],
+    [LM.rightWrist, LM.rightIndex],
+  ] as const) {
     if (seen(pts[wr]!, w, h)) probes.push({ c: lerp(pts[wr]!, pts[ix]!, 0.5), r: 0.05 * sw })
   }
-  for (const [an, kn] of [[LM.leftAnkle, LM.leftKnee], [LM.rightAnkle, LM.rightKnee]] as const) {
+  for (const [an, kn] of [
+    [LM.leftAnkle, LM.leftKnee],
+    [LM.rightAnkle, LM.rightKnee],
+  ] as const) {
     if (seen(pts[an]!, w, h)) probes.push({ c: lerp(pts[an]!, pts[kn]!, 0.15), r: 0.05 * sw })
   }
   let skinHits = 0
@@ -185,7 +236,10 @@ export function palette(img: Rgb, region: Plane, k = 4): Rgb3[] {
   }
   // Deterministic start: pixels spread along the luma order.
   const byLuma = [...px].sort((a, b) => a[0] + a[1] + a[2] - (b[0] + b[1] + b[2]))
-  let centres: Rgb3[] = Array.from({ length: k }, (_, c) => [...byLuma[Math.floor(((c + 0.5) / k) * (byLuma.length - 1))]!] as Rgb3)
+  let centres: Rgb3[] = Array.from(
+    { length: k },
+    (_, c) => [...byLuma[Math.floor(((c + 0.5) / k) * (byLuma.length - 1))]!] as Rgb3,
+  )
   const assign = new Int32Array(px.length)
   for (let it = 0; it < 8; it++) {
     const sums = centres.map(() => [0, 0, 0, 0])
@@ -218,7 +272,9 @@ export function palette(img: Rgb, region: Plane, k = 4): Rgb3[] {
 
 const nearest = (pal: readonly Rgb3[], r: number, g: number, b: number): number => {
   let bd = Infinity
-  for (const c of pal) bd = Math.min(bd, Math.sqrt((r - c[0]) ** 2 + (g - c[1]) ** 2 + (b - c[2]) ** 2))
+  for (const c of pal) {
+    bd = Math.min(bd, Math.sqrt((r - c[0]) ** 2 + (g - c[1]) ** 2 + (b - c[2]) ** 2))
+  }
   return bd
 }
 
@@ -281,7 +337,12 @@ export interface WornGarment {
  * Cuts the garment out of the person on a model photo. `want` is the category to cut (garment_mode),
  * or null to decide it (see the module comment).
  */
-export function extractWornGarment(img: Rgb, fg: Plane, wearer: Wearer, want: GarmentCategory | null): WornGarment {
+export function extractWornGarment(
+  img: Rgb,
+  fg: Plane,
+  wearer: Wearer,
+  want: GarmentCategory | null,
+): WornGarment {
   // Colour statistics and morphology at ≤ WORN_SIDE_PX (2×2 box-averaged steps); masks upsampled after.
   if (Math.max(img.width, img.height) > WORN_SIDE_PX) {
     const half = halve(img)
@@ -290,7 +351,11 @@ export function extractWornGarment(img: Rgb, fg: Plane, wearer: Wearer, want: Ga
     const small = extractWornGarment(
       half,
       resizePlane(fg, half.width, half.height),
-      { ...wearer, points: wearer.points.map((p) => ({ ...p, x: p.x * sx, y: p.y * sy })), seg: resizePlane(wearer.seg, half.width, half.height) },
+      {
+        ...wearer,
+        points: wearer.points.map((p) => ({ ...p, x: p.x * sx, y: p.y * sy })),
+        seg: resizePlane(wearer.seg, half.width, half.height),
+      },
       want,
     )
     const up = (m: Plane): Plane => {
@@ -300,7 +365,13 @@ export function extractWornGarment(img: Rgb, fg: Plane, wearer: Wearer, want: Ga
       return u
     }
     const crotch = small.crotch ? { x: small.crotch.x / sx, y: small.crotch.y / sy } : undefined
-    return { ...small, ...(crotch ? { crotch } : {}), mask: up(small.mask), clothing: up(small.clothing), skin: up(small.skin) }
+    return {
+      ...small,
+      ...(crotch ? { crotch } : {}),
+      mask: up(small.mask),
+      clothing: up(small.clothing),
+      skin: up(small.skin),
+    }
   }
   const { width: w, height: h } = img
   const n = w * h
@@ -310,7 +381,10 @@ export function extractWornGarment(img: Rgb, fg: Plane, wearer: Wearer, want: Ga
 
   // The person: the photo's foreground where the pose's segmentation agrees.
   const person = plane(w, h)
-  const seg = dilate({ width: w, height: h, data: wearer.seg.data.map((v) => (v > 0.3 ? 1 : 0)) }, Math.max(1, Math.round(0.03 * sw)))
+  const seg = dilate(
+    { width: w, height: h, data: wearer.seg.data.map((v) => (v > 0.3 ? 1 : 0)) },
+    Math.max(1, Math.round(0.03 * sw)),
+  )
   for (let i = 0; i < n; i++) person.data[i] = fg.data[i]! > 0.5 && seg.data[i]! > 0.5 ? 1 : 0
 
   // Head: the face ellipse and everything above the middle of the neck.
@@ -319,8 +393,12 @@ export function extractWornGarment(img: Rgb, fg: Plane, wearer: Wearer, want: Ga
   const sr = P(LM.rightShoulder)
   const shoulderMid = mid(sl, sr)
   const mouth = mid(P(LM.mouthLeft), P(LM.mouthRight))
-  const mouthSeen = seen(P(LM.mouthLeft), w, h) || seen(P(LM.mouthRight), w, h) || seen(P(LM.nose), w, h)
-  const neckY = mouthSeen && mouth.y < shoulderMid.y ? mouth.y + 0.55 * (shoulderMid.y - mouth.y) : shoulderMid.y - 0.3 * sw
+  const mouthSeen =
+    seen(P(LM.mouthLeft), w, h) || seen(P(LM.mouthRight), w, h) || seen(P(LM.nose), w, h)
+  const neckY =
+    mouthSeen && mouth.y < shoulderMid.y
+      ? mouth.y + 0.55 * (shoulderMid.y - mouth.y)
+      : shoulderMid.y - 0.3 * sw
   const slope = (sl.y - sr.y) / (sl.x - sr.x || 1e-6)
   const k = clamp(slope, -0.5, 0.5)
   for (let x = 0; x < w; x++) {
@@ -335,7 +413,10 @@ export function extractWornGarment(img: Rgb, fg: Plane, wearer: Wearer, want: Ga
   const skinPal = skinPalette(img, pts, sw)
   // Hands and feet.
   const cut = plane(w, h)
-  for (const [wr, ix, pk] of [[LM.leftWrist, LM.leftIndex, LM.leftPinky], [LM.rightWrist, LM.rightIndex, LM.rightPinky]] as const) {
+  for (const [wr, ix, pk] of [
+    [LM.leftWrist, LM.leftIndex, LM.leftPinky],
+    [LM.rightWrist, LM.rightIndex, LM.rightPinky],
+  ] as const) {
     if (!inFrame(P(wr), w, h)) continue
     const hl = Math.max(dist(P(wr), P(ix)), dist(P(wr), P(pk)), 0.12 * sw)
     drawCapsule(cut, P(wr), lerp(P(wr), P(ix), 1.3), 0.5 * hl)
@@ -350,7 +431,9 @@ export function extractWornGarment(img: Rgb, fg: Plane, wearer: Wearer, want: Ga
   // Clothing candidates: the person minus head, hands and feet (skin is taken out below, once the
   // garments' own colours are known: a beige knit is not skin).
   const clothing = plane(w, h)
-  for (let i = 0; i < n; i++) clothing.data[i] = person.data[i]! > 0.5 && head.data[i]! < 0.5 && cut.data[i]! < 0.5 ? 1 : 0
+  for (let i = 0; i < n; i++) {
+    clothing.data[i] = person.data[i]! > 0.5 && head.data[i]! < 0.5 && cut.data[i]! < 0.5 ? 1 : 0
+  }
 
   // Seeds: the torso's centre (between shoulders and hips) and the thighs.
   const hl = P(LM.leftHip)
@@ -361,16 +444,28 @@ export function extractWornGarment(img: Rgb, fg: Plane, wearer: Wearer, want: Ga
   const upperSeed = plane(w, h)
   if (torsoSeen) {
     // Chest to the middle of the belly: a high-waisted bottom starts above the hip joints.
-    const q = [lerp(lerp(sr, sl, 0.2), lerp(hr, hl, 0.2), 0.15), lerp(lerp(sr, sl, 0.8), lerp(hr, hl, 0.8), 0.15),
-      lerp(lerp(sr, sl, 0.8), lerp(hr, hl, 0.8), 0.55), lerp(lerp(sr, sl, 0.2), lerp(hr, hl, 0.2), 0.55)]
+    const q = [
+      lerp(lerp(sr, sl, 0.2), lerp(hr, hl, 0.2), 0.15),
+      lerp(lerp(sr, sl, 0.8), lerp(hr, hl, 0.8), 0.15),
+      lerp(lerp(sr, sl, 0.8), lerp(hr, hl, 0.8), 0.55),
+      lerp(lerp(sr, sl, 0.2), lerp(hr, hl, 0.2), 0.55),
+    ]
     fillPolygon(upperSeed, q)
   }
   const lowerSeed = plane(w, h)
   let legsSeen = false
-  for (const [hp, kn] of [[LM.leftHip, LM.leftKnee], [LM.rightHip, LM.rightKnee]] as const) {
+  for (const [hp, kn] of [
+    [LM.leftHip, LM.leftKnee],
+    [LM.rightHip, LM.rightKnee],
+  ] as const) {
     if (!seen(P(hp), w, h) || !inFrame(lerp(P(hp), P(kn), 0.6), w, h)) continue
     legsSeen = true
-    drawCapsule(lowerSeed, lerp(P(hp), P(kn), 0.25), lerp(P(hp), P(kn), seen(P(kn), w, h) ? 0.75 : 0.5), 0.1 * sw)
+    drawCapsule(
+      lowerSeed,
+      lerp(P(hp), P(kn), 0.25),
+      lerp(P(hp), P(kn), seen(P(kn), w, h) ? 0.75 : 0.5),
+      0.1 * sw,
+    )
   }
   for (let i = 0; i < n; i++) {
     upperSeed.data[i] = upperSeed.data[i]! > 0.5 && clothing.data[i]! > 0.5 ? 1 : 0
@@ -378,7 +473,8 @@ export function extractWornGarment(img: Rgb, fg: Plane, wearer: Wearer, want: Ga
   }
   // The garments' palettes, without the colours that are the wearer's skin (a V-neck, bare legs
   // under a skirt inside the seed regions).
-  const isSkinColour = (c: Rgb3) => skinRule(c[0], c[1], c[2]) && nearestChroma(skinPal, c[0], c[1], c[2]) < SKIN_CHROMA_TOL
+  const isSkinColour = (c: Rgb3) =>
+    skinRule(c[0], c[1], c[2]) && nearestChroma(skinPal, c[0], c[1], c[2]) < SKIN_CHROMA_TOL
   const upPal = torsoSeen ? palette(img, upperSeed).filter((c) => !isSkinColour(c)) : []
   const loPal = legsSeen ? palette(img, lowerSeed).filter((c) => !isSkinColour(c)) : []
   // Skin: a skin-rule pixel nearer to the skin palette than to either garment's colours.
@@ -390,7 +486,13 @@ export function extractWornGarment(img: Rgb, fg: Plane, wearer: Wearer, want: Ga
     const b = img.data[i * 3 + 2]!
     if (!skinRule(r, g, b)) continue
     const ds = nearestChroma(skinPal, r, g, b)
-    if (ds < SKIN_CHROMA_TOL && ds < nearestChroma(upPal, r, g, b) && ds < nearestChroma(loPal, r, g, b)) skin.data[i] = 1
+    if (
+      ds < SKIN_CHROMA_TOL &&
+      ds < nearestChroma(upPal, r, g, b) &&
+      ds < nearestChroma(loPal, r, g, b)
+    ) {
+      skin.data[i] = 1
+    }
   }
   for (let i = 0; i < n; i++) if (skin.data[i]! > 0.5) clothing.data[i] = 0
   const rc = Math.max(1, Math.round(0.01 * sw))
@@ -399,7 +501,9 @@ export function extractWornGarment(img: Rgb, fg: Plane, wearer: Wearer, want: Ga
 
   let garments: WornGarment['garments']
   if (upPal.length > 0 && loPal.length > 0) {
-    const same = coveredBy(img, lowerSeed, upPal, PALETTE_TOL) >= 0.6 && coveredBy(img, upperSeed, loPal, PALETTE_TOL) >= 0.6
+    const same =
+      coveredBy(img, lowerSeed, upPal, PALETTE_TOL) >= 0.6 &&
+      coveredBy(img, upperSeed, loPal, PALETTE_TOL) >= 0.6
     garments = same ? 'one' : 'two'
   } else garments = upPal.length > 0 ? 'upper-only' : 'lower-only'
 
@@ -433,7 +537,9 @@ export function extractWornGarment(img: Rgb, fg: Plane, wearer: Wearer, want: Ga
     for (let i = 0; i < n; i++) if (seed.data[i]! > 0.5 && labels[i]! > 0) hit.add(labels[i]!)
     const largest = Math.max(0, ...[...hit].map((l) => sizes[l]!))
     const out = plane(w, h)
-    for (let i = 0; i < n; i++) out.data[i] = hit.has(labels[i]!) && sizes[labels[i]!]! >= 0.05 * largest ? 1 : 0
+    for (let i = 0; i < n; i++) {
+      out.data[i] = hit.has(labels[i]!) && sizes[labels[i]!]! >= 0.05 * largest ? 1 : 0
+    }
     return out
   }
   const upperM = keepSeeded(upper, upperSeed)
@@ -443,14 +549,25 @@ export function extractWornGarment(img: Rgb, fg: Plane, wearer: Wearer, want: Ga
   const upperRegion = plane(w, h)
   const lowerRegion = plane(w, h)
   if (torsoSeen) {
-    fillPolygon(upperRegion, [sr, sl, hipsSeen ? hl : lerp(sl, hl, 0.5), hipsSeen ? hr : lerp(sr, hr, 0.5)])
-    for (const [s, e, wr] of [[LM.leftShoulder, LM.leftElbow, LM.leftWrist], [LM.rightShoulder, LM.rightElbow, LM.rightWrist]] as const) {
+    fillPolygon(upperRegion, [
+      sr,
+      sl,
+      hipsSeen ? hl : lerp(sl, hl, 0.5),
+      hipsSeen ? hr : lerp(sr, hr, 0.5),
+    ])
+    for (const [s, e, wr] of [
+      [LM.leftShoulder, LM.leftElbow, LM.leftWrist],
+      [LM.rightShoulder, LM.rightElbow, LM.rightWrist],
+    ] as const) {
       drawCapsule(upperRegion, P(s), P(e), 0.1 * sw)
       drawCapsule(upperRegion, P(e), P(wr), 0.08 * sw)
     }
   }
   if (hipsSeen) {
-    for (const [hp, kn, an] of [[LM.leftHip, LM.leftKnee, LM.leftAnkle], [LM.rightHip, LM.rightKnee, LM.rightAnkle]] as const) {
+    for (const [hp, kn, an] of [
+      [LM.leftHip, LM.leftKnee, LM.leftAnkle],
+      [LM.rightHip, LM.rightKnee, LM.rightAnkle],
+    ] as const) {
       drawCapsule(lowerRegion, P(hp), P(kn), 0.13 * sw)
       drawCapsule(lowerRegion, P(kn), P(an), 0.09 * sw)
     }
@@ -478,7 +595,9 @@ export function extractWornGarment(img: Rgb, fg: Plane, wearer: Wearer, want: Ga
   let mask: Plane
   if (category === 'full') {
     mask = plane(w, h)
-    for (let i = 0; i < n; i++) mask.data[i] = upperM.data[i]! > 0.5 || lowerM.data[i]! > 0.5 ? 1 : 0
+    for (let i = 0; i < n; i++) {
+      mask.data[i] = upperM.data[i]! > 0.5 || lowerM.data[i]! > 0.5 ? 1 : 0
+    }
   } else mask = category === 'upper' ? upperM : lowerM
   // Clean edges: close pinholes, drop crumbs, soften by a pixel.
   const r = Math.max(1, Math.round(0.01 * sw))
@@ -489,7 +608,8 @@ export function extractWornGarment(img: Rgb, fg: Plane, wearer: Wearer, want: Ga
   // garment's hem: thighs may touch inside trousers, but somewhere above the hem a gap shows.
   let tube = category !== 'lower'
   if (category === 'lower' && hipsSeen) {
-    const along = (hp: Point, kn: Point, an: Point, t: number) => (t <= 1 ? lerp(hp, kn, t) : lerp(kn, an, t - 1))
+    const along = (hp: Point, kn: Point, an: Point, t: number) =>
+      t <= 1 ? lerp(hp, kn, t) : lerp(kn, an, t - 1)
     let on = 0
     let all = 0
     for (let t = 0.35; t <= 2.001; t += 0.05) {
@@ -501,7 +621,12 @@ export function extractWornGarment(img: Rgb, fg: Plane, wearer: Wearer, want: Ga
       const yi = Math.round(c.y)
       if (xi < 0 || yi < 0 || xi >= w || yi >= h) continue
       // Past the garment's hem on both legs: stop.
-      if (mask.data[Math.round(a.y) * w + Math.round(a.x)]! <= 0.5 && mask.data[Math.round(b.y) * w + Math.round(b.x)]! <= 0.5) break
+      if (
+        mask.data[Math.round(a.y) * w + Math.round(a.x)]! <= 0.5 &&
+        mask.data[Math.round(b.y) * w + Math.round(b.x)]! <= 0.5
+      ) {
+        break
+      }
       all++
       if (mask.data[yi * w + xi]! > 0.5) on++
     }
@@ -509,5 +634,15 @@ export function extractWornGarment(img: Rgb, fg: Plane, wearer: Wearer, want: Ga
   }
   // The crotch on the body: a fifth of the way from the hip joints to the knees.
   const crotch = hipsSeen ? lerp(hipMid, mid(P(LM.leftKnee), P(LM.rightKnee)), 0.2) : undefined
-  return { mask, category, garments, upperFill, lowerFill, tube, ...(crotch ? { crotch } : {}), clothing, skin }
+  return {
+    mask,
+    category,
+    garments,
+    upperFill,
+    lowerFill,
+    tube,
+    ...(crotch ? { crotch } : {}),
+    clothing,
+    skin,
+  }
 }

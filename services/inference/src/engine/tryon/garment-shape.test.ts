@@ -9,15 +9,32 @@ import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { decodeImage } from '../../media/image.ts'
 import { extractGarmentMask } from './garment-mask.ts'
-import { bottomLandmarks, detectCategory, maskBbox, topLandmarks, type GarmentCategory } from './garment-shape.ts'
+import {
+  bottomLandmarks,
+  detectCategory,
+  maskBbox,
+  topLandmarks,
+  type GarmentCategory,
+} from './garment-shape.ts'
 import { drawCapsule, fillPolygon, plane, type Plane } from './raster.ts'
 
 const SHARED = resolve(fileURLToPath(new URL('../../../../../../shared/media', import.meta.url)))
 
 type Draw = (m: Plane) => void
-const rect = (m: Plane, x0: number, y0: number, x1: number, y1: number) => fillPolygon(m, [{ x: x0, y: y0 }, { x: x1, y: y0 }, { x: x1, y: y1 }, { x: x0, y: y1 }])
-const poly = (m: Plane, ...p: [number, number][]) => fillPolygon(m, p.map(([x, y]) => ({ x, y })))
-const cap = (m: Plane, ax: number, ay: number, bx: number, by: number, r: number) => drawCapsule(m, { x: ax, y: ay }, { x: bx, y: by }, r)
+const rect = (m: Plane, x0: number, y0: number, x1: number, y1: number) =>
+  fillPolygon(m, [
+    { x: x0, y: y0 },
+    { x: x1, y: y0 },
+    { x: x1, y: y1 },
+    { x: x0, y: y1 },
+  ])
+const poly = (m: Plane, ...p: [number, number][]) =>
+  fillPolygon(
+    m,
+    p.map(([x, y]) => ({ x, y })),
+  )
+const cap = (m: Plane, ax: number, ay: number, bx: number, by: number, r: number) =>
+  drawCapsule(m, { x: ax, y: ay }, { x: bx, y: by }, r)
 
 const mask = (w: number, h: number, draw: Draw): Plane => {
   const m = plane(w, h)
@@ -27,7 +44,9 @@ const mask = (w: number, h: number, draw: Draw): Plane => {
 
 const SHAPES: Record<string, { w: number; h: number; draw: Draw; category: GarmentCategory }> = {
   'strappy bustier top (two straps over a bodice)': {
-    w: 300, h: 300, category: 'upper',
+    w: 300,
+    h: 300,
+    category: 'upper',
     draw: (m) => {
       cap(m, 118, 30, 122, 110, 5)
       cap(m, 182, 30, 178, 110, 5)
@@ -35,7 +54,9 @@ const SHAPES: Record<string, { w: number; h: number; draw: Draw; category: Garme
     },
   },
   'open cardigan, fronts apart, hanging sleeves touching the fronts': {
-    w: 320, h: 400, category: 'upper',
+    w: 320,
+    h: 400,
+    category: 'upper',
     draw: (m) => {
       poly(m, [120, 20], [200, 20], [250, 60], [70, 60])
       cap(m, 80, 70, 62, 340, 24)
@@ -46,7 +67,9 @@ const SHAPES: Record<string, { w: number; h: number; draw: Draw; category: Garme
     },
   },
   'long-sleeve top laid flat, sleeves hanging apart from the body': {
-    w: 320, h: 360, category: 'upper',
+    w: 320,
+    h: 360,
+    category: 'upper',
     draw: (m) => {
       poly(m, [130, 20], [190, 20], [225, 45], [95, 45])
       rect(m, 100, 40, 220, 300)
@@ -55,7 +78,9 @@ const SHAPES: Record<string, { w: number; h: number; draw: Draw; category: Garme
     },
   },
   'tee (short sleeves out to the sides)': {
-    w: 320, h: 320, category: 'upper',
+    w: 320,
+    h: 320,
+    category: 'upper',
     draw: (m) => {
       poly(m, [130, 20], [190, 20], [230, 40], [90, 40])
       rect(m, 95, 35, 225, 280)
@@ -64,18 +89,24 @@ const SHAPES: Record<string, { w: number; h: number; draw: Draw; category: Garme
     },
   },
   'A-line midi skirt': {
-    w: 320, h: 400, category: 'lower',
+    w: 320,
+    h: 400,
+    category: 'lower',
     draw: (m) => {
       rect(m, 110, 30, 210, 50)
       poly(m, [110, 48], [210, 48], [275, 370], [45, 370])
     },
   },
   'straight skirt': {
-    w: 300, h: 360, category: 'lower',
+    w: 300,
+    h: 360,
+    category: 'lower',
     draw: (m) => rect(m, 90, 30, 210, 330),
   },
   'sleeveless maxi dress (straps, bodice, long flared skirt)': {
-    w: 320, h: 520, category: 'full',
+    w: 320,
+    h: 520,
+    category: 'full',
     draw: (m) => {
       cap(m, 130, 20, 128, 80, 6)
       cap(m, 190, 20, 192, 80, 6)
@@ -84,7 +115,9 @@ const SHAPES: Record<string, { w: number; h: number; draw: Draw; category: Garme
     },
   },
   'trousers (waistband, crotch, two legs)': {
-    w: 300, h: 420, category: 'lower',
+    w: 300,
+    h: 420,
+    category: 'lower',
     draw: (m) => {
       rect(m, 90, 20, 210, 40)
       poly(m, [90, 38], [210, 38], [218, 140], [82, 140])
@@ -93,15 +126,19 @@ const SHAPES: Record<string, { w: number; h: number; draw: Draw; category: Garme
     },
   },
   'pleated mini skirt with a belt, its buckle standing above the waistband (wider than long)': {
-    w: 400, h: 260, category: 'lower',
+    w: 400,
+    h: 260,
+    category: 'lower',
     draw: (m) => {
       rect(m, 170, 30, 196, 80)
       poly(m, [110, 42], [300, 46], [302, 80], [108, 80])
       poly(m, [108, 78], [302, 78], [340, 200], [70, 200])
     },
   },
-  'shorts': {
-    w: 300, h: 260, category: 'lower',
+  shorts: {
+    w: 300,
+    h: 260,
+    category: 'lower',
     draw: (m) => {
       rect(m, 90, 20, 210, 40)
       poly(m, [90, 38], [210, 38], [220, 140], [80, 140])
@@ -121,7 +158,11 @@ describe('category from the silhouette: synthetic shapes', () => {
   it('reads the structure it decides from: straps are top lobes, hanging sleeves are sleeve rows, trousers have a crotch', () => {
     const strappy = mask(300, 300, SHAPES['strappy bustier top (two straps over a bodice)']!.draw)
     expect(detectCategory(strappy, maskBbox(strappy)!).topLobes).toBe(2)
-    const longSleeve = mask(320, 360, SHAPES['long-sleeve top laid flat, sleeves hanging apart from the body']!.draw)
+    const longSleeve = mask(
+      320,
+      360,
+      SHAPES['long-sleeve top laid flat, sleeves hanging apart from the body']!.draw,
+    )
     expect(detectCategory(longSleeve, maskBbox(longSleeve)!).sleeveRows).toBeGreaterThan(0.5)
     const trousers = mask(300, 420, SHAPES['trousers (waistband, crotch, two legs)']!.draw)
     const e = detectCategory(trousers, maskBbox(trousers)!)
@@ -129,7 +170,11 @@ describe('category from the silhouette: synthetic shapes', () => {
     // The crotch is at y ≈ 135 of a garment spanning 20..400.
     expect(e.crotchAt).toBeGreaterThan((130 - 20) / 381)
     expect(e.crotchAt).toBeLessThan((142 - 20) / 381)
-    const cardigan = mask(320, 400, SHAPES['open cardigan, fronts apart, hanging sleeves touching the fronts']!.draw)
+    const cardigan = mask(
+      320,
+      400,
+      SHAPES['open cardigan, fronts apart, hanging sleeves touching the fronts']!.draw,
+    )
     expect(detectCategory(cardigan, maskBbox(cardigan)!).legs).toBe(false)
   })
 })
@@ -160,7 +205,13 @@ describe('landmarks on synthetic shapes', () => {
   })
 
   it('a waistband with a buckle standing above it: the waist is the waistband, not the buckle', () => {
-    const m = mask(400, 260, SHAPES['pleated mini skirt with a belt, its buckle standing above the waistband (wider than long)']!.draw)
+    const m = mask(
+      400,
+      260,
+      SHAPES[
+        'pleated mini skirt with a belt, its buckle standing above the waistband (wider than long)'
+      ]!.draw,
+    )
     const lm = bottomLandmarks(m, maskBbox(m)!)
     // The buckle is 27 px wide, the waistband 190 (its top edge slants: the first row past 0.6 × the widest is ~120).
     expect(lm.waistR.x - lm.waistL.x).toBeGreaterThan(100)
@@ -177,7 +228,11 @@ describe('landmarks on synthetic shapes', () => {
   })
 
   it('sleeveless maxi dress: neck and shoulders at the straps, hem at the bottom, no sleeves', () => {
-    const m = mask(320, 520, SHAPES['sleeveless maxi dress (straps, bodice, long flared skirt)']!.draw)
+    const m = mask(
+      320,
+      520,
+      SHAPES['sleeveless maxi dress (straps, bodice, long flared skirt)']!.draw,
+    )
     const lm = topLandmarks(m, maskBbox(m)!, 'full')
     expect(lm.shoulderL.y).toBeLessThan(90)
     expect(lm.shoulderR.y).toBeLessThan(90)
@@ -188,7 +243,11 @@ describe('landmarks on synthetic shapes', () => {
   })
 
   it('long-sleeve top with hanging sleeves: each cuff at the end of its sleeve, outside the body', () => {
-    const m = mask(320, 360, SHAPES['long-sleeve top laid flat, sleeves hanging apart from the body']!.draw)
+    const m = mask(
+      320,
+      360,
+      SHAPES['long-sleeve top laid flat, sleeves hanging apart from the body']!.draw,
+    )
     const lm = topLandmarks(m, maskBbox(m)!, 'upper')
     expect(lm.sleeveL).not.toBeNull()
     expect(lm.sleeveR).not.toBeNull()
@@ -200,22 +259,39 @@ describe('landmarks on synthetic shapes', () => {
   })
 })
 
-interface Label { file: string; category: GarmentCategory; photo: string }
+interface Label {
+  file: string
+  category: GarmentCategory
+  photo: string
+}
 
 describe('category from the silhouette: product photos (flat, ghost mannequin)', () => {
-  const labels = (JSON.parse(readFileSync(join(SHARED, 'tryon', 'labels.json'), 'utf8')) as { garments: Label[] }).garments
+  const labels = (
+    JSON.parse(readFileSync(join(SHARED, 'tryon', 'labels.json'), 'utf8')) as { garments: Label[] }
+  ).garments
   const photos = [
     ...labels
       // On-model photos go through garment-photo.ts (the wearer's pose), not the silhouette.
       .filter((l) => l.photo !== 'on-model')
       .map((l) => ({ path: join(SHARED, 'tryon', l.file), category: l.category })),
-    ...(['garment_upper_01', 'garment_upper_02', 'garment_lower_01', 'garment_lower_02', 'garment_full_01'] as const).map((f) => ({
-      path: join(SHARED, `${f}.jpg`), category: f.split('_')[1] as GarmentCategory,
+    ...(
+      [
+        'garment_upper_01',
+        'garment_upper_02',
+        'garment_lower_01',
+        'garment_lower_02',
+        'garment_full_01',
+      ] as const
+    ).map((f) => ({
+      path: join(SHARED, `${f}.jpg`),
+      category: f.split('_')[1] as GarmentCategory,
     })),
   ]
   it.each(photos)('$path is $category', async ({ path, category }) => {
     const img = await decodeImage(path, { what: 'garment', maxWorkSidePx: 768 })
-    const m = extractGarmentMask({ width: img.width, height: img.height, data: img.rgb }, null, { preprocess: true })
+    const m = extractGarmentMask({ width: img.width, height: img.height, data: img.rgb }, null, {
+      preprocess: true,
+    })
     expect(detectCategory(m, maskBbox(m)!).category).toBe(category)
   })
 })

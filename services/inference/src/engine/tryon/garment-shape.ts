@@ -68,7 +68,8 @@ export function maskBbox(m: Plane): Bbox | null {
   return x1 < 0 ? null : { x0, y0, x1, y1 }
 }
 
-const extent = (runs: Run[]): Run | null => (runs.length === 0 ? null : { x0: runs[0]!.x0, x1: runs[runs.length - 1]!.x1 })
+const extent = (runs: Run[]): Run | null =>
+  runs.length === 0 ? null : { x0: runs[0]!.x0, x1: runs[runs.length - 1]!.x1 }
 
 /**
  * Body length / narrowest body width at or above which a garment worn from the shoulders is a dress.
@@ -196,7 +197,9 @@ export function detectCategory(m: Plane, box: Bbox): CategoryEvidence {
   // makes bumps of a few rows), and join another lobe lower down.
   const topStarts = all.filter((l) => l.from.length === 0 && l.y0 - box.y0 < 0.12 * h)
   const joinsLater = (i: number) => all[i]!.into.some((c) => all[c]!.from.length >= 2)
-  const topLobes = topStarts.filter((l) => l.y1 - l.y0 + 1 >= Math.max(minLobeH, TOP_LOBE_MIN_H * h) && joinsLater(all.indexOf(l))).length
+  const topLobes = topStarts.filter(
+    (l) => l.y1 - l.y0 + 1 >= Math.max(minLobeH, TOP_LOBE_MIN_H * h) && joinsLater(all.indexOf(l)),
+  ).length
 
   // Sleeves: rows with a run each side of the run that holds the body's centre, both narrow.
   const cx = (box.x0 + box.x1) / 2
@@ -284,7 +287,18 @@ export function detectCategory(m: Plane, box: Bbox): CategoryEvidence {
   if (legs && topLobes < 2 && sleeveRows <= 0.08) category = 'lower'
   else if (shoulders) category = bodyAspect >= DRESS_BODY_ASPECT ? 'full' : 'upper'
   else category = 'lower'
-  return { category, aspect, legs, crotchAt, topLobes, sleeveRows, topBand, shoulderRise, armholeNarrowing, bodyAspect }
+  return {
+    category,
+    aspect,
+    legs,
+    crotchAt,
+    topLobes,
+    sleeveRows,
+    topBand,
+    shoulderRise,
+    armholeNarrowing,
+    bodyAspect,
+  }
 }
 
 // ---- landmarks -----------------------------------------------------------------------------------
@@ -365,7 +379,8 @@ export function topLandmarks(m: Plane, box: Bbox, category: GarmentCategory): To
     widths.push(torso.x1 - torso.x0)
     centres.push((torso.x0 + torso.x1) / 2)
   }
-  const median = (v: number[], d: number) => (v.length === 0 ? d : [...v].sort((p, q) => p - q)[v.length >> 1]!)
+  const median = (v: number[], d: number) =>
+    v.length === 0 ? d : [...v].sort((p, q) => p - q)[v.length >> 1]!
   const torsoW = median(widths, 0.6 * w)
   const tc = median(centres, cx)
   const sideL = (_y: number) => tc - torsoW / 2
@@ -394,7 +409,8 @@ export function topLandmarks(m: Plane, box: Bbox, category: GarmentCategory): To
   // Hem: the lowest rows of the centre run.
   const hemY = box.y1
   const hemRuns = rowRuns(m, Math.max(box.y0, hemY - Math.round(0.01 * h)), 3)
-  const hemRun = hemRuns.find((r) => r.x0 <= cx && r.x1 >= cx) ?? extent(hemRuns) ?? { x0: sideL(hemY), x1: sideR(hemY) }
+  const hemRun = hemRuns.find((r) => r.x0 <= cx && r.x1 >= cx) ??
+    extent(hemRuns) ?? { x0: sideL(hemY), x1: sideR(hemY) }
   const hemL = { x: hemRun.x0, y: hemY }
   const hemR = { x: hemRun.x1, y: hemY }
 
@@ -402,7 +418,11 @@ export function topLandmarks(m: Plane, box: Bbox, category: GarmentCategory): To
   let waistY = (armpitL.y + hemY) / 2
   let waistW = Infinity
   let waist: Run | null = null
-  for (let y = Math.round(Math.max(armpitL.y, armpitR.y) + 0.05 * h); y <= armpitL.y + 0.6 * (hemY - armpitL.y); y++) {
+  for (
+    let y = Math.round(Math.max(armpitL.y, armpitR.y) + 0.05 * h);
+    y <= armpitL.y + 0.6 * (hemY - armpitL.y);
+    y++
+  ) {
     const runs = rowRuns(m, y, 3)
     const r = runs.find((q) => q.x0 <= tc && q.x1 >= tc)
     if (r !== undefined && r.x1 - r.x0 < waistW && r.x1 - r.x0 > 0.5 * torsoW) {
@@ -414,17 +434,25 @@ export function topLandmarks(m: Plane, box: Bbox, category: GarmentCategory): To
   const waistL = { x: waist?.x0 ?? sideL(waistY), y: waistY }
   const waistR = { x: waist?.x1 ?? sideR(waistY), y: waistY }
 
-  const sleeve = (shoulder: Point, armpit: Point, side: (y: number) => number, dir: -1 | 1): SleeveLandmarks | null => {
+  const sleeve = (
+    shoulder: Point,
+    armpit: Point,
+    side: (y: number) => number,
+    dir: -1 | 1,
+  ): SleeveLandmarks | null => {
     // Sleeve pixels: outside the side line, from the shoulder row down to half the torso width below
     // the armpit (lower down, what sticks out of the side line is hem flare, not sleeve).
     // Below that, a sleeve hanging beside the body is a run of its own, wholly outside the side line.
     const pts: Point[] = []
     const yEnd = Math.min(box.y1, armpit.y + 0.5 * torsoW)
-    const outside = (x: number, y: number) => (dir < 0 ? x < side(y) - 0.03 * torsoW : x > side(y) + 0.03 * torsoW)
+    const outside = (x: number, y: number) =>
+      dir < 0 ? x < side(y) - 0.03 * torsoW : x > side(y) + 0.03 * torsoW
     for (let y = box.y0; y <= box.y1; y += 2) {
       if (y <= yEnd) {
         const row = y * m.width
-        for (let x = box.x0; x <= box.x1; x += 2) if (m.data[row + x]! > 0.5 && outside(x, y)) pts.push({ x, y })
+        for (let x = box.x0; x <= box.x1; x += 2) {
+          if (m.data[row + x]! > 0.5 && outside(x, y)) pts.push({ x, y })
+        }
         continue
       }
       for (const r of rowRuns(m, y, 2)) {
@@ -438,7 +466,10 @@ export function topLandmarks(m: Plane, box: Bbox, category: GarmentCategory): To
     for (const p of pts) far = Math.max(far, Math.hypot(p.x - root.x, p.y - root.y))
     if (far < 0.08 * torsoW) return null
     const tip = pts.filter((p) => Math.hypot(p.x - root.x, p.y - root.y) > 0.85 * far)
-    const cuff = { x: tip.reduce((a, p) => a + p.x, 0) / tip.length, y: tip.reduce((a, p) => a + p.y, 0) / tip.length }
+    const cuff = {
+      x: tip.reduce((a, p) => a + p.x, 0) / tip.length,
+      y: tip.reduce((a, p) => a + p.y, 0) / tip.length,
+    }
     const ax = (cuff.x - root.x) / Math.hypot(cuff.x - root.x, cuff.y - root.y)
     const ay = (cuff.y - root.y) / Math.hypot(cuff.x - root.x, cuff.y - root.y)
     let half = 0
@@ -447,7 +478,17 @@ export function topLandmarks(m: Plane, box: Bbox, category: GarmentCategory): To
   }
   return {
     kind: 'top',
-    neck, shoulderL, shoulderR, armpitL, armpitR, waistL, waistR, hemL, hemR, sideL, sideR,
+    neck,
+    shoulderL,
+    shoulderR,
+    armpitL,
+    armpitR,
+    waistL,
+    waistR,
+    hemL,
+    hemR,
+    sideL,
+    sideR,
     sleeveL: sleeve(shoulderL, armpitL, sideL, -1),
     sleeveR: sleeve(shoulderR, armpitR, sideR, 1),
   }
@@ -458,7 +499,11 @@ export function topLandmarks(m: Plane, box: Bbox, category: GarmentCategory): To
  * legs; `crotch` (from the wearer's pose: legs that touch hide the gap up to the knees) replaces
  * the walk up the gap between the legs when it is higher.
  */
-export function bottomLandmarks(m: Plane, box: Bbox, o: { tube?: boolean; crotch?: Point } = {}): BottomLandmarks {
+export function bottomLandmarks(
+  m: Plane,
+  box: Bbox,
+  o: { tube?: boolean; crotch?: Point } = {},
+): BottomLandmarks {
   const h = box.y1 - box.y0 + 1
   const w = box.x1 - box.x0 + 1
   const cx = (box.x0 + box.x1) / 2
@@ -500,7 +545,9 @@ export function bottomLandmarks(m: Plane, box: Bbox, o: { tube?: boolean; crotch
           // Re-centre on the gap of this row if there still is one.
           let g: number | null = null
           for (let i = 0; i + 1 < runs.length; i++) {
-            if (runs[i]!.x1 < x + 0.05 * w && runs[i + 1]!.x0 > x - 0.05 * w) g = (runs[i]!.x1 + runs[i + 1]!.x0) / 2
+            if (runs[i]!.x1 < x + 0.05 * w && runs[i + 1]!.x0 > x - 0.05 * w) {
+              g = (runs[i]!.x1 + runs[i + 1]!.x0) / 2
+            }
           }
           if (g === null) break
           x = g
@@ -521,11 +568,17 @@ export function bottomLandmarks(m: Plane, box: Bbox, o: { tube?: boolean; crotch
       const hip = extent(rowRuns(m, hipY, 3)) ?? top
       if (!shortGap) {
         return {
-          kind: 'bottom', legs,
-          waistL: { x: top.x0, y: waistY }, waistR: { x: top.x1, y: waistY }, crotch,
-          hipL: { x: hip.x0, y: hipY }, hipR: { x: hip.x1, y: hipY },
-          hemLOuter: { x: left.x0, y: hemY }, hemLInner: { x: left.x1, y: hemY },
-          hemROuter: { x: right.x1, y: hemY }, hemRInner: { x: right.x0, y: hemY },
+          kind: 'bottom',
+          legs,
+          waistL: { x: top.x0, y: waistY },
+          waistR: { x: top.x1, y: waistY },
+          crotch,
+          hipL: { x: hip.x0, y: hipY },
+          hipR: { x: hip.x1, y: hipY },
+          hemLOuter: { x: left.x0, y: hemY },
+          hemLInner: { x: left.x1, y: hemY },
+          hemROuter: { x: right.x1, y: hemY },
+          hemRInner: { x: right.x0, y: hemY },
         }
       }
     }
@@ -536,10 +589,16 @@ export function bottomLandmarks(m: Plane, box: Bbox, o: { tube?: boolean; crotch
   const hipY = box.y0 + 0.35 * h
   const hip = extent(rowRuns(m, Math.round(hipY), 3)) ?? top
   return {
-    kind: 'bottom', legs,
-    waistL: { x: top.x0, y: waistY }, waistR: { x: top.x1, y: waistY }, crotch: { x: (hem.x0 + hem.x1) / 2, y: hemY },
-    hipL: { x: hip.x0, y: hipY }, hipR: { x: hip.x1, y: hipY },
-    hemLOuter: { x: hem.x0, y: hemY }, hemLInner: { x: (hem.x0 + hem.x1) / 2, y: hemY },
-    hemROuter: { x: hem.x1, y: hemY }, hemRInner: { x: (hem.x0 + hem.x1) / 2, y: hemY },
+    kind: 'bottom',
+    legs,
+    waistL: { x: top.x0, y: waistY },
+    waistR: { x: top.x1, y: waistY },
+    crotch: { x: (hem.x0 + hem.x1) / 2, y: hemY },
+    hipL: { x: hip.x0, y: hipY },
+    hipR: { x: hip.x1, y: hipY },
+    hemLOuter: { x: hem.x0, y: hemY },
+    hemLInner: { x: (hem.x0 + hem.x1) / 2, y: hemY },
+    hemROuter: { x: hem.x1, y: hemY },
+    hemRInner: { x: (hem.x0 + hem.x1) / 2, y: hemY },
   }
 }

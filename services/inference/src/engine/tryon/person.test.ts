@@ -29,12 +29,22 @@ const SET = resolve(ROOT, '../shared/media/tryon')
 const DEV_MEDIA = resolve(ROOT, '../shared/media')
 const MODELS = join(ROOT, 'models', 'dist')
 /** The TUNE persons of the try-on set (coord/TRYON.md); holdout photos are only reported on. */
-const TUNE = ['person_01', 'person_02', 'person_06', 'person_07', 'person_11', 'person_12', 'person_15'] as const
+const TUNE = [
+  'person_01',
+  'person_02',
+  'person_06',
+  'person_07',
+  'person_11',
+  'person_12',
+  'person_15',
+] as const
 /** The boxes are hand labels good to about ±0.02 and meant to be dilated by 5 % (SOURCES.md). */
 const BOX_DILATE = 0.05
 const TIMEOUT_MS = 120_000
 
-interface Labels { persons: { file: string; framing: string; boxes: { upper: number[]; lower: number[] } }[] }
+interface Labels {
+  persons: { file: string; framing: string; boxes: { upper: number[]; lower: number[] } }[]
+}
 let labels: Labels
 let models: PersonModels
 const opened: ModelSession[] = []
@@ -42,11 +52,18 @@ const opened: ModelSession[] = []
 beforeAll(async () => {
   labels = JSON.parse(await readFile(join(SET, 'labels.json'), 'utf8')) as Labels
   const open = async (name: string) => {
-    const s = await ModelSession.open(await loadModelSpec(MODELS, name), { executionProviders: ['cpu'] })
+    const s = await ModelSession.open(await loadModelSpec(MODELS, name), {
+      executionProviders: ['cpu'],
+    })
     opened.push(s)
     return s
   }
-  models = { detector: await open(TRYON_MODELS.detector), poseFull: await open(TRYON_MODELS.poseFull), poseHeavy: await open(TRYON_MODELS.poseHeavy), selfie: await open(TRYON_MODELS.selfie) }
+  models = {
+    detector: await open(TRYON_MODELS.detector),
+    poseFull: await open(TRYON_MODELS.poseFull),
+    poseHeavy: await open(TRYON_MODELS.poseHeavy),
+    selfie: await open(TRYON_MODELS.selfie),
+  }
 }, TIMEOUT_MS)
 
 afterAll(async () => {
@@ -57,65 +74,119 @@ const load = async (name: string): Promise<Rgb> => {
   const img = await decodeImage(join(SET, `${name}.jpg`), { what: 'person image' })
   return { width: img.width, height: img.height, data: img.rgb }
 }
-const boxOf = (name: string, part: 'upper' | 'lower') => labels.persons.find((p) => p.file === `${name}.jpg`)!.boxes[part]
+const boxOf = (name: string, part: 'upper' | 'lower') =>
+  labels.persons.find((p) => p.file === `${name}.jpg`)!.boxes[part]
 const inBox = (p: Point, b: number[], img: { width: number; height: number }): boolean =>
-  p.x >= (b[0]! - BOX_DILATE) * img.width && p.x <= (b[2]! + BOX_DILATE) * img.width && p.y >= (b[1]! - BOX_DILATE) * img.height && p.y <= (b[3]! + BOX_DILATE) * img.height
+  p.x >= (b[0]! - BOX_DILATE) * img.width &&
+  p.x <= (b[2]! + BOX_DILATE) * img.width &&
+  p.y >= (b[1]! - BOX_DILATE) * img.height &&
+  p.y <= (b[3]! + BOX_DILATE) * img.height
 
 /** Shoulders in the upper box; the hip joints (below the waistband) in the lower box, under its top. */
 function expectJointsInBoxes(name: string, a: PersonAnalysis): void {
   const P = a.points
   const up = boxOf(name, 'upper')
   const low = boxOf(name, 'lower')
-  for (const j of [LM.leftShoulder, LM.rightShoulder]) expect(inBox(P[j]!, up, a), `${name} shoulder ${j} in the upper box`).toBe(true)
+  for (const j of [LM.leftShoulder, LM.rightShoulder]) {
+    expect(inBox(P[j]!, up, a), `${name} shoulder ${j} in the upper box`).toBe(true)
+  }
   const hips = mid(P[LM.leftHip]!, P[LM.rightHip]!)
-  expect(inBox(hips, low, a), `${name} hip centre (${(hips.x / a.width).toFixed(2)}, ${(hips.y / a.height).toFixed(2)}) in the lower box`).toBe(true)
-  expect(hips.y, `${name} hips below the waist line`).toBeGreaterThanOrEqual((low[1]! - BOX_DILATE) * a.height)
+  expect(
+    inBox(hips, low, a),
+    `${name} hip centre (${(hips.x / a.width).toFixed(2)}, ${(hips.y / a.height).toFixed(2)}) in the lower box`,
+  ).toBe(true)
+  expect(hips.y, `${name} hips below the waist line`).toBeGreaterThanOrEqual(
+    (low[1]! - BOX_DILATE) * a.height,
+  )
 }
 
 describe('landmarks land in the labelled body boxes', () => {
-  it.each(TUNE)('%s', async (name) => {
-    const a = await analyzePerson(await load(name), models)
-    expect(a.roiSource).toBe('detector')
-    expectJointsInBoxes(name, a)
-    // Every TUNE person stands facing the camera (three-quarter at most): nothing to refuse but
-    // person_07's crossed arms (for a top or dress; see 'unsupported_pose on real photos').
-    expect([a.pose.body, name === 'person_07' ? null : a.pose.arms, a.pose.legs]).toEqual([null, null, null])
-  }, TIMEOUT_MS)
+  it.each(TUNE)(
+    '%s',
+    async (name) => {
+      const a = await analyzePerson(await load(name), models)
+      expect(a.roiSource).toBe('detector')
+      expectJointsInBoxes(name, a)
+      // Every TUNE person stands facing the camera (three-quarter at most): nothing to refuse but
+      // person_07's crossed arms (for a top or dress; see 'unsupported_pose on real photos').
+      expect([a.pose.body, name === 'person_07' ? null : a.pose.arms, a.pose.legs]).toEqual([
+        null,
+        null,
+        null,
+      ])
+    },
+    TIMEOUT_MS,
+  )
 })
 
 describe('the segmentation-mask ROI (taken when the detector finds nobody)', () => {
-  it.each(['person_12', 'person_11', 'person_01'] as const)('%s: the same body as the detector ROI, in the labelled boxes', async (name) => {
-    const img = await load(name)
-    const viaDetector = await analyzePerson(img, models)
-    const viaMask = await analyzePerson(img, models, undefined, { roi: 'mask' })
-    expect(viaMask.roiSource).toBe('mask')
-    expectJointsInBoxes(name, viaMask)
-    for (const j of [LM.leftShoulder, LM.rightShoulder, LM.leftElbow, LM.rightElbow, LM.leftHip, LM.rightHip]) {
-      expect(dist(viaMask.points[j]!, viaDetector.points[j]!) / viaDetector.shoulderWidth, `joint ${j}`).toBeLessThan(0.2)
-    }
-  }, TIMEOUT_MS)
+  it.each(['person_12', 'person_11', 'person_01'] as const)(
+    '%s: the same body as the detector ROI, in the labelled boxes',
+    async (name) => {
+      const img = await load(name)
+      const viaDetector = await analyzePerson(img, models)
+      const viaMask = await analyzePerson(img, models, undefined, { roi: 'mask' })
+      expect(viaMask.roiSource).toBe('mask')
+      expectJointsInBoxes(name, viaMask)
+      for (const j of [
+        LM.leftShoulder,
+        LM.rightShoulder,
+        LM.leftElbow,
+        LM.rightElbow,
+        LM.leftHip,
+        LM.rightHip,
+      ]) {
+        expect(
+          dist(viaMask.points[j]!, viaDetector.points[j]!) / viaDetector.shoulderWidth,
+          `joint ${j}`,
+        ).toBeLessThan(0.2)
+      }
+    },
+    TIMEOUT_MS,
+  )
 
-  it('a photo with no person in it still answers no_person_detected', async () => {
-    const img = await load('person_15')
-    const blank: Rgb = { width: img.width, height: img.height, data: new Uint8Array(img.data.length).fill(200) }
-    await expect(analyzePerson(blank, models, undefined, { roi: 'mask' })).rejects.toMatchObject({ code: 'no_person_detected' })
-  }, TIMEOUT_MS)
+  it(
+    'a photo with no person in it still answers no_person_detected',
+    async () => {
+      const img = await load('person_15')
+      const blank: Rgb = {
+        width: img.width,
+        height: img.height,
+        data: new Uint8Array(img.data.length).fill(200),
+      }
+      await expect(analyzePerson(blank, models, undefined, { roi: 'mask' })).rejects.toMatchObject({
+        code: 'no_person_detected',
+      })
+    },
+    TIMEOUT_MS,
+  )
 })
 
 describe('a photo cropped at the mouth (e-commerce framing) finds the person', () => {
-  it.each(['person_15', 'person_02', 'person_01'] as const)('%s cut at the mouth: shoulders and hips where the whole photo has them', async (name) => {
-    const img = await load(name)
-    const whole = await analyzePerson(img, models)
-    const top = Math.round((whole.points[LM.mouthLeft]!.y + whole.points[LM.mouthRight]!.y) / 2)
-    const cut: Rgb = { width: img.width, height: img.height - top, data: img.data.slice(top * img.width * 3) }
-    for (const roi of ['auto', 'mask'] as const) {
-      const a = await analyzePerson(cut, models, undefined, { roi })
-      for (const j of [LM.leftShoulder, LM.rightShoulder, LM.leftHip, LM.rightHip]) {
-        const moved = { x: a.points[j]!.x, y: a.points[j]!.y + top }
-        expect(dist(moved, whole.points[j]!) / whole.shoulderWidth, `${roi} ROI, joint ${j}`).toBeLessThan(0.3)
+  it.each(['person_15', 'person_02', 'person_01'] as const)(
+    '%s cut at the mouth: shoulders and hips where the whole photo has them',
+    async (name) => {
+      const img = await load(name)
+      const whole = await analyzePerson(img, models)
+      const top = Math.round((whole.points[LM.mouthLeft]!.y + whole.points[LM.mouthRight]!.y) / 2)
+      const cut: Rgb = {
+        width: img.width,
+        height: img.height - top,
+        data: img.data.slice(top * img.width * 3),
       }
-    }
-  }, TIMEOUT_MS)
+      for (const roi of ['auto', 'mask'] as const) {
+        const a = await analyzePerson(cut, models, undefined, { roi })
+        for (const j of [LM.leftShoulder, LM.rightShoulder, LM.leftHip, LM.rightHip]) {
+          const moved = { x: a.points[j]!.x, y: a.points[j]!.y + top }
+          expect(
+            dist(moved, whole.points[j]!) / whole.shoulderWidth,
+            `${roi} ROI, joint ${j}`,
+          ).toBeLessThan(0.3)
+        }
+      }
+    },
+    TIMEOUT_MS,
+  )
 })
 
 /** person_15 (standing, full body) turned 90° clockwise: a person lying down. */
@@ -124,40 +195,60 @@ async function lyingDown(): Promise<Rgb> {
   const { width: W, height: H } = img
   const rot = new Uint8Array(W * H * 3)
   for (let y = 0; y < H; y++) {
-    for (let x = 0; x < W; x++) rot.set(img.data.subarray((y * W + x) * 3, (y * W + x) * 3 + 3), (x * H + (H - 1 - y)) * 3)
+    for (let x = 0; x < W; x++) {
+      rot.set(img.data.subarray((y * W + x) * 3, (y * W + x) * 3 + 3), (x * H + (H - 1 - y)) * 3)
+    }
   }
   return { width: H, height: W, data: rot }
 }
 
 describe('unsupported_pose', () => {
-  it('a person lying down (person_15 turned 90°) is refused for every garment, with what was found', async () => {
-    const a = await analyzePerson(await lyingDown(), models)
-    expect(a.pose.tiltDeg).toBeGreaterThan(60)
-    for (const category of ['upper', 'lower', 'full'] as const) {
-      let err: unknown
-      try {
-        assertDressable(category, a)
-      } catch (e) {
-        err = e
+  it(
+    'a person lying down (person_15 turned 90°) is refused for every garment, with what was found',
+    async () => {
+      const a = await analyzePerson(await lyingDown(), models)
+      expect(a.pose.tiltDeg).toBeGreaterThan(60)
+      for (const category of ['upper', 'lower', 'full'] as const) {
+        let err: unknown
+        try {
+          assertDressable(category, a)
+        } catch (e) {
+          err = e
+        }
+        expect(err).toBeInstanceOf(AppError)
+        expect((err as AppError).code).toBe('unsupported_pose')
+        expect((err as AppError).message).toMatch(/tipped \d+° from upright/)
       }
-      expect(err).toBeInstanceOf(AppError)
-      expect((err as AppError).code).toBe('unsupported_pose')
-      expect((err as AppError).message).toMatch(/tipped \d+° from upright/)
-    }
-  }, TIMEOUT_MS)
+    },
+    TIMEOUT_MS,
+  )
 
-  it('through the engine: 422 unsupported_pose, no image', async () => {
-    const engine = await openTryOnEngine({ modelsDir: MODELS })
-    try {
-      const p = await lyingDown()
-      const g = await decodeImage(join(SET, 'garment_upper_01.jpg'), { what: 'garment image', maxWorkSidePx: 768 })
-      const run = engine.tryOn({ width: p.width, height: p.height, rgb: p.data, alpha: null }, g, { preprocessGarment: true, garmentMode: 'auto', removeBackground: false })
-      await expect(run).rejects.toMatchObject({ code: 'unsupported_pose', message: expect.stringMatching(/upright/) })
-      expect(HTTP_STATUS.unsupported_pose).toBe(422)
-    } finally {
-      await engine.close()
-    }
-  }, TIMEOUT_MS)
+  it(
+    'through the engine: 422 unsupported_pose, no image',
+    async () => {
+      const engine = await openTryOnEngine({ modelsDir: MODELS })
+      try {
+        const p = await lyingDown()
+        const g = await decodeImage(join(SET, 'garment_upper_01.jpg'), {
+          what: 'garment image',
+          maxWorkSidePx: 768,
+        })
+        const run = engine.tryOn(
+          { width: p.width, height: p.height, rgb: p.data, alpha: null },
+          g,
+          { preprocessGarment: true, garmentMode: 'auto', removeBackground: false },
+        )
+        await expect(run).rejects.toMatchObject({
+          code: 'unsupported_pose',
+          message: expect.stringMatching(/upright/),
+        })
+        expect(HTTP_STATUS.unsupported_pose).toBe(422)
+      } finally {
+        await engine.close()
+      }
+    },
+    TIMEOUT_MS,
+  )
 })
 
 /**
@@ -172,7 +263,18 @@ async function frame(video: string, atS: number, crop: string | null): Promise<R
   const dir = await mkdtemp(join(tmpdir(), 'tailor-pose-'))
   try {
     const out = join(dir, 'frame.png')
-    await execFileP(FFMPEG_BIN, ['-v', 'error', '-ss', String(atS), '-i', join(DEV_MEDIA, video), '-frames:v', '1', ...(crop ? ['-vf', `crop=${crop}`] : []), out])
+    await execFileP(FFMPEG_BIN, [
+      '-v',
+      'error',
+      '-ss',
+      String(atS),
+      '-i',
+      join(DEV_MEDIA, video),
+      '-frames:v',
+      '1',
+      ...(crop ? ['-vf', `crop=${crop}`] : []),
+      out,
+    ])
     const img = await decodeImage(out, { what: 'person image' })
     return { width: img.width, height: img.height, data: img.rgb }
   } finally {
@@ -192,46 +294,70 @@ function refusal(category: 'upper' | 'lower' | 'full', a: PersonAnalysis): strin
 }
 
 describe('unsupported_pose on real photos and footage', () => {
-  it('video_02: seen from the side, standing (2.5 s) or bending over to the dog (0.0, 5.0, 9.0 s): refused for every garment', async () => {
-    for (const at of [0, 2.5, 5, 9]) {
-      const a = await analyzePerson(await frame('video_02.mp4', at, '560:720:0:0'), models)
-      expect(a.pose.facing, `${at} s facing`).toBeLessThan(0.3)
-      for (const category of ['upper', 'lower', 'full'] as const) expect(refusal(category, a), `${at} s ${category}`).toMatch(/turned sideways to the camera/)
-    }
-  }, TIMEOUT_MS)
+  it(
+    'video_02: seen from the side, standing (2.5 s) or bending over to the dog (0.0, 5.0, 9.0 s): refused for every garment',
+    async () => {
+      for (const at of [0, 2.5, 5, 9]) {
+        const a = await analyzePerson(await frame('video_02.mp4', at, '560:720:0:0'), models)
+        expect(a.pose.facing, `${at} s facing`).toBeLessThan(0.3)
+        for (const category of ['upper', 'lower', 'full'] as const) {
+          expect(refusal(category, a), `${at} s ${category}`).toMatch(
+            /turned sideways to the camera/,
+          )
+        }
+      }
+    },
+    TIMEOUT_MS,
+  )
 
-  it('person_07 (arms crossed over the torso): a top or dress is refused with what was found', async () => {
-    const a = await analyzePerson(await load('person_07'), models)
-    expect(a.pose.crossed).toBe(true)
-    expect(refusal('upper', a)).toMatch(/arms are crossed over the torso/)
-    expect(refusal('full', a)).toMatch(/arms are crossed over the torso/)
-  }, TIMEOUT_MS)
+  it(
+    'person_07 (arms crossed over the torso): a top or dress is refused with what was found',
+    async () => {
+      const a = await analyzePerson(await load('person_07'), models)
+      expect(a.pose.crossed).toBe(true)
+      expect(refusal('upper', a)).toMatch(/arms are crossed over the torso/)
+      expect(refusal('full', a)).toMatch(/arms are crossed over the torso/)
+    },
+    TIMEOUT_MS,
+  )
 
-  it('person_15 upside down (turned 180°): refused as tipped', async () => {
-    const p = await load('person_15')
-    const n = p.width * p.height
-    const flipped = new Uint8Array(p.data.length)
-    for (let i = 0; i < n; i++) flipped.set(p.data.subarray(i * 3, i * 3 + 3), (n - 1 - i) * 3)
-    let err: unknown
-    try {
-      const a = await analyzePerson({ width: p.width, height: p.height, data: flipped }, models)
-      assertDressable('upper', a)
-    } catch (e) {
-      err = e
-    }
-    // Either nobody is found upside down, or the pose is refused as tipped: never a garment drawn.
-    expect(err).toBeInstanceOf(AppError)
-    expect(['unsupported_pose', 'no_person_detected']).toContain((err as AppError).code)
-    if ((err as AppError).code === 'unsupported_pose') expect((err as AppError).message).toMatch(/tipped \d+° from upright/)
-  }, TIMEOUT_MS)
+  it(
+    'person_15 upside down (turned 180°): refused as tipped',
+    async () => {
+      const p = await load('person_15')
+      const n = p.width * p.height
+      const flipped = new Uint8Array(p.data.length)
+      for (let i = 0; i < n; i++) flipped.set(p.data.subarray(i * 3, i * 3 + 3), (n - 1 - i) * 3)
+      let err: unknown
+      try {
+        const a = await analyzePerson({ width: p.width, height: p.height, data: flipped }, models)
+        assertDressable('upper', a)
+      } catch (e) {
+        err = e
+      }
+      // Either nobody is found upside down, or the pose is refused as tipped: never a garment drawn.
+      expect(err).toBeInstanceOf(AppError)
+      expect(['unsupported_pose', 'no_person_detected']).toContain((err as AppError).code)
+      if ((err as AppError).code === 'unsupported_pose') {
+        expect((err as AppError).message).toMatch(/tipped \d+° from upright/)
+      }
+    },
+    TIMEOUT_MS,
+  )
 
-  it('standing poses are dressed: video_01 (hands together in front of the chest) and the TUNE persons other than person_07', async () => {
-    const v = await analyzePerson(await frame('video_01.mp4', 3, null), models)
-    expect(v.pose.crossed).toBe(false)
-    expect(refusal('upper', v)).toBeNull()
-    for (const name of TUNE.filter((t) => t !== 'person_07')) {
-      const a = await analyzePerson(await load(name), models)
-      for (const category of ['upper', 'lower', 'full'] as const) expect(refusal(category, a), `${name} ${category}`).toBeNull()
-    }
-  }, 2 * TIMEOUT_MS)
+  it(
+    'standing poses are dressed: video_01 (hands together in front of the chest) and the TUNE persons other than person_07',
+    async () => {
+      const v = await analyzePerson(await frame('video_01.mp4', 3, null), models)
+      expect(v.pose.crossed).toBe(false)
+      expect(refusal('upper', v)).toBeNull()
+      for (const name of TUNE.filter((t) => t !== 'person_07')) {
+        const a = await analyzePerson(await load(name), models)
+        for (const category of ['upper', 'lower', 'full'] as const) {
+          expect(refusal(category, a), `${name} ${category}`).toBeNull()
+        }
+      }
+    },
+    2 * TIMEOUT_MS,
+  )
 })

@@ -99,20 +99,35 @@ export interface AnalyzeOptions {
   roi?: 'auto' | 'mask'
 }
 
-export async function analyzePerson(img: Rgb, models: PersonModels, timings?: Record<string, number>, o: AnalyzeOptions = {}): Promise<PersonAnalysis> {
+export async function analyzePerson(
+  img: Rgb,
+  models: PersonModels,
+  timings?: Record<string, number>,
+  o: AnalyzeOptions = {},
+): Promise<PersonAnalysis> {
   const { width: w, height: h } = img
   let t = performance.now()
   const sel = new Float32Array(SELFIE_INPUT * SELFIE_INPUT * 3)
   squashToTensor(img, SELFIE_INPUT, sel)
-  const rs = await models.selfie.run({ input_1: { data: sel, dims: [1, SELFIE_INPUT, SELFIE_INPUT, 3] } }, ['activation_10'])
-  const mask = resizePlane({ width: SELFIE_INPUT, height: SELFIE_INPUT, data: rs.activation_10!.data }, w, h)
+  const rs = await models.selfie.run(
+    { input_1: { data: sel, dims: [1, SELFIE_INPUT, SELFIE_INPUT, 3] } },
+    ['activation_10'],
+  )
+  const mask = resizePlane(
+    { width: SELFIE_INPUT, height: SELFIE_INPUT, data: rs.activation_10!.data },
+    w,
+    h,
+  )
   if (timings) timings.segmentation = performance.now() - t
 
   t = performance.now()
   const det = new Float32Array(DETECTOR_INPUT * DETECTOR_INPUT * 3)
   const whole = wholeImageCrop(w, h)
   cropToTensor(img, whole, det, DETECTOR_INPUT, DETECTOR_RANGE)
-  const rd = await models.detector.run({ input: { data: det, dims: [1, DETECTOR_INPUT, DETECTOR_INPUT, 3] } }, ['person'])
+  const rd = await models.detector.run(
+    { input: { data: det, dims: [1, DETECTOR_INPUT, DETECTOR_INPUT, 3] } },
+    ['person'],
+  )
   const detection = decodeDetection(rd.person!.data, whole)
   let roiSource: RoiSource = 'detector'
   let crop = cropFromDetection(detection)
@@ -122,7 +137,9 @@ export async function analyzePerson(img: Rgb, models: PersonModels, timings?: Re
     // person is then where the segmentation mask is; the landmark model is run on that region and
     // its own alignment points refine the ROI (once more than usual, as the first guess is rough).
     const fromMask = cropFromMask(mask)
-    if (fromMask === null) throw new AppError('no_person_detected', 'No person was found in the person image.')
+    if (fromMask === null) {
+      throw new AppError('no_person_detected', 'No person was found in the person image.')
+    }
     crop = fromMask
     roiSource = 'mask'
     passes = 2
@@ -131,7 +148,10 @@ export async function analyzePerson(img: Rgb, models: PersonModels, timings?: Re
   let presence = 0
   for (let i = 0; i < passes; i++) {
     cropToTensor(img, crop, input)
-    const r1 = await models.poseFull.run({ input_1: { data: input, dims: [1, POSE_INPUT, POSE_INPUT, 3] } }, POSE_OUTPUTS)
+    const r1 = await models.poseFull.run(
+      { input_1: { data: input, dims: [1, POSE_INPUT, POSE_INPUT, 3] } },
+      POSE_OUTPUTS,
+    )
     presence = r1.output_poseflag!.data[0]!
     if (presence < MIN_PRESENCE) {
       throw new AppError('no_person_detected', 'No person was found in the person image.')
@@ -139,25 +159,51 @@ export async function analyzePerson(img: Rgb, models: PersonModels, timings?: Re
     crop = cropFromPose(decodeLandmarks(r1.ld_3d!.data, crop))
   }
   cropToTensor(img, crop, input)
-  const r2 = await models.poseHeavy.run({ input_1: { data: input, dims: [1, POSE_INPUT, POSE_INPUT, 3] } }, POSE_OUTPUTS)
+  const r2 = await models.poseHeavy.run(
+    { input_1: { data: input, dims: [1, POSE_INPUT, POSE_INPUT, 3] } },
+    POSE_OUTPUTS,
+  )
   const points = decodeLandmarks(r2.ld_3d!.data, crop)
   if (timings) timings.pose = performance.now() - t
   const sl = points[LM.leftShoulder]!
   const sr = points[LM.rightShoulder]!
   const inFrame = (p: Point) => p.x >= 0 && p.y >= 0 && p.x < w && p.y < h
-  if (r2.output_poseflag!.data[0]! < MIN_PRESENCE || sl.score < MIN_SHOULDER_SCORE || sr.score < MIN_SHOULDER_SCORE || !inFrame(sl) || !inFrame(sr)) {
-    throw new AppError('no_person_detected', 'No usable person was found in the person image: both shoulders must be visible.')
+  if (
+    r2.output_poseflag!.data[0]! < MIN_PRESENCE ||
+    sl.score < MIN_SHOULDER_SCORE ||
+    sr.score < MIN_SHOULDER_SCORE ||
+    !inFrame(sl) ||
+    !inFrame(sr)
+  ) {
+    throw new AppError(
+      'no_person_detected',
+      'No usable person was found in the person image: both shoulders must be visible.',
+    )
   }
   const shoulderWidth = dist(sl, sr)
   if (shoulderWidth < 0.04 * Math.max(w, h)) {
-    throw new AppError('no_person_detected', 'The person in the person image is too small to dress.')
+    throw new AppError(
+      'no_person_detected',
+      'The person in the person image is too small to dress.',
+    )
   }
 
   t = performance.now()
   const regions = bodyRegions(points, mask, shoulderWidth)
   if (timings) timings.regions = performance.now() - t
   const pose = checkPose(points, w, h)
-  return { width: w, height: h, points, mask, shoulderWidth, presence, roiSource, detectionScore: detection.score, pose, ...regions }
+  return {
+    width: w,
+    height: h,
+    points,
+    mask,
+    shoulderWidth,
+    presence,
+    roiSource,
+    detectionScore: detection.score,
+    pose,
+    ...regions,
+  }
 }
 
 /**
@@ -230,7 +276,11 @@ function squashToTensor(img: Rgb, size: number, out: Float32Array): void {
  * - hands: capsules from each wrist to its index and pinky tips, widened by the hand size;
  * - arms: capsules shoulder→elbow→wrist with radii proportional to the shoulder width.
  */
-export function bodyRegions(pts: readonly Landmark[], mask: Plane, sw: number): { head: Plane; hands: Plane; arms: Plane } {
+export function bodyRegions(
+  pts: readonly Landmark[],
+  mask: Plane,
+  sw: number,
+): { head: Plane; hands: Plane; arms: Plane } {
   const { width: w, height: h } = mask
   const head = plane(w, h)
   const sl = pts[LM.leftShoulder]!
@@ -250,9 +300,17 @@ export function bodyRegions(pts: readonly Landmark[], mask: Plane, sw: number): 
   const face = pts.slice(0, 11)
   const fx = face.map((p) => p.x)
   const fy = face.map((p) => p.y)
-  const fc = { x: (Math.min(...fx) + Math.max(...fx)) / 2, y: (Math.min(...fy) + Math.max(...fy)) / 2 }
+  const fc = {
+    x: (Math.min(...fx) + Math.max(...fx)) / 2,
+    y: (Math.min(...fy) + Math.max(...fy)) / 2,
+  }
   // The neck itself, down to just above the shoulder line: skin, not garment.
-  drawEllipse(head, { x: shoulderMid.x + (mouth.x - shoulderMid.x) * 0.3, y: shoulderMid.y - 0.18 * sw }, 0.14 * sw, 0.09 * sw)
+  drawEllipse(
+    head,
+    { x: shoulderMid.x + (mouth.x - shoulderMid.x) * 0.3, y: shoulderMid.y - 0.18 * sw },
+    0.14 * sw,
+    0.09 * sw,
+  )
   const earSpan = Math.max(dist(pts[LM.leftEar]!, pts[LM.rightEar]!), 0.35 * sw)
   drawEllipse(head, { x: fc.x, y: fc.y - 0.1 * earSpan }, 0.62 * earSpan, 0.8 * earSpan)
 

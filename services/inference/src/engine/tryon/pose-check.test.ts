@@ -39,7 +39,8 @@ function standing(): Landmark[] {
   return p
 }
 
-const analysis = (points: Landmark[]): PersonAnalysis => ({ pose: checkPose(points, W, H) }) as PersonAnalysis
+const analysis = (points: Landmark[]): PersonAnalysis =>
+  ({ pose: checkPose(points, W, H) }) as PersonAnalysis
 
 function refusal(category: 'upper' | 'lower' | 'full', points: Landmark[]): string | null {
   try {
@@ -61,18 +62,25 @@ describe('checkPose', () => {
     expect(c.thighDrops).toHaveLength(2)
     for (const d of c.thighDrops) expect(d).toBeGreaterThan(0.9)
     expect([c.body, c.arms, c.legs]).toEqual([null, null, null])
-    for (const cat of ['upper', 'lower', 'full'] as const) expect(refusal(cat, standing())).toBeNull()
+    for (const cat of ['upper', 'lower', 'full'] as const) {
+      expect(refusal(cat, standing())).toBeNull()
+    }
   })
 
   it('seen from the back (their left shoulder on the image left): refused for every garment', () => {
     const p = standing()
-    for (const [l, r] of [[LM.leftShoulder, LM.rightShoulder], [LM.leftHip, LM.rightHip]] as const) {
+    for (const [l, r] of [
+      [LM.leftShoulder, LM.rightShoulder],
+      [LM.leftHip, LM.rightHip],
+    ] as const) {
       const a = p[l]!
       p[l] = p[r]!
       p[r] = a
     }
     expect(checkPose(p, W, H).facing).toBeLessThan(0)
-    for (const cat of ['upper', 'lower', 'full'] as const) expect(refusal(cat, p)).toMatch(/seen from the back/)
+    for (const cat of ['upper', 'lower', 'full'] as const) {
+      expect(refusal(cat, p)).toMatch(/seen from the back/)
+    }
   })
 
   it('a three-quarter turn (shoulders closer together, order kept) is dressed; a side view is refused', () => {
@@ -84,7 +92,11 @@ describe('checkPose', () => {
     // Turned further: the shoulder line spans 0.3 × the torso length.
     p[LM.leftShoulder] = { x: 320, y: 200, score: 0.99 }
     p[LM.rightShoulder] = { x: 260, y: 200, score: 0.99 }
-    for (const cat of ['upper', 'lower', 'full'] as const) expect(refusal(cat, p)).toMatch(/turned sideways to the camera \(their shoulders span only 0\.30 × the torso length/)
+    for (const cat of ['upper', 'lower', 'full'] as const) {
+      expect(refusal(cat, p)).toMatch(
+        /turned sideways to the camera \(their shoulders span only 0\.30 × the torso length/,
+      )
+    }
   })
 
   it('seated, thighs towards the camera: tops are dressed, bottoms and dresses refused', () => {
@@ -121,7 +133,9 @@ describe('checkPose', () => {
 
   it('half body (knees outside the photo): the legs are not judged', () => {
     const p = standing()
-    for (const j of [LM.leftKnee, LM.rightKnee, LM.leftAnkle, LM.rightAnkle]) p[j] = { x: p[j]!.x, y: p[j]!.y + 500, score: 0.3 }
+    for (const j of [LM.leftKnee, LM.rightKnee, LM.leftAnkle, LM.rightAnkle]) {
+      p[j] = { x: p[j]!.x, y: p[j]!.y + 500, score: 0.3 }
+    }
     expect(checkPose(p, W, H).thighDrops).toEqual([])
     expect(refusal('lower', p)).toBeNull()
   })
@@ -168,7 +182,10 @@ describe('checkPose', () => {
     covered[LM.rightElbow] = { x: 255, y: 390, score: 0.99 }
     covered[LM.leftWrist] = { x: 290, y: 230, score: 0.99 }
     covered[LM.rightWrist] = { x: 310, y: 230, score: 0.99 }
-    for (const [ix, pk, x] of [[LM.leftIndex, LM.leftPinky, 270], [LM.rightIndex, LM.rightPinky, 330]] as const) {
+    for (const [ix, pk, x] of [
+      [LM.leftIndex, LM.leftPinky, 270],
+      [LM.rightIndex, LM.rightPinky, 330],
+    ] as const) {
       covered[ix] = { x, y: 205, score: 0.99 }
       covered[pk] = { x, y: 215, score: 0.99 }
     }

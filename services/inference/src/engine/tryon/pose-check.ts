@@ -104,7 +104,8 @@ function inQuad(p: Point, q: readonly Point[]): boolean {
 }
 
 export function checkPose(pts: readonly Landmark[], width: number, height: number): PoseCheck {
-  const known = (p: Landmark): boolean => p.score >= MIN_JOINT_SCORE && p.x >= 0 && p.y >= 0 && p.x < width && p.y < height
+  const known = (p: Landmark): boolean =>
+    p.score >= MIN_JOINT_SCORE && p.x >= 0 && p.y >= 0 && p.x < width && p.y < height
   const sL = pts[LM.leftShoulder]!
   const sR = pts[LM.rightShoulder]!
   const hL = pts[LM.leftHip]!
@@ -125,7 +126,8 @@ export function checkPose(pts: readonly Landmark[], width: number, height: numbe
   if (tiltDeg > MAX_TILT_DEG) {
     body = `The person's torso is tipped ${Math.round(tiltDeg)}° from upright (lying down, bending over or upside down); try-on needs a person standing upright.`
   } else if (facing < -BACK_MARGIN) {
-    body = 'The person is seen from the back (their left shoulder is on the left of the photo); try-on needs a person facing the camera, turned at most three-quarters.'
+    body =
+      'The person is seen from the back (their left shoulder is on the left of the photo); try-on needs a person facing the camera, turned at most three-quarters.'
   } else if (facing < MIN_FACING) {
     body = `The person is turned sideways to the camera (their shoulders span only ${f2(Math.max(0, facing))} × the torso length across the body); try-on needs a person facing the camera, turned at most three-quarters.`
   } else if (torsoRatio < MIN_TORSO_RATIO) {
@@ -176,7 +178,13 @@ export function checkPose(pts: readonly Landmark[], width: number, height: numbe
     const own = Math.sign(dot(sub(s, sMid), across))
     const off = dot(sub(W, sMid), across) / sw
     const down = dot(sub(W, sMid), axis) / torsoLen
-    return pts[ei]!.score >= MIN_JOINT_SCORE && own !== 0 && off * own < -CROSS_MARGIN && down > 0.1 && down < 1.05
+    return (
+      pts[ei]!.score >= MIN_JOINT_SCORE &&
+      own !== 0 &&
+      off * own < -CROSS_MARGIN &&
+      down > 0.1 &&
+      down < 1.05
+    )
   })
   const arms = crossed
     ? "The person's arms are crossed over the torso (each wrist lies past the middle of the body on the other side); a top or dress would be mostly hidden and its sleeves would have to be folded across the body."
@@ -206,5 +214,16 @@ export function checkPose(pts: readonly Landmark[], width: number, height: numbe
       : `the knees are folded to ${kneeAngles.map((a) => Math.round(a)).join('° and ')}°`
     legs = `The person appears to be seated or crouching (${what}); trousers, skirts and dresses need standing legs.`
   }
-  return { tiltDeg, torsoRatio, facing, torsoOcclusion, crossed, thighDrops, kneeAngles, body, arms, legs }
+  return {
+    tiltDeg,
+    torsoRatio,
+    facing,
+    torsoOcclusion,
+    crossed,
+    thighDrops,
+    kneeAngles,
+    body,
+    arms,
+    legs,
+  }
 }

@@ -11,14 +11,42 @@ export const POSE_INPUT = 256
 
 /** The 33 BlazePose body landmarks (indices into `Pose.points`); left/right are the person's own. */
 export const LM = {
-  nose: 0, leftEyeInner: 1, leftEye: 2, leftEyeOuter: 3, rightEyeInner: 4, rightEye: 5, rightEyeOuter: 6,
-  leftEar: 7, rightEar: 8, mouthLeft: 9, mouthRight: 10,
-  leftShoulder: 11, rightShoulder: 12, leftElbow: 13, rightElbow: 14, leftWrist: 15, rightWrist: 16,
-  leftPinky: 17, rightPinky: 18, leftIndex: 19, rightIndex: 20, leftThumb: 21, rightThumb: 22,
-  leftHip: 23, rightHip: 24, leftKnee: 25, rightKnee: 26, leftAnkle: 27, rightAnkle: 28,
-  leftHeel: 29, rightHeel: 30, leftFootIndex: 31, rightFootIndex: 32,
+  nose: 0,
+  leftEyeInner: 1,
+  leftEye: 2,
+  leftEyeOuter: 3,
+  rightEyeInner: 4,
+  rightEye: 5,
+  rightEyeOuter: 6,
+  leftEar: 7,
+  rightEar: 8,
+  mouthLeft: 9,
+  mouthRight: 10,
+  leftShoulder: 11,
+  rightShoulder: 12,
+  leftElbow: 13,
+  rightElbow: 14,
+  leftWrist: 15,
+  rightWrist: 16,
+  leftPinky: 17,
+  rightPinky: 18,
+  leftIndex: 19,
+  rightIndex: 20,
+  leftThumb: 21,
+  rightThumb: 22,
+  leftHip: 23,
+  rightHip: 24,
+  leftKnee: 25,
+  rightKnee: 26,
+  leftAnkle: 27,
+  rightAnkle: 28,
+  leftHeel: 29,
+  rightHeel: 30,
+  leftFootIndex: 31,
+  rightFootIndex: 32,
   /** Alignment points of the model: hip centre and a point one "body half-size" away. */
-  alignCenter: 33, alignScale: 34,
+  alignCenter: 33,
+  alignScale: 34,
 } as const
 
 export interface Landmark extends Point {
@@ -41,7 +69,11 @@ export interface Crop {
 }
 
 /** The whole image letterboxed into a square (first pass, no detector). */
-export const wholeImageCrop = (w: number, h: number): Crop => ({ cx: w / 2, cy: h / 2, size: Math.max(w, h) })
+export const wholeImageCrop = (w: number, h: number): Crop => ({
+  cx: w / 2,
+  cy: h / 2,
+  size: Math.max(w, h),
+})
 
 /**
  * MediaPipe's ROI from the alignment points: centred on the hip centre, side 2 × 1.25 × the
@@ -58,7 +90,13 @@ export function cropFromPose(points: readonly Point[]): Crop {
  * Fills `out` (S·S·3 RGB, 0..1 by default, `range` otherwise) with the crop, bilinear, zero (the
  * range's low end) outside the image.
  */
-export function cropToTensor(img: Rgb, crop: Crop, out: Float32Array, S = POSE_INPUT, range: readonly [number, number] = [0, 1]): void {
+export function cropToTensor(
+  img: Rgb,
+  crop: Crop,
+  out: Float32Array,
+  S = POSE_INPUT,
+  range: readonly [number, number] = [0, 1],
+): void {
   const [lo, hi] = range
   const k = (hi - lo) / 255
   const scale = crop.size / S
@@ -109,8 +147,16 @@ export const DETECTOR_RANGE = [-1, 1] as const
  */
 const DETECTOR_ANCHORS: readonly Point[] = (() => {
   const out: Point[] = []
-  for (const [fm, n] of [[28, 2], [14, 2], [7, 6]] as const) {
-    for (let y = 0; y < fm; y++) for (let x = 0; x < fm; x++) for (let k = 0; k < n; k++) out.push({ x: (x + 0.5) / fm, y: (y + 0.5) / fm })
+  for (const [fm, n] of [
+    [28, 2],
+    [14, 2],
+    [7, 6],
+  ] as const) {
+    for (let y = 0; y < fm; y++) {
+      for (let x = 0; x < fm; x++) {
+        for (let k = 0; k < n; k++) out.push({ x: (x + 0.5) / fm, y: (y + 0.5) / fm })
+      }
+    }
   }
   return out
 })()
@@ -168,7 +214,12 @@ export function decodeLandmarks(ld: Float32Array, crop: Crop): Landmark[] {
  * Maps the landmark model's segmentation logits (crop space, 256²) to a probability plane of the
  * image's size; pixels outside the crop get 0.
  */
-export function segmentationToImage(logits: Float32Array, crop: Crop, width: number, height: number): Plane {
+export function segmentationToImage(
+  logits: Float32Array,
+  crop: Crop,
+  width: number,
+  height: number,
+): Plane {
   const S = POSE_INPUT
   const out = new Float32Array(width * height)
   const inv = S / crop.size

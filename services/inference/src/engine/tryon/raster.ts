@@ -29,7 +29,10 @@ export const plane = (width: number, height: number, fill = 0): Plane => {
 }
 
 export const clamp = (v: number, lo: number, hi: number): number => (v < lo ? lo : v > hi ? hi : v)
-export const lerp = (a: Point, b: Point, t: number): Point => ({ x: a.x + (b.x - a.x) * t, y: a.y + (b.y - a.y) * t })
+export const lerp = (a: Point, b: Point, t: number): Point => ({
+  x: a.x + (b.x - a.x) * t,
+  y: a.y + (b.y - a.y) * t,
+})
 export const dist = (a: Point, b: Point): number => Math.hypot(a.x - b.x, a.y - b.y)
 export const mid = (a: Point, b: Point): Point => lerp(a, b, 0.5)
 
@@ -133,10 +136,18 @@ export function components(src: Plane): { labels: Int32Array; sizes: number[] } 
       count++
       const x = p % w
       const y = (p - x) / w
-      if (x > 0 && labels[p - 1] === 0 && src.data[p - 1]! > 0.5) (labels[p - 1] = next), (stack[sp++] = p - 1)
-      if (x < w - 1 && labels[p + 1] === 0 && src.data[p + 1]! > 0.5) (labels[p + 1] = next), (stack[sp++] = p + 1)
-      if (y > 0 && labels[p - w] === 0 && src.data[p - w]! > 0.5) (labels[p - w] = next), (stack[sp++] = p - w)
-      if (y < h - 1 && labels[p + w] === 0 && src.data[p + w]! > 0.5) (labels[p + w] = next), (stack[sp++] = p + w)
+      if (x > 0 && labels[p - 1] === 0 && src.data[p - 1]! > 0.5) {
+        ;((labels[p - 1] = next), (stack[sp++] = p - 1))
+      }
+      if (x < w - 1 && labels[p + 1] === 0 && src.data[p + 1]! > 0.5) {
+        ;((labels[p + 1] = next), (stack[sp++] = p + 1))
+      }
+      if (y > 0 && labels[p - w] === 0 && src.data[p - w]! > 0.5) {
+        ;((labels[p - w] = next), (stack[sp++] = p - w))
+      }
+      if (y < h - 1 && labels[p + w] === 0 && src.data[p + w]! > 0.5) {
+        ;((labels[p + w] = next), (stack[sp++] = p + w))
+      }
     }
     sizes.push(count)
     next++
@@ -149,7 +160,8 @@ export function luma(img: Rgb): Plane {
   const n = img.width * img.height
   const out = new Float32Array(n)
   for (let i = 0; i < n; i++) {
-    out[i] = (0.299 * img.data[i * 3]! + 0.587 * img.data[i * 3 + 1]! + 0.114 * img.data[i * 3 + 2]!) / 255
+    out[i] =
+      (0.299 * img.data[i * 3]! + 0.587 * img.data[i * 3 + 1]! + 0.114 * img.data[i * 3 + 2]!) / 255
   }
   return { width: img.width, height: img.height, data: out }
 }
@@ -202,7 +214,9 @@ export function fillPolygon(p: Plane, pts: readonly Point[], value = 1): void {
     for (let i = 0; i < pts.length; i++) {
       const a = pts[i]!
       const b = pts[(i + 1) % pts.length]!
-      if ((a.y <= yc && b.y > yc) || (b.y <= yc && a.y > yc)) xs.push(a.x + ((yc - a.y) / (b.y - a.y)) * (b.x - a.x))
+      if ((a.y <= yc && b.y > yc) || (b.y <= yc && a.y > yc)) {
+        xs.push(a.x + ((yc - a.y) / (b.y - a.y)) * (b.x - a.x))
+      }
     }
     xs.sort((u, v) => u - v)
     for (let k = 0; k + 1 < xs.length; k += 2) {

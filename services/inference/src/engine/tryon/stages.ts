@@ -32,7 +32,12 @@ export interface GarmentAnalysis {
   landmarks: GarmentLandmarks
   /** What the photo showed (garment_photo_type, or what `auto` found) and, for `model`, how the garment was cut out. */
   photoType: 'flat-lay' | 'model'
-  worn?: { evidence: WornEvidence | null; garments: WornGarment['garments']; upperFill: number; lowerFill: number }
+  worn?: {
+    evidence: WornEvidence | null
+    garments: WornGarment['garments']
+    upperFill: number
+    lowerFill: number
+  }
 }
 
 /**
@@ -40,7 +45,11 @@ export interface GarmentAnalysis {
  * `GarmentAnalysis`. Throws AppError `no_garment_detected`.
  */
 export interface GarmentExtractor {
-  extract(img: Rgb, alpha: Uint8Array | null, o: { preprocess: boolean; garmentMode: GarmentMode; photoType: GarmentPhotoType }): Promise<GarmentAnalysis>
+  extract(
+    img: Rgb,
+    alpha: Uint8Array | null,
+    o: { preprocess: boolean; garmentMode: GarmentMode; photoType: GarmentPhotoType },
+  ): Promise<GarmentAnalysis>
 }
 
 /**
@@ -50,7 +59,12 @@ export interface GarmentExtractor {
  * findings rule out the garment's category (fit.ts `assertDressable`).
  */
 export interface GarmentWarper {
-  warp(garment: Rgb, g: GarmentAnalysis, person: PersonAnalysis, timings?: Record<string, number>): Promise<{ parts: WarpPart[]; warped: WarpedPart[] }>
+  warp(
+    garment: Rgb,
+    g: GarmentAnalysis,
+    person: PersonAnalysis,
+    timings?: Record<string, number>,
+  ): Promise<{ parts: WarpPart[]; warped: WarpedPart[] }>
 }
 
 /**
@@ -59,7 +73,12 @@ export interface GarmentWarper {
  * white background).
  */
 export interface Compositor {
-  composite(person: Rgb, a: PersonAnalysis, warped: readonly WarpedPart[], o: { removeBackground: boolean; category: GarmentCategory; takeOff?: boolean }): Composite
+  composite(
+    person: Rgb,
+    a: PersonAnalysis,
+    warped: readonly WarpedPart[],
+    o: { removeBackground: boolean; category: GarmentCategory; takeOff?: boolean },
+  ): Composite
 }
 
 export interface TryOnStages {

@@ -3,8 +3,17 @@ import { evalTps, fitTps } from './tps.ts'
 
 describe('fitTps', () => {
   it('reproduces an affine map exactly (zero bending weights)', () => {
-    const targets = [{ x: 0, y: 0 }, { x: 1, y: 0 }, { x: 0, y: 1 }, { x: 1, y: 1 }, { x: 0.3, y: 0.6 }]
-    const f = (p: { x: number; y: number }) => ({ x: 2 * p.x - 0.5 * p.y + 0.1, y: 0.25 * p.x + 1.5 * p.y - 0.2 })
+    const targets = [
+      { x: 0, y: 0 },
+      { x: 1, y: 0 },
+      { x: 0, y: 1 },
+      { x: 1, y: 1 },
+      { x: 0.3, y: 0.6 },
+    ]
+    const f = (p: { x: number; y: number }) => ({
+      x: 2 * p.x - 0.5 * p.y + 0.1,
+      y: 0.25 * p.x + 1.5 * p.y - 0.2,
+    })
     const c = fitTps(targets, targets.map(f))
     for (let i = 0; i < targets.length; i++) {
       expect(Math.abs(c[i * 2]!)).toBeLessThan(1e-9)
@@ -16,8 +25,20 @@ describe('fitTps', () => {
   })
 
   it('interpolates its control points', () => {
-    const targets = [{ x: 0, y: 0 }, { x: 1, y: 0 }, { x: 0, y: 1 }, { x: 1, y: 1 }, { x: 0.5, y: 0.5 }]
-    const sources = [{ x: 0, y: 0 }, { x: 1, y: 0.1 }, { x: -0.1, y: 1 }, { x: 1, y: 1 }, { x: 0.6, y: 0.4 }]
+    const targets = [
+      { x: 0, y: 0 },
+      { x: 1, y: 0 },
+      { x: 0, y: 1 },
+      { x: 1, y: 1 },
+      { x: 0.5, y: 0.5 },
+    ]
+    const sources = [
+      { x: 0, y: 0 },
+      { x: 1, y: 0.1 },
+      { x: -0.1, y: 1 },
+      { x: 1, y: 1 },
+      { x: 0.6, y: 0.4 },
+    ]
     const c = fitTps(targets, sources)
     targets.forEach((t, i) => {
       const q = evalTps(c, targets, t)
@@ -27,8 +48,23 @@ describe('fitTps', () => {
   })
 
   it('refuses too few or degenerate points', () => {
-    expect(() => fitTps([{ x: 0, y: 0 }, { x: 1, y: 1 }], [{ x: 0, y: 0 }, { x: 1, y: 1 }])).toThrow(/≥ 3/)
-    const line = [{ x: 0, y: 0 }, { x: 1, y: 1 }, { x: 2, y: 2 }]
+    expect(() =>
+      fitTps(
+        [
+          { x: 0, y: 0 },
+          { x: 1, y: 1 },
+        ],
+        [
+          { x: 0, y: 0 },
+          { x: 1, y: 1 },
+        ],
+      ),
+    ).toThrow(/≥ 3/)
+    const line = [
+      { x: 0, y: 0 },
+      { x: 1, y: 1 },
+      { x: 2, y: 2 },
+    ]
     expect(() => fitTps(line, line)).toThrow(/degenerate/)
   })
 })

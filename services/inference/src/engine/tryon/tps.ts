@@ -11,9 +11,15 @@ const U = (r2: number): number => (r2 <= 0 ? 0 : r2 * Math.log(r2))
  * Returns the coefficients as K + 3 rows of (x, y): w_0…w_{K−1}, a0, ax, ay. `smoothing` (λ ≥ 0)
  * relaxes exact interpolation (regularised TPS), which keeps near-coincident points from folding.
  */
-export function fitTps(targets: readonly Point[], sources: readonly Point[], smoothing = 0): Float64Array {
+export function fitTps(
+  targets: readonly Point[],
+  sources: readonly Point[],
+  smoothing = 0,
+): Float64Array {
   const k = targets.length
-  if (k !== sources.length || k < 3) throw new Error(`fitTps: need ≥ 3 matching points, got ${k}/${sources.length}`)
+  if (k !== sources.length || k < 3) {
+    throw new Error(`fitTps: need ≥ 3 matching points, got ${k}/${sources.length}`)
+  }
   const n = k + 3
   // Augmented matrix [L | rhs_x rhs_y], row-major, n × (n + 2).
   const m = new Float64Array(n * (n + 2))
@@ -36,8 +42,12 @@ export function fitTps(targets: readonly Point[], sources: readonly Point[], smo
   // Gaussian elimination with partial pivoting.
   for (let col = 0; col < n; col++) {
     let piv = col
-    for (let r = col + 1; r < n; r++) if (Math.abs(m[at(r, col)]!) > Math.abs(m[at(piv, col)]!)) piv = r
-    if (Math.abs(m[at(piv, col)]!) < 1e-12) throw new Error('fitTps: degenerate control points (collinear or repeated)')
+    for (let r = col + 1; r < n; r++) {
+      if (Math.abs(m[at(r, col)]!) > Math.abs(m[at(piv, col)]!)) piv = r
+    }
+    if (Math.abs(m[at(piv, col)]!) < 1e-12) {
+      throw new Error('fitTps: degenerate control points (collinear or repeated)')
+    }
     if (piv !== col) {
       for (let c = 0; c < n + 2; c++) {
         const t = m[at(col, c)]!

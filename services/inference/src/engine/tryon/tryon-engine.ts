@@ -13,20 +13,45 @@
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import { AppError } from '@tailor/proto'
-import type { TryOnEngine, TryOnEngineOptions, TryOnEngineResult, TryOnImage, GarmentCategory, GarmentMode, GarmentPhotoType } from '../../jobs/try-on.ts'
+import type {
+  TryOnEngine,
+  TryOnEngineOptions,
+  TryOnEngineResult,
+  TryOnImage,
+  GarmentCategory,
+  GarmentMode,
+  GarmentPhotoType,
+} from '../../jobs/try-on.ts'
 import { loadModelSpec } from '../manifest.ts'
-import { ModelSession, type ExecutionProvider, type OrtLogSeverity, type ProviderFallback } from '../session.ts'
+import {
+  ModelSession,
+  type ExecutionProvider,
+  type OrtLogSeverity,
+  type ProviderFallback,
+} from '../session.ts'
 import { compositeGarment, type Composite } from './composite.ts'
 import { fitParts, type WarpPart } from './fit.ts'
 import { extractGarmentMask, maskArea } from './garment-mask.ts'
-import { bottomLandmarks, detectCategory, maskBbox, topLandmarks, type CategoryEvidence } from './garment-shape.ts'
+import {
+  bottomLandmarks,
+  detectCategory,
+  maskBbox,
+  topLandmarks,
+  type CategoryEvidence,
+} from './garment-shape.ts'
 import { analyzePerson, type PersonAnalysis, type PersonModels } from './person.ts'
 import { extractWornGarment, findWearer, wornEvidence, type WearerModels } from './garment-photo.ts'
 import type { Plane, Rgb } from './raster.ts'
 import type { GarmentAnalysis, TryOnStages } from './stages.ts'
 import { warpParts } from './warp.ts'
 
-export const TRYON_MODELS = { detector: 'blazepose-detector', poseFull: 'blazepose-full', poseHeavy: 'blazepose-heavy', selfie: 'selfie', warp: 'tryon-warp' } as const
+export const TRYON_MODELS = {
+  detector: 'blazepose-detector',
+  poseFull: 'blazepose-full',
+  poseHeavy: 'blazepose-heavy',
+  selfie: 'selfie',
+  warp: 'tryon-warp',
+} as const
 /** A garment must cover at least this fraction of its photo. */
 export const MIN_GARMENT_AREA = 0.02
 
@@ -60,7 +85,11 @@ export interface TryOnDetails {
 export interface TryOnEngineWithDetails extends TryOnEngine {
   readonly providerFallbacks: readonly ProviderFallback[]
   readonly warmupMs: number
-  tryOnDetailed(person: TryOnImage, garment: TryOnImage, o: TryOnEngineOptions): Promise<TryOnEngineResult & { details: TryOnDetails }>
+  tryOnDetailed(
+    person: TryOnImage,
+    garment: TryOnImage,
+    o: TryOnEngineOptions,
+  ): Promise<TryOnEngineResult & { details: TryOnDetails }>
 }
 
 export async function openTryOnEngine(o: OpenTryOnEngineOptions): Promise<TryOnEngineWithDetails> {
@@ -93,19 +122,41 @@ export async function openTryOnEngine(o: OpenTryOnEngineOptions): Promise<TryOnE
       // The JS stages each hold the event loop for tens of ms: give it back between them.
       await yieldToLoop()
       let t = performance.now()
-      const g = await stages.garment.extract(garmentRgb, garment.alpha, { preprocess: opt.preprocessGarment, garmentMode: opt.garmentMode, photoType: opt.garmentPhotoType ?? 'auto' })
+      const g = await stages.garment.extract(garmentRgb, garment.alpha, {
+        preprocess: opt.preprocessGarment,
+        garmentMode: opt.garmentMode,
+        photoType: opt.garmentPhotoType ?? 'auto',
+      })
       timings.garment = performance.now() - t
       await yieldToLoop()
       const { parts, warped } = await stages.warper.warp(garmentRgb, g, analysis, timings)
       await yieldToLoop()
       t = performance.now()
-      const composite = stages.compositor.composite(personRgb, analysis, warped, { removeBackground: opt.removeBackground, category: g.category, ...(o.takeOffOldGarment !== undefined ? { takeOff: o.takeOffOldGarment } : {}) })
+      const composite = stages.compositor.composite(personRgb, analysis, warped, {
+        removeBackground: opt.removeBackground,
+        category: g.category,
+        ...(o.takeOffOldGarment !== undefined ? { takeOff: o.takeOffOldGarment } : {}),
+      })
       timings.composite = performance.now() - t
       return {
-        rgb: composite.rgb, category: g.category, detectedCategory: g.evidence.category, timings,
+        rgb: composite.rgb,
+        category: g.category,
+        detectedCategory: g.evidence.category,
+        timings,
         details: {
-          person: analysis, garmentMask: g.mask, evidence: g.evidence, photoType: g.photoType, parts, composite,
-          warpedCoverage: warped.map((w) => ({ x0: w.x0, y0: w.y0, width: w.width, height: w.height, alpha: w.rgba.subarray(3 * w.width * w.height, 4 * w.width * w.height) })),
+          person: analysis,
+          garmentMask: g.mask,
+          evidence: g.evidence,
+          photoType: g.photoType,
+          parts,
+          composite,
+          warpedCoverage: warped.map((w) => ({
+            x0: w.x0,
+            y0: w.y0,
+            width: w.width,
+            height: w.height,
+            alpha: w.rgba.subarray(3 * w.width * w.height, 4 * w.width * w.height),
+          })),
         },
       }
     }
@@ -136,7 +187,10 @@ export async function openTryOnEngine(o: OpenTryOnEngineOptions): Promise<TryOnE
 
 async function warmUp(models: PersonModels, warp: ModelSession): Promise<void> {
   const img = new Float32Array(256 * 256 * 3).fill(0.5)
-  await models.detector.run({ input: { data: new Float32Array(224 * 224 * 3), dims: [1, 224, 224, 3] } }, ['person'])
+  await models.detector.run(
+    { input: { data: new Float32Array(224 * 224 * 3), dims: [1, 224, 224, 3] } },
+    ['person'],
+  )
   await models.poseFull.run({ input_1: { data: img, dims: [1, 256, 256, 3] } }, ['ld_3d'])
   await models.poseHeavy.run({ input_1: { data: img, dims: [1, 256, 256, 3] } }, ['ld_3d'])
   await models.selfie.run({ input_1: { data: img, dims: [1, 256, 256, 3] } }, ['activation_10'])
@@ -161,7 +215,10 @@ async function warmUp(models: PersonModels, warp: ModelSession): Promise<void> {
  * foreground is the garment and its category comes from its silhouette (garment-shape.ts).
  */
 export async function analyzeGarment(
-  img: Rgb, alpha: Uint8Array | null, o: { preprocess: boolean; garmentMode: GarmentMode; photoType: GarmentPhotoType }, models: WearerModels,
+  img: Rgb,
+  alpha: Uint8Array | null,
+  o: { preprocess: boolean; garmentMode: GarmentMode; photoType: GarmentPhotoType },
+  models: WearerModels,
 ): Promise<GarmentAnalysis> {
   const fg = extractGarmentMask(img, alpha, { preprocess: o.preprocess })
   if (maskBbox(fg) === null || maskArea(fg) < MIN_GARMENT_AREA) {
@@ -170,27 +227,54 @@ export async function analyzeGarment(
   const wearer = o.photoType === 'flat-lay' ? null : await findWearer(img, models)
   const wornEv = wearer === null ? null : wornEvidence(img, fg, wearer)
   if (o.photoType === 'model' && wearer === null) {
-    throw new AppError('no_garment_detected', 'garment_photo_type is "model" but no person wearing the garment was found in the garment image; send "flat-lay" or "auto" for a product photo without a person.')
+    throw new AppError(
+      'no_garment_detected',
+      'garment_photo_type is "model" but no person wearing the garment was found in the garment image; send "flat-lay" or "auto" for a product photo without a person.',
+    )
   }
   if (wearer !== null && (o.photoType === 'model' || wornEv?.worn === true)) {
-    const worn = extractWornGarment(img, fg, wearer, o.garmentMode === 'auto' ? null : o.garmentMode)
+    const worn = extractWornGarment(
+      img,
+      fg,
+      wearer,
+      o.garmentMode === 'auto' ? null : o.garmentMode,
+    )
     const box = maskBbox(worn.mask)
     if (box === null || maskArea(worn.mask) < MIN_GARMENT_AREA / 4) {
-      throw new AppError('no_garment_detected', 'No garment was found on the person in the garment image.')
+      throw new AppError(
+        'no_garment_detected',
+        'No garment was found on the person in the garment image.',
+      )
     }
     const shape = detectCategory(worn.mask, box)
     const evidence: CategoryEvidence = { ...shape, category: worn.category, fromPose: true }
     const category = worn.category
-    const landmarks = category === 'lower' ? bottomLandmarks(worn.mask, box, { tube: worn.tube, ...(worn.crotch ? { crotch: worn.crotch } : {}) }) : topLandmarks(worn.mask, box, category)
+    const landmarks =
+      category === 'lower'
+        ? bottomLandmarks(worn.mask, box, {
+            tube: worn.tube,
+            ...(worn.crotch ? { crotch: worn.crotch } : {}),
+          })
+        : topLandmarks(worn.mask, box, category)
     return {
-      mask: worn.mask, category, evidence, landmarks, photoType: 'model',
-      worn: { evidence: wornEv, garments: worn.garments, upperFill: worn.upperFill, lowerFill: worn.lowerFill },
+      mask: worn.mask,
+      category,
+      evidence,
+      landmarks,
+      photoType: 'model',
+      worn: {
+        evidence: wornEv,
+        garments: worn.garments,
+        upperFill: worn.upperFill,
+        lowerFill: worn.lowerFill,
+      },
     }
   }
   const box = maskBbox(fg)!
   const evidence = detectCategory(fg, box)
   const category: GarmentCategory = o.garmentMode === 'auto' ? evidence.category : o.garmentMode
-  const landmarks = category === 'lower' ? bottomLandmarks(fg, box) : topLandmarks(fg, box, category)
+  const landmarks =
+    category === 'lower' ? bottomLandmarks(fg, box) : topLandmarks(fg, box, category)
   return { mask: fg, category, evidence, landmarks, photoType: 'flat-lay' }
 }
 
@@ -205,7 +289,10 @@ export function builtInStages(models: PersonModels, warp: ModelSession): TryOnSt
         const parts = fitParts(g.category, g.landmarks, g.mask, person)
         if (timings) timings.fit = performance.now() - t
         t = performance.now()
-        const warped = await warpParts(warp, garment, parts, { width: person.width, height: person.height })
+        const warped = await warpParts(warp, garment, parts, {
+          width: person.width,
+          height: person.height,
+        })
         if (timings) timings.warp = performance.now() - t
         return { parts, warped }
       },

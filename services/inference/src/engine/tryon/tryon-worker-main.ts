@@ -10,15 +10,35 @@ import type { TryOnEngineOptions, TryOnImage } from '../../jobs/try-on.ts'
 import { openTryOnEngine, type OpenTryOnEngineOptions } from './tryon-engine.ts'
 
 export type WorkerRequest =
-  | { type: 'try-on'; id: number; person: TryOnImage; garment: TryOnImage; options: TryOnEngineOptions }
+  | {
+      type: 'try-on'
+      id: number
+      person: TryOnImage
+      garment: TryOnImage
+      options: TryOnEngineOptions
+    }
   | { type: 'close' }
 
 export type WorkerReply =
   | { type: 'ready'; provider: 'cuda' | 'cpu'; providerFallbacks: unknown[]; warmupMs: number }
   | { type: 'open-failed'; message: string; stack?: string }
   | { type: 'run'; model: string; seconds: number }
-  | { type: 'result'; id: number; rgb: Uint8Array; category: 'upper' | 'lower' | 'full'; detectedCategory: 'upper' | 'lower' | 'full'; timings: Record<string, number> }
-  | { type: 'failed'; id: number; code: string | null; message: string; stack?: string; retryable: boolean }
+  | {
+      type: 'result'
+      id: number
+      rgb: Uint8Array
+      category: 'upper' | 'lower' | 'full'
+      detectedCategory: 'upper' | 'lower' | 'full'
+      timings: Record<string, number>
+    }
+  | {
+      type: 'failed'
+      id: number
+      code: string | null
+      message: string
+      stack?: string
+      retryable: boolean
+    }
   | { type: 'closed' }
 
 const port = parentPort
@@ -27,7 +47,10 @@ const post = (m: WorkerReply, transfer: ArrayBuffer[] = []) => port.postMessage(
 const opts = workerData as Omit<OpenTryOnEngineOptions, 'stages' | 'onRun'>
 
 try {
-  const engine = await openTryOnEngine({ ...opts, onRun: (model, seconds) => post({ type: 'run', model, seconds }) })
+  const engine = await openTryOnEngine({
+    ...opts,
+    onRun: (model, seconds) => post({ type: 'run', model, seconds }),
+  })
   port.on('message', (m: WorkerRequest) => {
     if (m.type === 'close') {
       void engine.close().finally(() => {
@@ -37,14 +60,37 @@ try {
       return
     }
     engine.tryOn(m.person, m.garment, m.options).then(
-      (r) => post({ type: 'result', id: m.id, rgb: r.rgb, category: r.category, detectedCategory: r.detectedCategory, timings: r.timings }, [r.rgb.buffer as ArrayBuffer]),
+      (r) =>
+        post(
+          {
+            type: 'result',
+            id: m.id,
+            rgb: r.rgb,
+            category: r.category,
+            detectedCategory: r.detectedCategory,
+            timings: r.timings,
+          },
+          [r.rgb.buffer as ArrayBuffer],
+        ),
       (err: unknown) => {
         const e = err instanceof Error ? err : new Error(String(err))
-        post({ type: 'failed', id: m.id, code: err instanceof AppError ? err.code : null, message: e.message, ...(e.stack ? { stack: e.stack } : {}), retryable: err instanceof AppError && err.retryable })
+        post({
+          type: 'failed',
+          id: m.id,
+          code: err instanceof AppError ? err.code : null,
+          message: e.message,
+          ...(e.stack ? { stack: e.stack } : {}),
+          retryable: err instanceof AppError && err.retryable,
+        })
       },
     )
   })
-  post({ type: 'ready', provider: engine.provider, providerFallbacks: [...engine.providerFallbacks], warmupMs: engine.warmupMs })
+  post({
+    type: 'ready',
+    provider: engine.provider,
+    providerFallbacks: [...engine.providerFallbacks],
+    warmupMs: engine.warmupMs,
+  })
 } catch (err) {
   const e = err instanceof Error ? err : new Error(String(err))
   post({ type: 'open-failed', message: e.message, ...(e.stack ? { stack: e.stack } : {}) })

@@ -33,30 +33,48 @@ afterAll(async () => {
 })
 
 describe('try-on engine in a worker thread', () => {
-  it('runs on another thread and gives the in-process engine\'s pixels and categories', async () => {
+  it("runs on another thread and gives the in-process engine's pixels and categories", async () => {
     expect(worker.threadId).toBeGreaterThan(0)
     expect(worker.threadId).not.toBe(threadId)
     expect(worker.provider).toBe('cpu')
     const person = await decodeImage(join(MEDIA, 'person_02.jpg'), { what: 'person image' })
-    const garment = await decodeImage(join(MEDIA, 'garment_full_01.jpg'), { what: 'garment image', maxWorkSidePx: GARMENT_WORK_SIDE_PX })
+    const garment = await decodeImage(join(MEDIA, 'garment_full_01.jpg'), {
+      what: 'garment image',
+      maxWorkSidePx: GARMENT_WORK_SIDE_PX,
+    })
     const personCopy = person.rgb.slice()
     runs.length = 0
-    const [a, b] = await Promise.all([inProcess.tryOn(person, garment, opts), worker.tryOn(person, garment, opts)])
+    const [a, b] = await Promise.all([
+      inProcess.tryOn(person, garment, opts),
+      worker.tryOn(person, garment, opts),
+    ])
     expect(b.category).toBe(a.category)
     expect(b.detectedCategory).toBe(a.detectedCategory)
     expect(b.rgb.length).toBe(person.width * person.height * 3)
     expect(Buffer.compare(Buffer.from(a.rgb), Buffer.from(b.rgb))).toBe(0)
-    expect(Object.keys(b.timings)).toEqual(expect.arrayContaining(['pose', 'garment', 'warp', 'composite']))
+    expect(Object.keys(b.timings)).toEqual(
+      expect.arrayContaining(['pose', 'garment', 'warp', 'composite']),
+    )
     // The caller's images are copied, not taken.
     expect(Buffer.compare(Buffer.from(person.rgb), Buffer.from(personCopy))).toBe(0)
     // Model runs reach onRun on this thread (metrics).
-    expect(runs).toEqual(expect.arrayContaining(['blazepose-full', 'blazepose-heavy', 'selfie', 'tryon-warp']))
+    expect(runs).toEqual(
+      expect.arrayContaining(['blazepose-full', 'blazepose-heavy', 'selfie', 'tryon-warp']),
+    )
   }, 120_000)
 
   it('a refusal comes back as the same AppError; the worker keeps serving', async () => {
-    const notAPerson = await decodeImage(join(MEDIA, 'garment_lower_02.jpg'), { what: 'person image' })
-    const garment = await decodeImage(join(MEDIA, 'garment_upper_01.jpg'), { what: 'garment image', maxWorkSidePx: GARMENT_WORK_SIDE_PX })
-    const err = await worker.tryOn(notAPerson, garment, opts).then(() => null, (e: unknown) => e)
+    const notAPerson = await decodeImage(join(MEDIA, 'garment_lower_02.jpg'), {
+      what: 'person image',
+    })
+    const garment = await decodeImage(join(MEDIA, 'garment_upper_01.jpg'), {
+      what: 'garment image',
+      maxWorkSidePx: GARMENT_WORK_SIDE_PX,
+    })
+    const err = await worker.tryOn(notAPerson, garment, opts).then(
+      () => null,
+      (e: unknown) => e,
+    )
     expect(err).toBeInstanceOf(AppError)
     expect((err as AppError).code).toBe('no_person_detected')
     const person = await decodeImage(join(MEDIA, 'person_01.jpg'), { what: 'person image' })

@@ -15,7 +15,12 @@
  */
 import { Worker } from 'node:worker_threads'
 import { AppError, type ErrorCode } from '@tailor/proto'
-import type { TryOnEngine, TryOnEngineOptions, TryOnEngineResult, TryOnImage } from '../../jobs/try-on.ts'
+import type {
+  TryOnEngine,
+  TryOnEngineOptions,
+  TryOnEngineResult,
+  TryOnImage,
+} from '../../jobs/try-on.ts'
 import type { ProviderFallback } from '../session.ts'
 import type { OpenTryOnEngineOptions } from './tryon-engine.ts'
 import type { WorkerReply, WorkerRequest } from './tryon-worker-main.ts'
@@ -34,7 +39,9 @@ export interface TryOnWorkerEngine extends TryOnEngine {
  * inherit `--import tsx`), then loads tryon-worker-main.ts. Compiled (the images,
  * scripts/images/compile.ts): the bundled tryon-worker-main.js beside main.js.
  */
-const ENTRY = import.meta.url.endsWith('.ts') ? new URL('./tryon-worker-boot.mjs', import.meta.url) : new URL('./tryon-worker-main.js', import.meta.url)
+const ENTRY = import.meta.url.endsWith('.ts')
+  ? new URL('./tryon-worker-boot.mjs', import.meta.url)
+  : new URL('./tryon-worker-main.js', import.meta.url)
 const CLOSE_TIMEOUT_MS = 10_000
 
 interface Started {
@@ -42,9 +49,14 @@ interface Started {
   ready: Extract<WorkerReply, { type: 'ready' }>
 }
 
-export async function openTryOnEngineInWorker(o: OpenTryOnWorkerOptions): Promise<TryOnWorkerEngine> {
+export async function openTryOnEngineInWorker(
+  o: OpenTryOnWorkerOptions,
+): Promise<TryOnWorkerEngine> {
   const { onRun, ...data } = o
-  const pending = new Map<number, { resolve: (r: TryOnEngineResult) => void; reject: (e: Error) => void }>()
+  const pending = new Map<
+    number,
+    { resolve: (r: TryOnEngineResult) => void; reject: (e: Error) => void }
+  >()
   const workerOf = new Map<number, Worker>()
   let nextId = 1
   let closing = false
@@ -73,7 +85,12 @@ export async function openTryOnEngineInWorker(o: OpenTryOnWorkerOptions): Promis
           case 'result': {
             const p = pending.get(m.id)
             pending.delete(m.id)
-            p?.resolve({ rgb: m.rgb, category: m.category, detectedCategory: m.detectedCategory, timings: m.timings })
+            p?.resolve({
+              rgb: m.rgb,
+              category: m.category,
+              detectedCategory: m.detectedCategory,
+              timings: m.timings,
+            })
             break
           }
           case 'failed': {
@@ -126,7 +143,11 @@ export async function openTryOnEngineInWorker(o: OpenTryOnWorkerOptions): Promis
     get threadId() {
       return current?.worker.threadId ?? -1
     },
-    async tryOn(person: TryOnImage, garment: TryOnImage, options: TryOnEngineOptions): Promise<TryOnEngineResult> {
+    async tryOn(
+      person: TryOnImage,
+      garment: TryOnImage,
+      options: TryOnEngineOptions,
+    ): Promise<TryOnEngineResult> {
       const { worker } = await ensure()
       const id = nextId++
       return new Promise<TryOnEngineResult>((resolve, reject) => {

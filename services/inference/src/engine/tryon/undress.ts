@@ -30,7 +30,20 @@ import type { Clothing } from './clothing.ts'
 import { upsample } from './clothing.ts'
 import { LM } from './pose.ts'
 import type { PersonAnalysis } from './person.ts'
-import { boxBlur, clamp, dilate, dist, fillPolygon, lerp, mid, plane, resizePlane, type Plane, type Point, type Rgb } from './raster.ts'
+import {
+  boxBlur,
+  clamp,
+  dilate,
+  dist,
+  fillPolygon,
+  lerp,
+  mid,
+  plane,
+  resizePlane,
+  type Plane,
+  type Point,
+  type Rgb,
+} from './raster.ts'
 
 /** Long side of the fill grid, px. */
 export const FILL_SIDE = 384
@@ -52,16 +65,38 @@ export interface Undressed {
   background: Plane
 }
 
-export function takeOff(img: Rgb, a: PersonAnalysis, c: Clothing, which: { upper: boolean; lower: boolean }, zone?: Plane): Undressed {
+export function takeOff(
+  img: Rgb,
+  a: PersonAnalysis,
+  c: Clothing,
+  which: { upper: boolean; lower: boolean },
+  zone?: Plane,
+): Undressed {
   const { width: W, height: H } = img
   const N = W * H
   // The old garment's own soft edge (a dark line against the background or the skin) goes with it:
   // the region is widened by WORN_GROW × the shoulder width, never into the head or hair in front.
   const worn = plane(W, H)
-  const grown = upsample(dilate(which.upper && which.lower ? maxPlane(c.upperWork, c.lowerWork) : which.upper ? c.upperWork : c.lowerWork, Math.max(1, WORN_GROW * a.shoulderWidth * (c.upperWork.width / W))), W, H)
+  const grown = upsample(
+    dilate(
+      which.upper && which.lower
+        ? maxPlane(c.upperWork, c.lowerWork)
+        : which.upper
+          ? c.upperWork
+          : c.lowerWork,
+      Math.max(1, WORN_GROW * a.shoulderWidth * (c.upperWork.width / W)),
+    ),
+    W,
+    H,
+  )
   for (let i = 0; i < N; i++) {
-    const v = Math.max(which.upper ? c.upper.data[i]! : 0, which.lower ? c.lower.data[i]! : 0, grown.data[i]! * (1 - c.protect.data[i]!))
-    worn.data[i] = v * (1 - c.hairFront.data[i]!) * (1 - c.protect.data[i]!) * (zone ? zone.data[i]! : 1)
+    const v = Math.max(
+      which.upper ? c.upper.data[i]! : 0,
+      which.lower ? c.lower.data[i]! : 0,
+      grown.data[i]! * (1 - c.protect.data[i]!),
+    )
+    worn.data[i] =
+      v * (1 - c.hairFront.data[i]!) * (1 - c.protect.data[i]!) * (zone ? zone.data[i]! : 1)
   }
   const rgb = img.data.slice()
   let x0 = W
@@ -105,7 +140,11 @@ export function takeOff(img: Rgb, a: PersonAnalysis, c: Clothing, which: { upper
       bodySkin++
     }
   }
-  if (bodySkin < 0.02 * sw * sw) for (let j = 0; j < n; j++) if (skinW[j]! > 0.5 && maskW[j]! > 0.5 && wornW[j]! < 0.5) skinKnown[j] = 1
+  if (bodySkin < 0.02 * sw * sw) {
+    for (let j = 0; j < n; j++) {
+      if (skinW[j]! > 0.5 && maskW[j]! > 0.5 && wornW[j]! < 0.5) skinKnown[j] = 1
+    }
+  }
   const hasSkin = skinKnown.some((v) => v > 0) && c.skinRgb !== null
   const skinField = hasSkin ? pushPull(small, skinKnown, w, h) : null
   // Background: outside the person.
@@ -221,7 +260,12 @@ function upsampleAny(src: Plane, W: number, H: number): Float32Array {
  * Push-pull fill: every pixel gets the weighted mean of the known pixels near it, from the finest
  * pyramid level that has any (known pixels keep their own colour). `known` is 0..1 per pixel.
  */
-export function pushPull(rgb: Float32Array, known: Float32Array, w: number, h: number): Float32Array {
+export function pushPull(
+  rgb: Float32Array,
+  known: Float32Array,
+  w: number,
+  h: number,
+): Float32Array {
   const levels: { w: number; h: number; c: Float32Array; a: Float32Array }[] = []
   let c = new Float32Array(w * h * 3)
   let a = new Float32Array(w * h)
@@ -309,7 +353,13 @@ export function pushPull(rgb: Float32Array, known: Float32Array, w: number, h: n
  * The body under the clothes from the landmarks (work grid): its coverage (0..1) and a shading
  * factor (cylinder term across each limb, 1 elsewhere).
  */
-function bodyModel(P: readonly (Point & { score: number })[], mask: Float32Array, w: number, h: number, sw: number): { body: Plane; shape: Plane } {
+function bodyModel(
+  P: readonly (Point & { score: number })[],
+  mask: Float32Array,
+  w: number,
+  h: number,
+  sw: number,
+): { body: Plane; shape: Plane } {
   const body = plane(w, h)
   const shape = plane(w, h, 1)
   const pt = (i: number) => P[i]!
@@ -379,7 +429,9 @@ function bodyModel(P: readonly (Point & { score: number })[], mask: Float32Array
     { x: hc.x, y: hc.y + 0.45 * hw },
     { x: hL.x - 0.4 * hw, y: hL.y },
   ])
-  for (let j = 0; j < w * h; j++) if (torso.data[j]! > body.data[j]! && mask[j]! > 0.5) body.data[j] = torso.data[j]!
+  for (let j = 0; j < w * h; j++) {
+    if (torso.data[j]! > body.data[j]! && mask[j]! > 0.5) body.data[j] = torso.data[j]!
+  }
   // The neck, from the shoulder line up towards the mouth (an old collar taken off shows the neck).
   const sm = mid(sl, sr)
   const mouth = mid(pt(LM.mouthLeft), pt(LM.mouthRight))

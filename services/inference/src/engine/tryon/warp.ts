@@ -72,7 +72,10 @@ export async function warpParts(
     }
     if (gx1 < 0) continue
     const tgt: Point[] = part.targets.map((q) => ({ x: q.x / S, y: q.y / S }))
-    const src: Point[] = part.sources.map((q) => ({ x: (2 * q.x + 1) / gw - 1, y: (2 * q.y + 1) / gh - 1 }))
+    const src: Point[] = part.sources.map((q) => ({
+      x: (2 * q.x + 1) / gw - 1,
+      y: (2 * q.y + 1) / gh - 1,
+    }))
     const c = fitTps(tgt, src, TPS_SMOOTHING)
     const nx0 = (2 * gx0 + 1) / gw - 1 - 2 / gw
     const nx1 = (2 * gx1 + 1) / gw - 1 + 2 / gw
@@ -160,7 +163,14 @@ export function decontaminate(garment: Rgb, parts: readonly WarpPart[]): Uint8Ar
         const i = y * w + x
         if (known[i] === 0) continue
         // (The photo's own frame is no outline: a garment cut by it has no background mixed in.)
-        if ((x > 0 && known[i - 1] === 0) || (x < w - 1 && known[i + 1] === 0) || (y > 0 && known[i - w] === 0) || (y < h - 1 && known[i + w] === 0)) next[i] = 0
+        if (
+          (x > 0 && known[i - 1] === 0) ||
+          (x < w - 1 && known[i + 1] === 0) ||
+          (y > 0 && known[i - w] === 0) ||
+          (y < h - 1 && known[i + w] === 0)
+        ) {
+          next[i] = 0
+        }
       }
     }
     known = next
