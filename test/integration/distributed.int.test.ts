@@ -165,7 +165,10 @@ describe('distributed: gateway and inference as separate processes (NATS JetStre
       const s = await api.wait(await api.start({ video_url: url }), JOB_TIMEOUT_MS)
       expect(s).toMatchObject({
         status: 'failed',
-        error: { error_code: 'input_fetch_failed', message: expect.stringMatching(/not allowed/) },
+        error: {
+          error_code: 'input_fetch_failed',
+          message: expect.stringMatching(/does not point at a publicly reachable host/),
+        },
       })
       expect(await workLeft()).toEqual([])
     })

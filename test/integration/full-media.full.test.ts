@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -14,6 +14,7 @@ import {
 import { snapshotModels } from '../helpers/models.ts'
 import { freePort } from '../helpers/nats-server.ts'
 import { startService, type ServiceProcess } from '../helpers/processes.ts'
+import { workLeft } from '../helpers/work-dir.ts'
 
 /**
  * The full ../shared/media clips (about 10 s each) through the embedded path. Minutes on a CPU
@@ -78,6 +79,6 @@ describe('full-length clips, embedded path', () => {
     } finally {
       await rm(out, { recursive: true, force: true })
     }
-    expect(await readdir(join(dataDir, 'work'))).toEqual([])
+    expect(await workLeft(join(dataDir, 'work'))).toEqual([])
   })
 })

@@ -12,6 +12,7 @@ import { createMediaFixtures, type MediaFixtures } from '../helpers/media.ts'
 import { SERVICE_MODELS, snapshotModels } from '../helpers/models.ts'
 import { freePort, startNatsServer, type NatsServer } from '../helpers/nats-server.ts'
 import { startService, type ServiceProcess } from '../helpers/processes.ts'
+import { workLeft } from '../helpers/work-dir.ts'
 
 const API_KEY = 'integration-test-key-tryon-distributed'
 const MODELS = SERVICE_MODELS
@@ -136,8 +137,7 @@ describe('try-on, distributed (NATS JetStream + gRPC events)', () => {
       })
       expect(r.status, JSON.stringify(r.body)).toBe(422)
       expect(r.body).toMatchObject({ error_code: 'no_person_detected' })
-      const { readdir } = await import('node:fs/promises')
-      expect(await readdir(workDir)).toEqual([])
+      expect(await workLeft(workDir)).toEqual([])
     },
     JOB_TIMEOUT_MS,
   )
