@@ -51,7 +51,7 @@ const owned = [
       'services/inference/src/uploads/upload-source-object-store.ts',
       'services/inference/src/consumer/job-source-jetstream.ts',
       'services/inference/src/results/result-store-object-store.ts',
-      'services/inference/src/start.ts',
+      'services/inference/src/nats-ports.ts',
       'proto/src/jetstream/jobs-stream.ts',
     ],
     why: 'NATS is reached only through the JetStream adapters and the composition roots',
