@@ -89,7 +89,10 @@ export class StartupError extends Error {
  * (EACCES), or HOST is not an address of this machine (EADDRNOTAVAIL). Anything else as it was.
  */
 export function listenFailure(err: unknown, variable: string, host: string, port: number): unknown {
-  const text = `${(err as NodeJS.ErrnoException | undefined)?.code ?? ''} ${err instanceof Error ? err.message : String(err)}`
+  // `code` as Node's system errors carry it (typed structurally: this module is also in the
+  // browser client's declarations, which have no Node types).
+  const code = (err as { code?: unknown } | null | undefined)?.code
+  const text = `${typeof code === 'string' ? code : ''} ${err instanceof Error ? err.message : String(err)}`
   const at = `${variable}=${port}`
   if (/EADDRINUSE/.test(text)) {
     return new StartupError(

@@ -14,6 +14,7 @@ import { createMediaFixtures, ffmpeg, type MediaFixtures } from '../helpers/medi
 import { SERVICE_MODELS, snapshotModels } from '../helpers/models.ts'
 import { freePort } from '../helpers/nats-server.ts'
 import { startService, type ServiceProcess } from '../helpers/processes.ts'
+import { workLeft } from '../helpers/work-dir.ts'
 
 const ENTRY = 'services/embedded/src/main.ts'
 const MODELS = SERVICE_MODELS
@@ -318,8 +319,7 @@ describe('try-on over HTTP (embedded)', () => {
   )
 
   it('leaves nothing in the work directory', async () => {
-    const { readdir } = await import('node:fs/promises')
-    expect(await readdir(join(dataDir, 'work')).catch(() => [])).toEqual([])
+    expect(await workLeft(join(dataDir, 'work'))).toEqual([])
     // The created key is kept only as its sha256.
     const keys = await readFile(join(dataDir, 'api-keys.json'), 'utf8')
     expect(keys).toContain(createHash('sha256').update(apiKey).digest('hex'))

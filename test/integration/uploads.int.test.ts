@@ -16,6 +16,7 @@ import { ffmpeg, probe, SHARED_MEDIA_DIR } from '../helpers/media.ts'
 import { SERVICE_MODELS, snapshotModels } from '../helpers/models.ts'
 import { freePort, startNatsServer, type NatsServer } from '../helpers/nats-server.ts'
 import { startService, type ServiceProcess } from '../helpers/processes.ts'
+import { workLeft } from '../helpers/work-dir.ts'
 
 const KEY_A = 'uploads-int-key-a-0123456789-abc'
 const KEY_B = 'uploads-int-key-b-0123456789-abc'
@@ -93,7 +94,7 @@ function scenario(mode: () => Mode): void {
       } finally {
         await rm(dir, { recursive: true, force: true })
       }
-      expect(await readdir(m.workDir)).toEqual([])
+      expect(await workLeft(m.workDir)).toEqual([])
     },
     JOB_TIMEOUT_MS,
   )
