@@ -79,6 +79,8 @@ beforeAll(async () => {
     TAILOR_FETCH_ALLOW_LOOPBACK: 'true',
     ORT_EP: 'cpu',
     MODELS_DIR: models.dir,
+    // Every frame's progress is reported: the watched job streams progress steps however fast it runs.
+    PROGRESS_INTERVAL_MS: '0',
   })
   await inference.waitFor('inference consuming jobs')
   clientA = await openGrpcApiClient(`127.0.0.1:${apiA}`)

@@ -56,6 +56,9 @@ beforeAll(async () => {
     API_KEYS: OTHER_KEY,
     TRYON_WAIT_TIMEOUT_MS: '90000',
     DEFAULT_RATE_LIMIT_PER_S: String(RATE_LIMIT_PER_S),
+    // Every frame's progress is reported, so the watched 1-second job streams progress steps
+    // however fast this machine runs it (at the default 500 ms a quick run has only one).
+    PROGRESS_INTERVAL_MS: '0',
   })
   await tailor.waitFor('Tailor is running at')
   httpBase = `http://127.0.0.1:${port}`

@@ -14,7 +14,11 @@ import {
 import type { JobEventSink } from './events/job-event-sink.ts'
 import { safeFetchToFile } from '@tailor/proto/net'
 import { startHealthServer, type HealthServer, type Report } from './health/health-server.ts'
-import { removeBackground, type MattingEngine } from './jobs/remove-background.ts'
+import {
+  PROGRESS_INTERVAL_MS,
+  removeBackground,
+  type MattingEngine,
+} from './jobs/remove-background.ts'
 import { runJob } from './jobs/run-job.ts'
 import { createLogger, type Logger } from './logger.ts'
 import { openWorkDir, type WorkDir } from './work-dir.ts'
@@ -232,6 +236,7 @@ export async function compose(
     kinds,
     ackWaitMs: config.ACK_WAIT_MS,
     maxDeliver: config.MAX_DELIVER,
+    progressIntervalMs: config.PROGRESS_INTERVAL_MS,
     finalEventTimeoutMs: config.FINAL_EVENT_TIMEOUT_MS,
     metrics,
     jobTimeoutMs: {
@@ -272,6 +277,7 @@ export async function compose(
                   matting: engine,
                   signal: c.signal,
                   onProgress: c.onProgress,
+                  progressIntervalMs: Math.min(PROGRESS_INTERVAL_MS, config.PROGRESS_INTERVAL_MS),
                   limits,
                   maxOutputBytes: config.RESULT_MAX_BYTES,
                 }),

@@ -127,6 +127,11 @@ const Env = z
      */
     VIDEO_JOB_TIMEOUT_S: z.coerce.number().positive().default(1800),
     TRYON_JOB_TIMEOUT_S: z.coerce.number().positive().default(300),
+    /**
+     * A running video job reports its progress at most this often (the consumer forwards it to the
+     * gateway; the final 100 % always goes). Smaller: a smoother bar, more events.
+     */
+    PROGRESS_INTERVAL_MS: z.coerce.number().int().min(0).default(500),
     /** How long a finished job waits for the gateway to acknowledge its final event. */
     FINAL_EVENT_TIMEOUT_MS: z.coerce.number().int().positive().default(300_000),
     SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),

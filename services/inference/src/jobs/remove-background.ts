@@ -76,8 +76,10 @@ export interface RemoveBackgroundResult {
 export interface RemoveBackgroundDeps {
   matting: MattingEngine
   signal: AbortSignal
-  /** Called at most every PROGRESS_INTERVAL_MS, and once at the end with done === total. */
+  /** Called at most every `progressIntervalMs`, and once at the end with done === total. */
   onProgress: (framesDone: number, framesTotal: number) => void
+  /** Default PROGRESS_INTERVAL_MS. */
+  progressIntervalMs?: number
   limits?: Partial<VideoLimits>
   /** RESULT_MAX_BYTES: the encoder's output is checked as it grows and the job stopped past it (result_too_large). */
   maxOutputBytes?: number
@@ -157,7 +159,7 @@ export async function removeBackground(
           if (grown > deps.maxOutputBytes) throw resultTooLarge(deps.maxOutputBytes)
         }
         const now = performance.now()
-        if (now - lastProgress >= PROGRESS_INTERVAL_MS) {
+        if (now - lastProgress >= (deps.progressIntervalMs ?? PROGRESS_INTERVAL_MS)) {
           lastProgress = now
           deps.onProgress(frames, Math.max(frames, info.frameCountEstimate))
         }
