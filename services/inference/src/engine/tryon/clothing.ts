@@ -789,8 +789,11 @@ function medianRgb(
   return [med(ch[0]!), med(ch[1]!), med(ch[2]!)]
 }
 
-/** Bilinear upsampling (half-pixel centres) with per-column weights computed once; values clamped to 0..1. */
-export function upsample(src: Plane, width: number, height: number): Plane {
+/**
+ * Bilinear upsampling (half-pixel centres) with per-column weights computed once; values clamped to
+ * 0..`max` (masks: 1; colour and shading fields: Infinity).
+ */
+export function upsample(src: Plane, width: number, height: number, max = 1): Plane {
   const { width: sw, height: sh, data } = src
   const out = new Float32Array(width * height)
   const xi = new Int32Array(width)
@@ -814,7 +817,7 @@ export function upsample(src: Plane, width: number, height: number): Plane {
       const top = data[r0 + i]! + (data[r0 + i1]! - data[r0 + i]!) * ax
       const bot = data[r1 + i]! + (data[r1 + i1]! - data[r1 + i]!) * ax
       const v = top + (bot - top) * ay
-      out[row + x] = v < 0 ? 0 : v > 1 ? 1 : v
+      out[row + x] = v < 0 ? 0 : v > max ? max : v
     }
   }
   return { width, height, data: out }

@@ -245,16 +245,9 @@ function boxDown(img: Rgb, w: number, h: number): Float32Array {
   return out
 }
 
-/** Bilinear upsampling without clamping to 0..1 (colour and shading fields). */
-function upsampleAny(src: Plane, W: number, H: number): Float32Array {
-  let max = 0
-  for (const v of src.data) if (Math.abs(v) > max) max = Math.abs(v)
-  const s = max > 0 ? max : 1
-  const scaled = { width: src.width, height: src.height, data: src.data.map((v) => v / s) }
-  const up = upsample(scaled, W, H).data
-  for (let i = 0; i < up.length; i++) up[i] = up[i]! * s
-  return up
-}
+/** Bilinear upsampling of a colour or shading field (not clamped to 0..1). */
+const upsampleAny = (src: Plane, W: number, H: number): Float32Array =>
+  upsample(src, W, H, Infinity).data
 
 /**
  * Push-pull fill: every pixel gets the weighted mean of the known pixels near it, from the finest
