@@ -136,7 +136,7 @@ export function consumeJobs(o: ConsumeOptions): Consumer {
         record('cancelled')
         return
       }
-      log.info({ kind: job.kind }, 'job started')
+      log.info('job started') // kind and attempt are on the job's child logger
       const limitMs = o.jobTimeoutMs[job.kind]
       timeout = setTimeout(() => {
         log.warn({ limitMs }, 'job timed out; aborting it')
