@@ -14,7 +14,7 @@
  *   shoulder width (clamped 0.8–1.4), so the garment's length follows its proportions on the photo
  *   and the person's torso (a three-quarter turn narrows the shoulders, not the torso).
  *   Waist and hem widths are widened to the person's torso silhouette where the garment would be
- *   narrower than the body (clothes stretch). Each sleeve is turned to the upper arm: its root stays
+ *   narrower than the body (clothes stretch). Each sleeve (fit-sleeve.ts) follows the arm: its root stays
  *   on the shoulder–armpit seam and its cuff goes along shoulder → elbow (→ wrist when the sleeve
  *   is longer than the upper arm) at the sleeve's scaled length, never narrower than the arm.
  * - Bottoms are placed from the waist: the waistband sits WAIST_RISE × the hip-joint distance above
@@ -23,6 +23,7 @@
  *   with its scaled widths.
  */
 import { AppError } from '@tailor/proto'
+import { fitSleeve, type SleeveFrame } from './fit-sleeve.ts'
 import { LM } from './pose.ts'
 import type {
   GarmentCategory,
@@ -86,19 +87,6 @@ function scanOut(p: PersonAnalysis, from: Point, dir: Point, maxDist: number): n
     if (x < 0 || y < 0 || x >= p.width || y >= p.height) break
     const i = y * p.width + x
     if (p.mask.data[i]! < 0.5 || (d > 2 && p.arms.data[i]! > 0.5)) break
-  }
-  return d
-}
-
-/** Distance from `from` along `dir` while inside the person mask (arms included). */
-function scanMask(p: PersonAnalysis, from: Point, dir: Point, maxDist: number): number {
-  let d = 0
-  for (; d < maxDist; d++) {
-    const x = Math.round(from.x + dir.x * d)
-    const y = Math.round(from.y + dir.y * d)
-    if (x < 0 || y < 0 || x >= p.width || y >= p.height || p.mask.data[y * p.width + x]! < 0.5) {
-      break
-    }
   }
   return d
 }
@@ -238,55 +226,6 @@ function fitTop(
     { name: 'torso', mask: torsoMask, targets: torsoDst, sources: torsoSrc, layer: 'body' },
   ]
 
-  const sleeve = (
-    name: 'sleeve-left' | 'sleeve-right',
-    sl: SleeveLandmarks | null,
-    mask: Plane,
-    jS: Point,
-    jE: Point,
-    jW: Point,
-    tS: Point,
-    tA: Point,
-  ) => {
-    if (sl === null) return
-    const gRoot = mid(sl.shoulder, sl.armpit)
-    const gAxis = norm(sub(sl.cuff, gRoot))
-    const gLen = dist(sl.cuff, gRoot)
-    const gN = perp(gAxis)
-    const tRoot = mid(tS, tA)
-    const len = gLen * s
-    // Person sleeve axis: from the root along the upper arm, bending at the elbow if longer.
-    const upper = dist(jS, jE)
-    const dir1 = norm(sub(jE, jS))
-    const dir2 = norm(sub(jW, jE))
-    const along = (a: number): { at: Point; dir: Point } =>
-      a <= upper
-        ? { at: add(tRoot, mul(dir1, a)), dir: dir1 }
-        : { at: add(add(tRoot, mul(dir1, upper)), mul(dir2, a - upper)), dir: dir2 }
-    const src: Point[] = [sl.shoulder, sl.armpit]
-    const dst: Point[] = [tS, tA]
-    // The cuff's across-axis orientation must match: the garment normal points towards gN; on the
-    // person the normal that points the same way relative to shoulder→armpit is chosen.
-    const gSide = Math.sign(dot(sub(sl.armpit, sl.shoulder), gN)) || 1
-    for (const f of [0.5, 1]) {
-      const a = f * len
-      const { at, dir } = along(a)
-      let n = perp(dir)
-      const pSide = Math.sign(dot(sub(tA, tS), n)) || 1
-      if (pSide !== gSide) n = mul(n, -1)
-      const gc = add(gRoot, mul(gAxis, f * gLen))
-      const hw =
-        f === 1 ? sl.cuffHalfWidth : (sl.cuffHalfWidth + dist(sl.shoulder, sl.armpit) / 2) / 2
-      // A sleeve is never narrower than the arm in it: measure the arm from the axis outwards (away
-      // from the torso, where the arm's edge is the silhouette's edge).
-      const out = dot(n, sub(at, mp)) >= 0 ? n : mul(n, -1)
-      const armHalf = scanMask(p, at, out, 0.5 * sw)
-      const hwP = clamp(Math.max(hw * s, 1.1 * armHalf), hw * s, 1.6 * hw * s)
-      src.push(add(gc, mul(gN, hw)), sub(gc, mul(gN, hw)))
-      dst.push(add(at, mul(n, hwP)), sub(at, mul(n, hwP)))
-    }
-    parts.push({ name, mask, targets: dst, sources: src, layer: 'sleeve' })
-  }
   // The image-left sleeve belongs to whichever arm is on the image left.
   const leftArmIsImageLeft = pts[LM.leftShoulder]!.x <= pts[LM.rightShoulder]!.x
   const armL = leftArmIsImageLeft
@@ -295,26 +234,13 @@ function fitTop(
   const armR = leftArmIsImageLeft
     ? [LM.rightShoulder, LM.rightElbow, LM.rightWrist]
     : [LM.leftShoulder, LM.leftElbow, LM.leftWrist]
-  sleeve(
-    'sleeve-left',
-    g.sleeveL,
-    sleeveLMask,
-    pts[armL[0]!]!,
-    pts[armL[1]!]!,
-    pts[armL[2]!]!,
-    tShoulderL,
-    tArmpitL,
-  )
-  sleeve(
-    'sleeve-right',
-    g.sleeveR,
-    sleeveRMask,
-    pts[armR[0]!]!,
-    pts[armR[1]!]!,
-    pts[armR[2]!]!,
-    tShoulderR,
-    tArmpitR,
-  )
+  const frame: SleeveFrame = { s, sw, centre: mp }
+  for (const part of [
+    fitSleeve(p, frame, 'sleeve-left', g.sleeveL, sleeveLMask, armL, tShoulderL, tArmpitL),
+    fitSleeve(p, frame, 'sleeve-right', g.sleeveR, sleeveRMask, armR, tShoulderR, tArmpitR),
+  ]) {
+    if (part !== null) parts.push(part)
+  }
   return parts
 }
 
