@@ -12,10 +12,11 @@
  *   --tfjs-runs-large N   tfjs timed runs at 1080p and 720x1280 (default 10: tfjs takes 1.5–2.5 s there)
  *   --no-tfjs             onnxruntime only (for tuning sweeps)       [BENCH_NO_TFJS=1]
  *   --ort k=v,k=v         one ORT option set; repeat for several     [BENCH_ORT="k=v,k=v;k=v"]
- *                         (default: intraOpNumThreads=<cores>, as the service runs it)
+ *                         (default: intraOpNumThreads=<cores>,allowSpinning=false, as the service runs it)
  *                         keys: intraOpNumThreads, interOpNumThreads, graphOptimizationLevel
  *                         (disabled|basic|extended|all), enableCpuMemArena, enableMemPattern (true|false),
- *                         executionMode (sequential|parallel). Empty set = onnxruntime defaults.
+ *                         executionMode (sequential|parallel), allowSpinning (true|false:
+ *                         session.intra_op.allow_spinning). Empty set = onnxruntime defaults.
  *   --sweep               run a preset list of option sets (see SWEEP)
  *   --profile N           after timing, N more runs per ORT option set with onnxruntime's profiler on,
  *                         printing kernel time per op type (where each frame goes)
@@ -30,7 +31,12 @@ import { parseArgs } from 'node:util'
 import * as ort from 'onnxruntime-node'
 import { MODEL_INPUTS, type ReferenceModelName } from '../src/reference/model-inputs.ts'
 import { nchwTensors, nhwcToNchw } from '../src/reference/layout.ts'
-import { DIST_DIR, onnxPath, type OrtCpuOptions } from '../src/reference/ort-runner.ts'
+import {
+  cpuSessionOptions,
+  DIST_DIR,
+  onnxPath,
+  type OrtCpuOptions,
+} from '../src/reference/ort-runner.ts'
 import { describeOptions, parseOrtOptions, SWEEP } from './ort-options.ts'
 import { loadTfjsModel, type TensorData, type TfjsModel } from '../src/reference/tfjs-runner.ts'
 import { photoTensor, videoFrames } from '../test/support/media-frames.ts'
@@ -97,13 +103,13 @@ const OUT = args.out ?? path.join(DIST_DIR, 'bench-models.json')
 const PROFILE_RUNS = Number(args.profile ?? 0)
 const CASE_FILTER = args.cases ?? ''
 // Default: the session options the inference service uses (engine/session.ts: one intra-op thread
-// per core). onnxruntime's own default uses fewer threads than cores on this machine (measured:
+// per core, idle threads not spinning). onnxruntime's own default uses fewer threads than cores on this machine (measured:
 // 78.8 ms against 64.4 ms per 720p rvm frame); `--ort ""` measures its defaults.
 const optionSpecs =
   args.ort ??
   (env.BENCH_ORT !== undefined
     ? env.BENCH_ORT.split(';')
-    : [`intraOpNumThreads=${os.availableParallelism()}`])
+    : [`intraOpNumThreads=${os.availableParallelism()},allowSpinning=false`])
 const OPTION_SETS: readonly OrtCpuOptions[] =
   args.sweep === true ? SWEEP : optionSpecs.map(parseOrtOptions)
 
@@ -159,7 +165,12 @@ interface ProfileOptions {
 type SessionOptions = OrtCpuOptions & ProfileOptions
 
 async function ortSession(name: string, options: SessionOptions): Promise<ort.InferenceSession> {
-  return ort.InferenceSession.create(onnxPath(name), { executionProviders: ['cpu'], ...options })
+  const { enableProfiling, profileFilePrefix, ...cpu } = options
+  return ort.InferenceSession.create(onnxPath(name), {
+    ...cpuSessionOptions(cpu),
+    ...(enableProfiling !== undefined ? { enableProfiling } : {}),
+    ...(profileFilePrefix !== undefined ? { profileFilePrefix } : {}),
+  })
 }
 
 interface OpShare {

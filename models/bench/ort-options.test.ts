@@ -5,7 +5,7 @@ describe('parseOrtOptions', () => {
   it('reads every tunable key', () => {
     expect(
       parseOrtOptions(
-        'intraOpNumThreads=2, interOpNumThreads=1,graphOptimizationLevel=extended,enableCpuMemArena=false,enableMemPattern=true,executionMode=parallel',
+        'intraOpNumThreads=2, interOpNumThreads=1,graphOptimizationLevel=extended,enableCpuMemArena=false,enableMemPattern=true,executionMode=parallel,allowSpinning=false',
       ),
     ).toEqual({
       intraOpNumThreads: 2,
@@ -14,6 +14,7 @@ describe('parseOrtOptions', () => {
       enableCpuMemArena: false,
       enableMemPattern: true,
       executionMode: 'parallel',
+      allowSpinning: false,
     })
   })
   it('treats an empty spec as the defaults', () => {

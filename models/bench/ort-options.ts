@@ -11,6 +11,8 @@ export const SWEEP: readonly OrtCpuOptions[] = [
   { intraOpNumThreads: 2, enableCpuMemArena: false },
   { intraOpNumThreads: 2, enableMemPattern: false },
   { intraOpNumThreads: 2, executionMode: 'parallel', interOpNumThreads: 2 },
+  { intraOpNumThreads: 2, allowSpinning: false },
+  { intraOpNumThreads: 2, allowSpinning: false, graphOptimizationLevel: 'extended' },
 ]
 
 // ---- options ------------------------------------------------------------------------------------
@@ -59,6 +61,9 @@ export function parseOrtOptions(spec: string): OrtCpuOptions {
         break
       case 'enableMemPattern':
         o.enableMemPattern = parseBool(key, value)
+        break
+      case 'allowSpinning':
+        o.allowSpinning = parseBool(key, value)
         break
       case 'executionMode':
         if (!(EXEC_MODES as readonly string[]).includes(value)) {

@@ -235,6 +235,38 @@ describe('convertGraph', () => {
     ref.dispose()
   })
 
+  it('fuses Keras hard-swish into one HardSwish and leaves none of its parts behind', async () => {
+    const scalar = (v: number): ConstTensor => ({
+      dtype: 'float32',
+      dims: [],
+      data: Float32Array.of(v),
+    })
+    const nodes: TfNode[] = [
+      placeholder('x'),
+      konst('sixth'),
+      konst('three'),
+      { name: 'hs/truediv', op: 'Mul', input: ['x', 'sixth'] },
+      { name: 'hs/add', op: 'AddV2', input: ['x', 'three'] },
+      { name: 'hs/Relu6', op: 'Relu6', input: ['hs/add'] },
+      { name: 'hs/mul', op: 'Mul', input: ['hs/truediv', 'hs/Relu6'] },
+    ]
+    const g = graph(nodes, { sixth: scalar(1 / 6), three: scalar(3) })
+    const { bytes, opCounts } = convertGraph(g, {
+      inputs: { x: { dims: [5] } },
+      outputs: { y: 'hs/mul' },
+      graphName: 't',
+      producerVersion: 't',
+      docString: '',
+    })
+    // Before the pruning, x/6, x+3 and the Relu6 (Clip) were emitted too, read by nobody.
+    expect(opCounts).toEqual({ HardSwish: 1, Identity: 1 })
+    const x = Float32Array.of(-4, -1, 0, 1.5, 4)
+    const out = await runOnnx(bytes, { x: new ort.Tensor('float32', x, [5]) })
+    const want = Array.from(x, (v) => (v * Math.min(6, Math.max(0, v + 3))) / 6)
+    const got = Array.from(out.y!.data as Float32Array)
+    got.forEach((v, i) => expect(v).toBeCloseTo(want[i]!, 6))
+  })
+
   it('resolves Switch/Merge control flow from the fixed predicate and drops the dead branch', async () => {
     const nodes: TfNode[] = [
       placeholder('x'),

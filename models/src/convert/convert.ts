@@ -115,6 +115,7 @@ class Converter {
         dims: plain.rank === null ? null : Array.from({ length: plain.rank }, () => null),
       })
     }
+    this.b.pruneDead()
     const counts: Record<string, number> = {}
     for (const n of this.b.nodes) counts[n.opType!] = (counts[n.opType!] ?? 0) + 1
     return {

@@ -122,6 +122,27 @@ export class OnnxGraphBuilder {
     return this.constant('int64', [values.length], values)
   }
 
+  /**
+   * Drops nodes none of whose outputs is read (by a node or as a graph output), repeatedly, then
+   * the initializers no node reads. The converter emits the inputs of a node before it knows the
+   * node will be fused (Keras hard-swish: its x/6, x+3 and Relu6 are converted, then replaced by
+   * one HardSwish), and onnxruntime runs such dead nodes anyway. Returns how many were dropped.
+   */
+  pruneDead(): number {
+    const before = this.nodes.length
+    for (;;) {
+      const read = new Set(this.outputs.map((o) => o.name!))
+      for (const n of this.nodes) for (const i of n.input ?? []) read.add(i)
+      const live = this.nodes.filter((n) => (n.output ?? []).some((o) => read.has(o)))
+      if (live.length === this.nodes.length) break
+      this.nodes.splice(0, this.nodes.length, ...live)
+    }
+    const read = new Set(this.nodes.flatMap((n) => n.input ?? []))
+    const kept = this.initializers.filter((t) => read.has(t.name!))
+    this.initializers.splice(0, this.initializers.length, ...kept)
+    return before - this.nodes.length
+  }
+
   serialize(
     graphName: string,
     producer: { name: string; version: string },

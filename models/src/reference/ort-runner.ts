@@ -23,6 +23,23 @@ export interface OrtCpuOptions {
   enableCpuMemArena?: boolean
   enableMemPattern?: boolean
   executionMode?: ExecutionMode
+  /**
+   * `session.intra_op.allow_spinning`: idle pool threads spin for work (onnxruntime's default,
+   * true) or sleep. The inference service turns it off (engine/session.ts).
+   */
+  allowSpinning?: boolean
+}
+
+/** onnxruntime session options for `o` on the CPU EP (allowSpinning becomes a config entry). */
+export function cpuSessionOptions(o: OrtCpuOptions): ort.InferenceSession.SessionOptions {
+  const { allowSpinning, ...plain } = o
+  return {
+    executionProviders: ['cpu'],
+    ...plain,
+    ...(allowSpinning === undefined
+      ? {}
+      : { extra: { session: { intra_op: { allow_spinning: allowSpinning ? '1' : '0' } } } }),
+  }
 }
 
 export interface OrtModel {
@@ -43,10 +60,7 @@ export async function openOrtModel(
   options: OrtCpuOptions = {},
   file = onnxPath(name),
 ): Promise<OrtModel> {
-  const sessionOptions: ort.InferenceSession.SessionOptions = {
-    executionProviders: ['cpu'],
-    ...options,
-  }
+  const sessionOptions = cpuSessionOptions(options)
   const session = await ort.InferenceSession.create(file, sessionOptions)
   const nchw = nchwTensors(DIST_DIR, name)
   return {
