@@ -126,7 +126,7 @@ class PersonSheet {
       [230, 230, 230],
     )
     const line2 = ok
-      ? `${r.detected}/${r.labelled} region ${num(r.regionScore, 2)} box ${num(r.boxChanged, 2)}${r.ssim !== null ? ` ssim ${num(r.ssim, 3)}` : ''} ${Math.round(r.ms)}ms`
+      ? `${r.detected}/${r.labelled} region ${num(r.regionScore, 2)} box ${num(r.boxChanged, 2)}${r.oldLeft !== null && !r.paired ? ` old ${num(r.oldLeft, 2)}` : ''}${r.ssim !== null ? ` ssim ${num(r.ssim, 3)}` : ''} ${Math.round(r.ms)}ms`
       : `${r.code ?? 'error'}`
     this.cv.text(x + 4, y + CH + 16, line2, col)
   }
@@ -190,7 +190,7 @@ async function main(): Promise<void> {
   const load1 = loadavg()
 
   console.log(
-    '\nper pair (region: share of changed pixels inside the labelled box +5 %; box: share of the box that changed; warp: share of the warped garment, before clipping, inside the box +5 %; ssim/mae: paired only, inside the garment box)',
+    '\nper pair (region: share of changed pixels inside the labelled box +5 %; box: share of the box that changed; warp: share of the warped garment, before clipping, inside the box +5 %; old: share of the old garment pixels in the box left unchanged; ssim/mae: paired only, inside the garment box)',
   )
   console.table(
     results.map((r) => ({
@@ -203,6 +203,7 @@ async function main(): Promise<void> {
       region: num(r.regionScore, 2),
       box: num(r.boxChanged, 2),
       warp: num(r.warpInside, 2),
+      old: num(r.oldLeft, 2),
       ssim: num(r.ssim, 3),
       mae: num(r.mae, 1),
       ms: Math.round(r.ms),
@@ -280,6 +281,7 @@ export function printSummary(summary: readonly SplitSummary[]): void {
       'mean region': num(s.regionScoreMean, 3),
       'mean box': num(s.boxChangedMean, 3),
       'mean warp': num(s.warpInsideMean, 3),
+      'old left': s.oldLeftPairs === 0 ? '–' : `${num(s.oldLeftMean, 3)} (${s.oldLeftPairs})`,
       refused: `${s.pairs - s.answered} (${pct(s.refusedShare)})${
         Object.keys(s.refusalCodes).length > 0
           ? ` ${Object.entries(s.refusalCodes)
@@ -325,6 +327,7 @@ function compare(before: EvalReport, after: readonly PairResult[]): void {
         split: s.split,
         'category before→after': `${pct(b?.categoryAccuracy ?? Number.NaN)} → ${pct(s.categoryAccuracy)}`,
         'region ≥ 0.8 before→after': `${pct(b?.regionPass ?? Number.NaN)} → ${pct(s.regionPass)}`,
+        'old left before→after': `${num(b?.oldLeftMean ?? Number.NaN, 3)} → ${num(s.oldLeftMean, 3)}`,
         'refused before→after': `${pct(b?.refusedShare ?? Number.NaN)} → ${pct(s.refusedShare)}`,
         'p50 ms before→after': `${Math.round(b?.p50Ms ?? Number.NaN)} → ${Math.round(s.p50Ms)}`,
       }

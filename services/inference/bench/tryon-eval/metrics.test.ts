@@ -1,7 +1,16 @@
 /** The evaluation figures on constructed images, and the set's pairs from the real labels. */
 import { describe, expect, it } from 'vitest'
 import { compatible, loadEvalSet, showsLegs } from './eval-set.ts'
-import { changedMask, rectMask, regionFigures, regionRects, ssim, toPixels } from './metrics.ts'
+import {
+  changedMask,
+  oldGarmentLeft,
+  oldGarmentMask,
+  rectMask,
+  regionFigures,
+  regionRects,
+  ssim,
+  toPixels,
+} from './metrics.ts'
 
 const W = 40
 const H = 60
@@ -61,6 +70,54 @@ describe('metrics', () => {
       { x0: 25, y0: 70, x1: 75, y1: 200 },
     ])
     expect(toPixels([0, 0, 1, 1], 100, 200, 0.05)).toEqual({ x0: 0, y0: 0, x1: 100, y1: 200 })
+  })
+})
+
+describe('old garment left', () => {
+  // A 40×60 photo: light grey background, a skin-coloured head and arms, a red top (x 12–27,
+  // y 12–35) and blue trousers below it.
+  const rgbImg = (f: (x: number, y: number) => readonly [number, number, number]): Uint8Array => {
+    const a = new Uint8Array(W * H * 3)
+    for (let y = 0; y < H; y++) for (let x = 0; x < W; x++) a.set(f(x, y), (y * W + x) * 3)
+    return a
+  }
+  const SKIN = [224, 172, 140] as const
+  const photo = (top: readonly [number, number, number]) =>
+    rgbImg((x, y) => {
+      if (y < 12 && x >= 16 && x < 24 && y >= 3) return SKIN
+      if (y >= 12 && y < 36 && x >= 12 && x < 28) return top
+      if (y >= 12 && y < 34 && ((x >= 8 && x < 12) || (x >= 28 && x < 32))) return SKIN
+      if (y >= 36 && y < 58 && x >= 13 && x < 27) return [40, 60, 160]
+      return [235, 235, 235]
+    })
+  const before = photo([200, 30, 40])
+  const boxes = { upper: [0.2, 0.2, 0.8, 0.6], lower: [0.3, 0.6, 0.7, 1] } as const
+
+  it('finds the old top inside the upper box: not the skin, the background or the trousers', () => {
+    const m = oldGarmentMask(before, W, H, 'upper', boxes)!
+    // The upper box is x 8–32, y 12–36: the red top is 16 × 24 = 384 pixels of it.
+    expect(m.reduce((s, v) => s + v, 0)).toBe(16 * 24)
+    expect(m[20 * W + 10]).toBe(0) // an arm
+    expect(m[20 * W + 20]).toBe(1) // the top
+  })
+
+  it('is 1 for the photo unchanged, 0 when the top is replaced, the share in between', () => {
+    expect(oldGarmentLeft(before, before, W, H, 'upper', boxes)).toBe(1)
+    expect(oldGarmentLeft(before, photo([20, 120, 60]), W, H, 'upper', boxes)).toBe(0)
+    // A new top drawn narrower: the old one's outer 4 columns on each side stay.
+    const narrow = rgbImg((x, y) => {
+      const j = (y * W + x) * 3
+      const inNew = y >= 12 && y < 36 && x >= 16 && x < 24
+      return inNew ? [20, 120, 60] : [before[j]!, before[j + 1]!, before[j + 2]!]
+    })
+    expect(oldGarmentLeft(before, narrow, W, H, 'upper', boxes)).toBeCloseTo(8 / 16, 6)
+    // The trousers are the old garment of a lower garment.
+    expect(oldGarmentLeft(before, narrow, W, H, 'lower', boxes)).toBe(1)
+  })
+
+  it('is null where no old garment is found (a bare torso)', () => {
+    const bare = photo(SKIN)
+    expect(oldGarmentLeft(bare, bare, W, H, 'upper', boxes)).toBeNull()
   })
 })
 

@@ -17,6 +17,7 @@ import {
   boundingRect,
   changedMask,
   maskedMae,
+  oldGarmentLeft,
   percentile,
   rectMask,
   regionFigures,
@@ -55,6 +56,11 @@ export interface PairResult {
    * warped parts' alpha inside the dilated garment region (engines that expose details only).
    */
   warpInside: number | null
+  /**
+   * Share of the person's old-garment pixels (of the replaced category, inside its labelled box)
+   * left unchanged (metrics.ts oldGarmentLeft); null: refused, or no old garment found there.
+   */
+  oldLeft: number | null
   ssim: number | null
   mae: number | null
   /** Engine wall time, ms (decode excluded). */
@@ -129,6 +135,7 @@ export async function runPairs(
         used: null,
         regionScore: null,
         warpInside: null,
+        oldLeft: null,
         boxChanged: null,
         imageChanged: null,
         ssim: null,
@@ -165,6 +172,9 @@ export async function runPairs(
         r.details === undefined
           ? null
           : round(warpShareInside(r.details.warpedCoverage, dilated, w)),
+      oldLeft: ((v) => (v === null ? null : round(v)))(
+        oldGarmentLeft(person.rgb, r.rgb, w, h, pair.garment.category, pair.person.boxes),
+      ),
       ssim: pair.paired ? round(ssim(person.rgb, r.rgb, w, boundingRect(rects))) : null,
       mae: pair.paired ? round(maskedMae(person.rgb, r.rgb, region), 2) : null,
       ms: round(ms, 1),
@@ -231,6 +241,12 @@ export interface SplitSummary {
   /** Mean share of the warped garment inside its region (null: the engine gives no details). */
   warpInsideMean: number | null
   boxChangedMean: number
+  /**
+   * Mean old-garment-left share over the answered pairs that are not paired (a paired result should
+   * leave the photo as it is) and where an old garment was found; and how many pairs that is.
+   */
+  oldLeftMean: number
+  oldLeftPairs: number
   refusedShare: number
   pairedPairs: number
   pairedSsimMean: number
@@ -280,6 +296,7 @@ export function summarize(results: readonly PairResult[], split: Split | 'all'):
   const cats = garmentCategories(rs)
   const right = [...cats.values()].filter((c) => c.detected === c.labelled).length
   const paired = answered.filter((r) => r.paired)
+  const old = answered.filter((r) => !r.paired && r.oldLeft !== null).map((r) => r.oldLeft!)
   const refusalCodes: Record<string, number> = {}
   for (const r of rs) {
     if (r.outcome !== 'answered') {
@@ -304,6 +321,8 @@ export function summarize(results: readonly PairResult[], split: Split | 'all'):
       ? null
       : mean(answered.map((r) => r.warpInside!)),
     boxChangedMean: mean(answered.map((r) => r.boxChanged!)),
+    oldLeftMean: mean(old),
+    oldLeftPairs: old.length,
     refusedShare:
       rs.length === 0 ? Number.NaN : rs.filter((r) => r.outcome !== 'answered').length / rs.length,
     pairedPairs: paired.length,
