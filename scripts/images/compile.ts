@@ -1,6 +1,6 @@
 /**
  * Compiles a service to plain JavaScript for its image (services/*\/Dockerfile, build stage):
- * src/main.ts (and, for inference, the try-on worker thread's entry) bundled with esbuild into
+ * src/main.ts (and, for inference, the entries of the try-on and session worker threads) bundled with esbuild into
  * <out>/src/*.js, with the workspace packages (@tailor/proto) inlined and every other dependency
  * left to node_modules (native add-ons, gRPC, pino…). The image then runs `node src/main.js`:
  * no tsx and no esbuild in it, and no TypeScript compiled at every start (measured on the loaded
@@ -35,6 +35,8 @@ const { build } = createRequire(join(serviceDir, 'package.json'))('esbuild') as 
 const entryPoints: Record<string, string> = { main: join(serviceDir, 'src/main.ts') }
 const worker = join(serviceDir, 'src/engine/tryon/tryon-worker-main.ts')
 if (existsSync(worker)) entryPoints['tryon-worker-main'] = worker
+const sessionWorker = join(serviceDir, 'src/engine/session-worker-main.ts')
+if (existsSync(sessionWorker)) entryPoints['session-worker-main'] = sessionWorker
 
 const result = await build({
   entryPoints,

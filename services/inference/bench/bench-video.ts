@@ -15,7 +15,13 @@
  * which other tenants barely disturb: `cpu bound / cpu e2e` = (model + ffmpeg CPU per frame alone)
  * / (end-to-end CPU per frame), i.e. how much work the pipeline adds (copies, composite, pipes).
  *
+ * `--threads worker,main` runs the end-to-end pipeline once per engine thread (matting-engine.ts:
+ * the sessions on a worker thread with two frames in flight, the service's default, or on this
+ * thread), each against the same ffmpeg-alone and network-alone figures of the run; the network
+ * alone is measured on the first engine listed.
+ *
  * Usage: pnpm bench:video [--formats mp4_h264,gif] [--input path] [--model-frames 90]
+ *        [--threads worker,main]
  */
 import { readFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -41,9 +47,14 @@ const { values } = parseArgs({
     models: { type: 'string', default: join(REPO, 'models/dist') },
     formats: { type: 'string', default: OUTPUT_FORMATS.join(',') },
     'model-frames': { type: 'string', default: '90' },
+    threads: { type: 'string', default: 'worker' },
   },
 })
 const formats = values.formats.split(',') as OutputFormat[]
+const threads = values.threads.split(',') as ('worker' | 'main')[]
+if (threads.length === 0 || threads.some((t) => t !== 'worker' && t !== 'main')) {
+  throw new Error(`--threads: worker and/or main, got ${values.threads}`)
+}
 const background = (f: OutputFormat): string =>
   OUTPUT_FORMAT_SPECS[f].alpha ? 'transparent' : '#00ff00'
 const fmt = (n: number, d = 1): string => n.toFixed(d)
@@ -143,7 +154,11 @@ async function ffmpegAlone(info: VideoInfo, format: OutputFormat, dir: string): 
 
 async function main(): Promise<void> {
   const info = await probeVideo(values.input)
-  const engine = await openMattingEngine({ modelsDir: values.models })
+  const engines = new Map<string, Awaited<ReturnType<typeof openMattingEngine>>>()
+  for (const thread of threads) {
+    engines.set(thread, await openMattingEngine({ modelsDir: values.models, thread }))
+  }
+  const engine = engines.get(threads[0]!)!
   const dir = await mkdtemp(join(tmpdir(), 'tailor-bench-'))
   console.log(
     `input ${values.input}: ${info.width}x${info.height}, ${fmt(info.fps.num / info.fps.den, 3)} fps, ` +
@@ -163,6 +178,7 @@ async function main(): Promise<void> {
   const rows: string[][] = [
     [
       'format',
+      'thread',
       'background',
       'ffmpeg alone',
       'network alone',
@@ -177,31 +193,34 @@ async function main(): Promise<void> {
     for (const format of formats) {
       const f = await ffmpegAlone(info, format, dir)
       const bg = background(format)
-      const t0 = performance.now()
-      const c0 = cpuSeconds()
-      const r = await removeBackground(
-        { inputPath: values.input, workDir: dir, backgroundColor: bg, outputFormat: format },
-        { matting: engine, signal: new AbortController().signal, onProgress: () => undefined },
-      )
-      const e2e = r.frames / ((performance.now() - t0) / 1000)
-      const e2eCpu = (cpuSeconds() - c0) / r.frames
-      const bound = 1 / (1 / model.fps + 1 / f.fps)
-      const cpuBound = f.cpuPerFrame + model.cpuPerFrame
-      rows.push([
-        format,
-        bg,
-        fmt(f.fps),
-        fmt(model.fps),
-        fmt(bound),
-        fmt(e2e),
-        `${fmt((100 * e2e) / bound, 0)} %`,
-        `${fmt(f.cpuPerFrame * 1000, 0)} + ${fmt(model.cpuPerFrame * 1000, 0)} → ${fmt(e2eCpu * 1000, 0)}`,
-        `${fmt((100 * cpuBound) / e2eCpu, 0)} %`,
-      ])
-      console.log(rows.at(-1)!.join('  '))
+      for (const [thread, e] of engines) {
+        const t0 = performance.now()
+        const c0 = cpuSeconds()
+        const r = await removeBackground(
+          { inputPath: values.input, workDir: dir, backgroundColor: bg, outputFormat: format },
+          { matting: e, signal: new AbortController().signal, onProgress: () => undefined },
+        )
+        const e2e = r.frames / ((performance.now() - t0) / 1000)
+        const e2eCpu = (cpuSeconds() - c0) / r.frames
+        const bound = 1 / (1 / model.fps + 1 / f.fps)
+        const cpuBound = f.cpuPerFrame + model.cpuPerFrame
+        rows.push([
+          format,
+          thread,
+          bg,
+          fmt(f.fps),
+          fmt(model.fps),
+          fmt(bound),
+          fmt(e2e),
+          `${fmt((100 * e2e) / bound, 0)} %`,
+          `${fmt(f.cpuPerFrame * 1000, 0)} + ${fmt(model.cpuPerFrame * 1000, 0)} → ${fmt(e2eCpu * 1000, 0)}`,
+          `${fmt((100 * cpuBound) / e2eCpu, 0)} %`,
+        ])
+        console.log(rows.at(-1)!.join('  '))
+      }
     }
   } finally {
-    await engine.close()
+    await Promise.all([...engines.values()].map((e) => e.close()))
     await rm(dir, { recursive: true, force: true })
   }
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)))

@@ -124,6 +124,7 @@ export async function compose(
         intraOpThreads: threads,
         logSeverityLevel,
         onRun,
+        thread: config.MATTING_ENGINE_THREAD,
       })
     } catch (err) {
       throw required !== undefined ? requiredFailed('the matting models', err) : err
@@ -133,6 +134,7 @@ export async function compose(
         provider: engine.provider,
         fallbacks: engine.providerFallbacks,
         intraOpThreads: threads,
+        thread: config.MATTING_ENGINE_THREAD,
         loadMs: Math.round(performance.now() - t0),
         warmupMs: Math.round(engine.warmupMs),
       },

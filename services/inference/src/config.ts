@@ -83,6 +83,13 @@ const Env = z
      */
     TRYON_ENGINE_THREAD: z.enum(['worker', 'main']).default('worker'),
     /**
+     * Where the matting network runs: `worker` (default) a worker thread that keeps each video
+     * job's next frame queued, so decoding, compositing and encoding overlap the model run and the
+     * event loop is never held by it (docs/media.md "Pipeline"); `main` this thread (debugging,
+     * profiling).
+     */
+    MATTING_ENGINE_THREAD: z.enum(['worker', 'main']).default('worker'),
+    /**
      * Scratch space for downloads and encodes. Each process works in its own directory under it
      * (`w-<host>-<pid>-XXXXXX`, mkdtemp, 0700; several workers may share TAILOR_WORK_DIR), each job
      * in a subdirectory of that, removed after; at start a process removes what dead workers of

@@ -13,10 +13,13 @@
 import type { MattingEngine, MattingFrame, MattingStream } from '../jobs/remove-background.ts'
 import { loadModelSpec } from './manifest.ts'
 import { chooseDownsampleRatio, rgb24ToPlanar } from './rvm/pre.ts'
+import { localRunner, type CarriedStream, type SessionRunner } from './session-runner.ts'
+import { openSessionWorker } from './session-worker.ts'
 import {
   ModelSession,
   type ExecutionProvider,
   type OrtLogSeverity,
+  type SessionOptions,
   type TensorData,
 } from './session.ts'
 
@@ -24,90 +27,98 @@ export const RVM_MODEL_NAME = 'rvm'
 export const RVM_RATIO1_MODEL_NAME = 'rvm-ratio1'
 const STATE_IN = ['r1i', 'r2i', 'r3i', 'r4i'] as const
 const STATE_OUT = ['r1o', 'r2o', 'r3o', 'r4o'] as const
-const OUTPUTS = ['fgr', 'pha', ...STATE_OUT] as const
+const OUTPUTS = ['fgr', 'pha'] as const
 const WARMUP_SIZE = { width: 640, height: 360 }
 const WARMUP_SIZE_RATIO1 = { width: 160, height: 96 }
 const WARMUP_FRAMES = 2
 
 const zeroState = (): TensorData => ({ data: new Float32Array(1), dims: [1, 1, 1, 1] })
 
-/** Job-scoped: holds the recurrent state and the one reusable input buffer for its frame size. */
+/**
+ * Job-scoped: one carried stream (the recurrent state lives with the session, in the worker when
+ * there is one) and a small pool of input buffers for its frame size, one per frame in flight.
+ */
 class RvmStream implements MattingStream {
-  readonly #src: Float32Array
-  readonly #ratio: Float32Array
-  #state: TensorData[] = STATE_IN.map(zeroState)
+  readonly #free: Float32Array[] = []
+  readonly #stream: CarriedStream
+  readonly #ratio: number
   #disposed = false
 
-  readonly session: ModelSession
-
   constructor(
-    sessions: { refined: ModelSession; ratio1: ModelSession },
+    runner: SessionRunner,
     readonly width: number,
     readonly height: number,
   ) {
-    this.#src = new Float32Array(width * height * 3)
-    this.#ratio = Float32Array.of(chooseDownsampleRatio(width, height))
-    this.session = this.#ratio[0] === 1 ? sessions.ratio1 : sessions.refined
+    this.#ratio = chooseDownsampleRatio(width, height)
+    this.model = this.#ratio === 1 ? RVM_RATIO1_MODEL_NAME : RVM_MODEL_NAME
+    this.#stream = runner.openStream(this.model, {
+      carry: Object.fromEntries(STATE_OUT.map((o, i) => [o, STATE_IN[i]!])),
+      initial: Object.fromEntries(STATE_IN.map((name) => [name, zeroState()])),
+      constants:
+        this.#ratio === 1
+          ? {}
+          : { downsample_ratio: { data: Float32Array.of(this.#ratio), dims: [1] } },
+    })
   }
 
   /** The graph this stream runs (`rvm` or `rvm-ratio1`). */
-  get model(): string {
-    return this.session.spec.name
-  }
+  readonly model: string
 
   get downsampleRatio(): number {
-    return this.#ratio[0]!
+    return this.#ratio
   }
 
   async next(rgb: Uint8Array): Promise<MattingFrame> {
     if (this.#disposed) {
       throw new Error('MattingStream used after dispose()')
     }
-    rgb24ToPlanar(rgb, this.#src)
-    const feeds: Record<string, TensorData> = {
-      src: { data: this.#src, dims: [1, 3, this.height, this.width] },
-    }
-    if (this.#ratio[0] !== 1) feeds.downsample_ratio = { data: this.#ratio, dims: [1] }
-    STATE_IN.forEach((name, i) => {
-      feeds[name] = this.#state[i]!
-    })
-    const out = await this.session.run(feeds, OUTPUTS)
-    // The previous state is dropped here (its tensors were already disposed by the session).
-    this.#state = STATE_OUT.map((name) => out[name]!)
-    return { fgr: out['fgr']!.data, pha: out['pha']!.data }
+    const src = this.#free.pop() ?? new Float32Array(this.width * this.height * 3)
+    rgb24ToPlanar(rgb, src)
+    const r = await this.#stream.run(
+      { src: { data: src, dims: [1, 3, this.height, this.width] } },
+      OUTPUTS,
+    )
+    this.#free.push(r.feeds['src']!.data)
+    return { fgr: r.outputs['fgr']!.data, pha: r.outputs['pha']!.data }
   }
 
   dispose(): void {
     this.#disposed = true
-    this.#state = []
+    this.#stream.dispose()
+    this.#free.length = 0
   }
 }
 
 class RvmMattingEngine implements MattingEngine {
-  constructor(
-    private readonly session: ModelSession,
-    private readonly ratio1: ModelSession,
-  ) {}
+  constructor(private readonly runner: SessionRunner) {}
   get provider(): ExecutionProvider {
-    return this.session.provider
+    return this.runner.provider
   }
   get providerFallbacks() {
-    return this.session.fallbacks
+    return this.runner.fallbacks
   }
   get intraOpThreads(): number {
-    return this.session.intraOpThreads
+    return this.runner.intraOpThreads
   }
-  openStream(size: { width: number; height: number }): MattingStream {
-    return new RvmStream({ refined: this.session, ratio1: this.ratio1 }, size.width, size.height)
+  /** Where the model runs: `worker` (a worker thread) or `main` (the caller's thread). */
+  get thread(): 'main' | 'worker' {
+    return this.runner.thread
+  }
+  openStream(size: { width: number; height: number }): RvmStream {
+    return new RvmStream(this.runner, size.width, size.height)
   }
   async close(): Promise<void> {
-    await Promise.all([this.session.release(), this.ratio1.release()])
+    await this.runner.close()
   }
 }
 
 /**
  * Opens RVM from `<modelsDir>/manifest.json`, checks it, and warms it up with two frames so the
  * first job does not pay for graph initialisation. Resolves only when the engine is ready.
+ *
+ * `thread: 'worker'` (the default) opens the sessions on a worker thread (session-worker.ts): a
+ * run never holds the caller's event loop, and a job keeps the next frame queued behind the one
+ * running. `'main'` runs them on the caller's thread (debugging, profiling).
  */
 export async function openMattingEngine(opts: {
   modelsDir: string
@@ -117,8 +128,9 @@ export async function openMattingEngine(opts: {
   logSeverityLevel?: OrtLogSeverity
   /** Told each model run's wall time (metrics). */
   onRun?: (model: string, seconds: number) => void
-}): Promise<MattingEngine & { warmupMs: number; intraOpThreads: number }> {
-  const sessionOptions = {
+  thread?: 'main' | 'worker'
+}): Promise<RvmMattingEngine & { warmupMs: number }> {
+  const sessionOptions: SessionOptions = {
     ...(opts.executionProviders !== undefined
       ? { executionProviders: opts.executionProviders }
       : {}),
@@ -126,21 +138,26 @@ export async function openMattingEngine(opts: {
     ...(opts.logSeverityLevel !== undefined ? { logSeverityLevel: opts.logSeverityLevel } : {}),
     ...(opts.onRun !== undefined ? { onRun: opts.onRun } : {}),
   }
-  const session = await ModelSession.open(
+  const specs = [
     await loadModelSpec(opts.modelsDir, RVM_MODEL_NAME),
-    sessionOptions,
-  )
-  let ratio1: ModelSession
-  try {
-    ratio1 = await ModelSession.open(
-      await loadModelSpec(opts.modelsDir, RVM_RATIO1_MODEL_NAME),
-      sessionOptions,
-    )
-  } catch (err) {
-    await session.release()
-    throw err
+    await loadModelSpec(opts.modelsDir, RVM_RATIO1_MODEL_NAME),
+  ]
+  let runner: SessionRunner
+  if ((opts.thread ?? 'worker') === 'worker') {
+    runner = await openSessionWorker(specs, sessionOptions)
+  } else {
+    const sessions: ModelSession[] = []
+    try {
+      for (const spec of specs) {
+        sessions.push(await ModelSession.open(spec, sessionOptions))
+      }
+    } catch (err) {
+      await Promise.all(sessions.map((s) => s.release()))
+      throw err
+    }
+    runner = localRunner(sessions)
   }
-  const engine = new RvmMattingEngine(session, ratio1)
+  const engine = new RvmMattingEngine(runner)
   const t0 = performance.now()
   try {
     // Warm both graphs: WARMUP_SIZE takes the refined one, WARMUP_SIZE_RATIO1 the ratio-1 one.

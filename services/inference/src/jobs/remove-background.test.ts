@@ -584,6 +584,45 @@ describe('cancellation', () => {
     FORMAT_TIMEOUT_MS,
   )
 
+  it(
+    'a matting failure with frames in flight rejects with its code and leaves nothing behind',
+    async () => {
+      const dir = await workDir()
+      let handedIn = 0
+      const failing: MattingEngine = {
+        provider: matting.provider,
+        providerFallbacks: matting.providerFallbacks,
+        close: async () => undefined,
+        openStream: (size) => {
+          const inner = matting.openStream(size)
+          return {
+            dispose: () => inner.dispose(),
+            next: (rgb) => {
+              if (++handedIn === 4) {
+                return Promise.reject(new AppError('service_unavailable', 'the session broke'))
+              }
+              return inner.next(rgb)
+            },
+          }
+        },
+      }
+      const err = await removeBackground(
+        {
+          inputPath: clips.video_02!,
+          workDir: dir,
+          backgroundColor: '#000',
+          outputFormat: 'mp4_h264',
+        },
+        { matting: failing, signal: new AbortController().signal, onProgress: () => undefined },
+      ).catch((e: unknown) => e)
+      expect((err as AppError).code).toBe('service_unavailable')
+      expect(handedIn).toBe(4 + 1) // frame 5 was already handed in: two frames in flight
+      expect(await childFfmpegs()).toEqual([])
+      expect(await readdir(dir)).toEqual([])
+    },
+    FORMAT_TIMEOUT_MS,
+  )
+
   it('an already aborted signal rejects at once', async () => {
     const dir = await workDir()
     const ac = new AbortController()

@@ -4,10 +4,13 @@
  * probe (limits) → decode rgb24 frames (ffmpeg, pipe) → matting network per frame with job-scoped
  * recurrent state → composite on the colour / keep alpha → encode (second ffmpeg, stdin).
  *
- * Overlap: the two ffmpeg processes run beside this loop, so while the network works on frame n,
- * the encoder is compressing frame n−1 and the decoder has frame n+1 ready in its pipe. Every
- * stage is pulled one frame at a time (pipe back-pressure, `drain`), so memory stays flat
- * whatever the clip length.
+ * Overlap: the two ffmpeg processes run beside this loop, and the network runs on its own thread
+ * (the engine's worker, matting-engine.ts) with FRAMES_IN_FLIGHT = 2 frames handed to it: while it
+ * works on frame n, this thread composites frame n−1 and writes it to the encoder, then decodes
+ * and pre-processes frame n+1 and queues it, so the network never waits for this thread (and a
+ * GPU is kept fed). The recurrent state stays in order: the stream runs its frames one after the
+ * other. Every stage is pulled one frame at a time (pipe back-pressure, `drain`), so memory stays
+ * flat whatever the clip length.
  *
  * Orchestration only: no onnxruntime, no child_process here (STYLE.md §3.2).
  */
@@ -35,15 +38,19 @@ export type { VideoLimits } from '../media/video.ts'
 // ---- port: the matting network, implemented by engine/matting-engine.ts -----------------------
 
 export interface MattingFrame {
-  /** Foreground colour, planar RGB 0..1 (all R, all G, all B), w·h·3. Valid until the stream's next call. */
+  /** Foreground colour, planar RGB 0..1 (all R, all G, all B), w·h·3. The caller's to keep. */
   fgr: Float32Array
-  /** Alpha 0..1, w·h. Valid until the stream's next call. */
+  /** Alpha 0..1, w·h. The caller's to keep. */
   pha: Float32Array
 }
 
 /** One job's pass over one video: owns the recurrent state. */
 export interface MattingStream {
-  /** `rgb` is one rgb24 frame of the stream's size (w·h·3 bytes). */
+  /**
+   * `rgb` is one rgb24 frame of the stream's size (w·h·3 bytes), read before `next` returns (the
+   * caller may reuse it at once). May be called again before the previous call settles: the
+   * frames are matted in call order, each with the state the previous one left.
+   */
   next(rgb: Uint8Array): Promise<MattingFrame>
   dispose(): void
 }
@@ -95,6 +102,12 @@ const resultTooLarge = (maxBytes: number): AppError =>
   )
 
 export const PROGRESS_INTERVAL_MS = 250
+/**
+ * Frames handed to the matting stream before the oldest one's result is awaited: 2, so the
+ * network already has frame n+1 queued while this thread composites and encodes frame n−1
+ * (docs/media.md "Pipeline").
+ */
+export const FRAMES_IN_FLIGHT = 2
 export const RESULT_BASENAME = 'result'
 
 const cancelled = (cause?: unknown): AppError =>
@@ -139,24 +152,34 @@ export async function removeBackground(
     })
     const stream = deps.matting.openStream(size)
     let frames = 0
+    // Frames handed to the network, oldest first: at most FRAMES_IN_FLIGHT (see the header).
+    const inFlight: { rgb: Buffer; matted: Promise<MattingFrame> }[] = []
+    // A frame's result is awaited against the abort: a cancel ends the job at once, not after the
+    // run in progress (which the engine drops with the stream).
+    let onAbort = (): void => undefined
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => reject(cancelled(signal.reason))
+      signal.addEventListener('abort', onAbort, { once: true })
+    })
+    void aborted.catch(() => undefined)
+    const matted = (f: { matted: Promise<MattingFrame> }) => Promise.race([f.matted, aborted])
     try {
       const rgba = alpha ? Buffer.allocUnsafe(size.width * size.height * 4) : null
       let lastProgress = performance.now()
-      for await (const rgb of decoder.frames()) {
-        signal.throwIfAborted()
-        const m = await stream.next(rgb)
-        signal.throwIfAborted()
+      const emit = async (rgb: Buffer, m: MattingFrame): Promise<void> => {
         if (rgba !== null) {
           compositeRgba(rgb, m.fgr, m.pha, rgba)
-          await encoder.write(rgba)
+          await encoder!.write(rgba)
         } else if (background.kind === 'color') {
           compositeOnColor(rgb, m.fgr, m.pha, background.rgb, rgb) // in place: the buffer is ours
-          await encoder.write(rgb)
+          await encoder!.write(rgb)
         }
         frames++
         if (deps.maxOutputBytes !== undefined && frames % OUTPUT_CHECK_EVERY_FRAMES === 0) {
           const grown = (await stat(outputPath).catch(() => null))?.size ?? 0
-          if (grown > deps.maxOutputBytes) throw resultTooLarge(deps.maxOutputBytes)
+          if (grown > deps.maxOutputBytes) {
+            throw resultTooLarge(deps.maxOutputBytes)
+          }
         }
         const now = performance.now()
         if (now - lastProgress >= (deps.progressIntervalMs ?? PROGRESS_INTERVAL_MS)) {
@@ -164,8 +187,26 @@ export async function removeBackground(
           deps.onProgress(frames, Math.max(frames, info.frameCountEstimate))
         }
       }
+      for await (const rgb of decoder.frames()) {
+        signal.throwIfAborted()
+        const next = stream.next(rgb)
+        void next.catch(() => undefined) // handled when its turn comes; not unhandled meanwhile
+        inFlight.push({ rgb, matted: next })
+        if (inFlight.length < FRAMES_IN_FLIGHT) {
+          continue
+        }
+        const oldest = inFlight.shift()!
+        const m = await matted(oldest)
+        await emit(oldest.rgb, m)
+      }
+      while (inFlight.length > 0) {
+        const oldest = inFlight.shift()!
+        const m = await matted(oldest)
+        await emit(oldest.rgb, m)
+      }
     } finally {
-      stream.dispose()
+      signal.removeEventListener('abort', onAbort)
+      stream.dispose() // frames still in flight (an abort, a failure) are dropped with it
     }
     signal.throwIfAborted()
     if (frames === 0) {
