@@ -8,8 +8,8 @@
  * Dresses and skirts may also cover the gap between the legs (see bridgeLegs).
  *
  * Occlusion order, back to front: the photo → body parts of the garment (torso, dress body, legs,
- * skirt) → the person's arms (upper arms and forearms, from the photo) → sleeves → hands → face
- * and hair. Every garment part is clipped to the person's silhouette dilated by 6 % of the
+ * skirt) → the person's arms (upper arms and forearms, from the photo) → sleeves → hair in front
+ * (below) → hands → face, neck and hair above the neck line (headInFront). Every garment part is clipped to the person's silhouette dilated by 6 % of the
  * shoulder width, 1.5 % above the shoulder line (clothes may stand off the body a little, never
  * float in the background), with a soft 1–2 px edge; the parts themselves are bilinearly resampled, so their outlines are
  * anti-aliased.
@@ -46,7 +46,7 @@ import {
   type Vec3,
 } from './clothing.ts'
 import { LM } from './pose.ts'
-import type { PersonAnalysis } from './person.ts'
+import { neckLine, type PersonAnalysis } from './person.ts'
 import {
   boxBlur,
   clamp,
@@ -259,7 +259,7 @@ export function compositeGarment(
     for (const p of parts) if (p.part.layer === 'sleeve') paint(p)
     if (clothing && o.category !== 'lower') keep(clothing.hairFront)
     keep(a.hands)
-    keep(a.head)
+    keep(headInFront(a, clothing, bx0, by0, cw, ch))
     for (let y = 0; y < ch; y++) {
       const dst = ((by0 + y) * w + bx0) * 3
       for (let k = 0; k < cw * 3; k++) rgb[dst + k] = Math.round(out[y * cw * 3 + k]!)
@@ -284,6 +284,39 @@ export function compositeGarment(
     tucked,
     inFront,
   }
+}
+
+/**
+ * What of the head stays in front of the garment (0..1 at the photo's size, filled in the box
+ * x0, y0, cw, ch): the head region (person.ts: the person mask above the neck line, the face and
+ * neck ellipses) and everything else above the neck line that the clothing finder does not call
+ * the old top: the hair's soft outline, where the person mask is below 1 and the garment, clipped
+ * to the dilated silhouette, used to show through as a seam of garment colour around the hair;
+ * the background beside the neck. (The head region itself is not cut by the old top: the clothing
+ * finder takes shaded neck skin for the top too often.)
+ */
+function headInFront(
+  a: PersonAnalysis,
+  clothing: Clothing | null,
+  x0: number,
+  y0: number,
+  cw: number,
+  ch: number,
+): Plane {
+  const { width: w, height: h } = a.mask
+  const out = plane(w, h)
+  const neck = neckLine(a.points, a.shoulderWidth)
+  for (let y = y0; y < y0 + ch; y++) {
+    for (let x = x0; x < x0 + cw; x++) {
+      const i = y * w + x
+      const above = neck.above(x, y)
+      out.data[i] = Math.max(
+        a.head.data[i]!,
+        above > 0 ? above * (clothing ? 1 - clothing.upper.data[i]! : 1) : 0,
+      )
+    }
+  }
+  return out
 }
 
 /**

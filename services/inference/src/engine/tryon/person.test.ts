@@ -38,6 +38,17 @@ const TUNE = [
   'person_12',
   'person_15',
 ] as const
+/** The HOLDOUT persons: only checked here, never tuned on. */
+const HOLDOUT = [
+  'person_03',
+  'person_04',
+  'person_05',
+  'person_08',
+  'person_09',
+  'person_13',
+  'person_14',
+  'person_16',
+] as const
 /** The boxes are hand labels good to about ±0.02 and meant to be dilated by 5 % (SOURCES.md). */
 const BOX_DILATE = 0.05
 const TIMEOUT_MS = 120_000
@@ -82,33 +93,101 @@ const inBox = (p: Point, b: number[], img: { width: number; height: number }): b
   p.y >= (b[1]! - BOX_DILATE) * img.height &&
   p.y <= (b[3]! + BOX_DILATE) * img.height
 
-/** Shoulders in the upper box; the hip joints (below the waistband) in the lower box, under its top. */
-function expectJointsInBoxes(name: string, a: PersonAnalysis): void {
+/**
+ * Every joint in the labelled box of the body region it belongs to (SOURCES.md's conventions: the
+ * upper box runs from the top of the shoulders to the crotch and spans both arms down to the
+ * wrists, hands below the hip line excluded, raised arms up to the elbow; the lower box runs from
+ * the waistband to the ankles or the image bottom and spans hips and legs, a kicked leg included):
+ * - shoulders and elbows in the upper box;
+ * - wrists: a wrist above the shoulders (a raised hand, on the head) is not labelled; one below
+ *   the upper box (a hand hanging past the crotch) must lie within its width; any other in it;
+ * - hip joints in both boxes (below the waistband, above the crotch);
+ * - knees and ankles in the lower box, when the photo shows them (in the frame, score ≥ 0.5).
+ * Joints outside the photo (the legs of a half-body photo, placed by the model beyond the frame)
+ * are not checked.
+ */
+function jointsOutsideBoxes(name: string, a: PersonAnalysis): string[] {
   const P = a.points
   const up = boxOf(name, 'upper')
   const low = boxOf(name, 'lower')
-  for (const j of [LM.leftShoulder, LM.rightShoulder]) {
-    expect(inBox(P[j]!, up, a), `${name} shoulder ${j} in the upper box`).toBe(true)
+  const inFrame = (p: Point) => p.x >= 0 && p.y >= 0 && p.x < a.width && p.y < a.height
+  const shown = (j: number) => inFrame(P[j]!) && P[j]!.score >= 0.5
+  const shoulderY = Math.min(P[LM.leftShoulder]!.y, P[LM.rightShoulder]!.y)
+  const bad: string[] = []
+  const check = (label: string, j: number, ok: boolean) => {
+    if (!ok) {
+      const p = P[j]!
+      bad.push(`${label} (${(p.x / a.width).toFixed(2)}, ${(p.y / a.height).toFixed(2)})`)
+    }
   }
-  const hips = mid(P[LM.leftHip]!, P[LM.rightHip]!)
-  expect(
-    inBox(hips, low, a),
-    `${name} hip centre (${(hips.x / a.width).toFixed(2)}, ${(hips.y / a.height).toFixed(2)}) in the lower box`,
-  ).toBe(true)
-  expect(hips.y, `${name} hips below the waist line`).toBeGreaterThanOrEqual(
-    (low[1]! - BOX_DILATE) * a.height,
-  )
+  for (const [label, j] of [
+    ['left shoulder', LM.leftShoulder],
+    ['right shoulder', LM.rightShoulder],
+    ['left elbow', LM.leftElbow],
+    ['right elbow', LM.rightElbow],
+  ] as const) {
+    if (label.includes('shoulder') || inFrame(P[j]!)) check(label, j, inBox(P[j]!, up, a))
+  }
+  for (const [label, j] of [
+    ['left wrist', LM.leftWrist],
+    ['right wrist', LM.rightWrist],
+  ] as const) {
+    const p = P[j]!
+    if (!inFrame(p) || p.y < shoulderY) continue
+    const below = p.y > (up[3]! + BOX_DILATE) * a.height
+    check(label, j, below ? inBox({ x: p.x, y: up[1]! * a.height }, up, a) : inBox(p, up, a))
+  }
+  for (const [label, j] of [
+    ['left hip', LM.leftHip],
+    ['right hip', LM.rightHip],
+  ] as const) {
+    check(label, j, inBox(P[j]!, up, a) && inBox(P[j]!, low, a))
+  }
+  for (const [label, j] of [
+    ['left knee', LM.leftKnee],
+    ['right knee', LM.rightKnee],
+    ['left ankle', LM.leftAnkle],
+    ['right ankle', LM.rightAnkle],
+  ] as const) {
+    if (shown(j)) check(label, j, inBox(P[j]!, low, a))
+  }
+  return bad.map((b) => `${name} ${b}`)
 }
 
-describe('landmarks land in the labelled body boxes', () => {
-  it.each(TUNE)(
+/**
+ * Joints known to miss their box, pinned so that a change either way shows. person_14 (torso from
+ * the mouth to the upper thighs, turned three-quarters, tee worn untucked): the model puts the hip
+ * joints at 0.68–0.69 of the height, 0.06 above the labelled top of the jeans (0.75) — 1.64 × the
+ * shoulder-joint distance below the shoulders, the ratio of a person facing the camera, while the
+ * turn foreshortens that distance; with the legs out of the frame nothing else tells the model
+ * the torso is longer. Another landmark pass on the ROI of its own alignment points (MediaPipe's
+ * tracking rule) moves them to 0.71, a flipped pass to 0.70–0.71: no fix, only noise at the box's
+ * edge. What it costs: a top fitted to these hips ends a little high on him.
+ */
+const KNOWN_MISSES: Record<string, readonly string[]> = {
+  person_14: ['left hip', 'right hip'],
+}
+
+function expectJointsInBoxes(name: string, a: PersonAnalysis): void {
+  const bad = jointsOutsideBoxes(name, a)
+  const joints = bad.map((b) => b.replace(/^\S+ (.*) \(.*$/, '$1'))
+  expect(joints, bad.join('; ')).toEqual(KNOWN_MISSES[name] ?? [])
+}
+
+describe('every joint lands in its labelled body box', () => {
+  // TUNE and HOLDOUT persons alike: this checks the pose stage, nothing in it is fitted to them.
+  it.each([...TUNE, ...HOLDOUT])(
     '%s',
     async (name) => {
       const a = await analyzePerson(await load(name), models)
       expect(a.roiSource).toBe('detector')
       expectJointsInBoxes(name, a)
-      // Every TUNE person stands facing the camera (three-quarter at most): nothing to refuse but
-      // person_07's crossed arms (for a top or dress; see 'unsupported_pose on real photos').
+      // The same joints a quarter of the photo's width to the side are caught (the check can fail).
+      const moved = { ...a, points: a.points.map((p) => ({ ...p, x: p.x + 0.25 * a.width })) }
+      expect(jointsOutsideBoxes(name, moved).length).toBeGreaterThan(0)
+      // Every person of the set stands facing the camera (three-quarter at most): nothing to
+      // refuse but person_07's crossed arms (for a top or dress; see 'unsupported_pose on real
+      // photos').
       expect([a.pose.body, name === 'person_07' ? null : a.pose.arms, a.pose.legs]).toEqual([
         null,
         null,

@@ -270,6 +270,25 @@ function squashToTensor(img: Rgb, size: number, out: Float32Array): void {
 }
 
 /**
+ * The neck base: a line 35 % of the way from the shoulder line up to the mouth (at least 0.06 × the
+ * shoulder width above it), following the shoulder line's tilt. `above(x, y)` is 1 above it, 0
+ * below, with a 2 px ramp. Above it lie the head, the neck and hair; below it the garments.
+ */
+export function neckLine(
+  pts: readonly Point[],
+  sw: number,
+): { above: (x: number, y: number) => number; y: (x: number) => number } {
+  const sl = pts[LM.leftShoulder]!
+  const sr = pts[LM.rightShoulder]!
+  const shoulderMid = mid(sl, sr)
+  const mouth = mid(pts[LM.mouthLeft]!, pts[LM.mouthRight]!)
+  const neckLift = Math.max(0.06 * sw, 0.35 * Math.max(0, shoulderMid.y - mouth.y))
+  const slope = (sl.y - sr.y) / (sl.x - sr.x || 1e-6)
+  const y = (x: number): number => shoulderMid.y - neckLift + slope * (x - shoulderMid.x)
+  return { y, above: (x, yy) => clamp((y(x) - yy) / 2, 0, 1) }
+}
+
+/**
  * Head, hands and arms from the landmarks, cut to the person mask.
  * - head: the person mask above the neck base (a little above the shoulder line, following its
  *   tilt) plus an ellipse around the face landmarks (in case the mask misses part of the face);
@@ -287,14 +306,11 @@ export function bodyRegions(
   const sr = pts[LM.rightShoulder]!
   const shoulderMid = mid(sl, sr)
   const mouth = mid(pts[LM.mouthLeft]!, pts[LM.mouthRight]!)
-  // Neck base: 35 % of the way from the shoulder line up to the mouth (at least 0.06·sw above it).
-  const neckLift = Math.max(0.06 * sw, 0.35 * Math.max(0, shoulderMid.y - mouth.y))
-  const slope = (sl.y - sr.y) / (sl.x - sr.x || 1e-6)
+  const neck = neckLine(pts, sw)
   for (let y = 0; y < h; y++) {
     for (let x = 0; x < w; x++) {
-      const lineY = shoulderMid.y - neckLift + slope * (x - shoulderMid.x)
       const i = y * w + x
-      if (y < lineY) head.data[i] = clamp((lineY - y) / 2, 0, 1) * mask.data[i]!
+      head.data[i] = neck.above(x, y) * mask.data[i]!
     }
   }
   const face = pts.slice(0, 11)
