@@ -372,6 +372,63 @@ function refusal(category: 'upper' | 'lower' | 'full', a: PersonAnalysis): strin
   }
 }
 
+/**
+ * Rows [y0, y1) of a photo squashed to a share k of their height (nearest row), the rest kept:
+ * the thighs of a standing person squashed this way look like thighs pointing at the camera, as
+ * a person seated on a stool facing the camera shows them.
+ */
+function squashRows(img: Rgb, y0: number, y1: number, k: number): Rgb {
+  const W = img.width
+  const band = Math.round((y1 - y0) * k)
+  const H = img.height - (y1 - y0) + band
+  const out = new Uint8Array(W * H * 3)
+  for (let y = 0; y < H; y++) {
+    const sy =
+      y < y0
+        ? y
+        : y < y0 + band
+          ? Math.min(y1 - 1, y0 + Math.floor((y - y0) / k))
+          : y - band + (y1 - y0)
+    out.set(img.data.subarray(sy * W * 3, (sy + 1) * W * 3), y * W * 3)
+  }
+  return { width: W, height: H, data: out }
+}
+
+/**
+ * Full-body persons whose thighs, squashed to a twentieth, the pose model does not see as
+ * foreshortened: it places the knees where standing legs would have them (thigh drops 0.49/0.48
+ * and 0.61/0.59 × the torso length, over the 0.4 of MIN_THIGH_DROP) — both men in long trousers,
+ * where the squashed trousers read as a longer pelvis. Pinned so that a change either way shows:
+ * a seated person in long trousers facing the camera may be dressed with a bottom.
+ */
+const SEATED_MISSES = ['person_11', 'person_16']
+
+describe('unsupported_pose on transformed real photos', () => {
+  it(
+    'seated facing the camera (the rows from the hips to the knees squashed to 5 %): refused for bottoms and dresses, dressed with a top',
+    async () => {
+      for (const name of ['person_15', 'person_13', 'person_11', 'person_16']) {
+        const img = await load(name)
+        const a = await analyzePerson(img, models)
+        const hipY = Math.round((a.points[LM.leftHip]!.y + a.points[LM.rightHip]!.y) / 2)
+        const kneeY = Math.round((a.points[LM.leftKnee]!.y + a.points[LM.rightKnee]!.y) / 2)
+        const seated = await analyzePerson(squashRows(img, hipY, kneeY, 0.05), models)
+        expect(refusal('upper', seated), `${name} upper`).toBeNull()
+        if (SEATED_MISSES.includes(name)) {
+          expect(refusal('lower', seated), `${name} lower (known miss)`).toBeNull()
+          continue
+        }
+        for (const category of ['lower', 'full'] as const) {
+          expect(refusal(category, seated), `${name} ${category}`).toMatch(
+            /seated or crouching \(the thighs drop only/,
+          )
+        }
+      }
+    },
+    2 * TIMEOUT_MS,
+  )
+})
+
 describe('unsupported_pose on real photos and footage', () => {
   it(
     'video_02: seen from the side, standing (2.5 s) or bending over to the dog (0.0, 5.0, 9.0 s): refused for every garment',
