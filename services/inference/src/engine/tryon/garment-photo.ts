@@ -313,6 +313,25 @@ const PALETTE_TOL = 48
 const SKIN_CHROMA_TOL = 0.03
 /** RGB distance to both garments' palettes past which a pixel belongs to neither (a bag, a belt). */
 const OTHER_TOL = 70
+/** Vertical runs of the worn garment's mask shorter than this × the shoulder width are dropped. */
+const SLIVER_SW = 0.15
+
+/** Clears, column by column, the runs of `m` shorter than `minLen` pixels (in place). */
+export function dropSlivers(m: Plane, minLen: number): void {
+  const { width: w, height: h, data } = m
+  for (let x = 0; x < w; x++) {
+    let start = -1
+    for (let y = 0; y <= h; y++) {
+      const on = y < h && data[y * w + x]! > 0.5
+      if (on && start < 0) start = y
+      if (!on && start >= 0) {
+        if (y - start < minLen) for (let k = start; k < y; k++) data[k * w + x] = 0
+        start = -1
+      }
+    }
+  }
+}
+
 /** Longest side the extraction works at. */
 export const WORN_SIDE_PX = 400
 
@@ -602,6 +621,16 @@ export function extractWornGarment(
   // Clean edges: close pinholes, drop crumbs, soften by a pixel.
   const r = Math.max(1, Math.round(0.01 * sw))
   mask = erode(dilate(mask, r), r)
+  // Horizontal slivers (a floor shadow beside the feet, a strip of background between an arm and
+  // the body): in each column, runs shorter than SLIVER_SW × the shoulder width are not garment.
+  // Every part of a worn garment is taller than that (a strap is long, an arm or a hem is thick).
+  dropSlivers(mask, Math.max(2, Math.round(SLIVER_SW * sw)))
+  // … and the crumbs that leaves apart from the garment.
+  {
+    const { labels, sizes } = components(mask)
+    const largest = Math.max(0, ...sizes.slice(1))
+    for (let i = 0; i < n; i++) if (sizes[labels[i]!]! < 0.05 * largest) mask.data[i] = 0
+  }
 
   // One tube (skirt, dress) or two legs: is the garment between the legs? Sampled on the midline
   // between the two legs (hip → knee → ankle), from a third of the way to the knees down to the

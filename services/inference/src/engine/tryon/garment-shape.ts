@@ -9,17 +9,23 @@
  * - otherwise, if the widest row is in the top 45 % (shoulders and sleeves) or the top rows have a
  *   neckline notch → `upper`; else (widest at the bottom: a skirt) → `lower`.
  *
- * Landmarks:
- * - upper / full: the torso's side lines (half the median torso width either side of its centre,
- *   measured below the sleeves for tops and on the bodice for dresses), the shoulder points where
- *   those lines meet the top outline, the neck (top of the centre column), the armpits (where the mask stops just outside
- *   the side line below the shoulder), the hem corners, and per sleeve its cuff (the sleeve pixels
- *   farthest from the shoulder).
- * - lower: the waistband corners (top row extents), the crotch (top of the gap between the legs),
- *   the hips (outline extents at the crotch, or at most 0.75 × the waist width below the waistband
- *   for wide short legs), and per leg the hem's outer and inner corners.
+ * Landmarks (checked against hand labels of every garment of the evaluation set:
+ * bench/tryon-eval/garment-landmarks.json, `pnpm eval:garment-landmarks`):
+ * - upper / full: the shoulder points from the top outline (where it turns down steeply: the
+ *   sleeve's outer side, an armhole, a strap's outer edge; shoulderPoints), the torso's side lines
+ *   (half the median torso width either side of its centre, measured below the sleeves for tops —
+ *   below the cuffs when hanging sleeves touch the body — and on the bodice for dresses), the neck
+ *   (top of the centre column), the armpits (where the side line stops running along a sleeve, or
+ *   out of a sleeveless armhole), the hem corners (the outline points farthest down and out at
+ *   HEM_CORNER_SLOPE: a square corner, where a rounded hem leaves the side line), and per sleeve
+ *   its cuff (the sleeve pixels farthest from the shoulder–armpit seam; none when nothing reaches
+ *   past the side line or hangs below the armpit: sleeveless).
+ * - lower: the waistband corners (the outline's extent over its first rows), the crotch (top of
+ *   the gap between the legs), the hips (outline extents at the crotch, or at most 0.75 × the waist
+ *   width below the waistband for wide short legs), and per leg the hem's outer and inner corners
+ *   (as a top's hem corners, per leg; a skirt's two).
  */
-import type { Plane, Point } from './raster.ts'
+import { clamp, type Plane, type Point } from './raster.ts'
 
 export type GarmentCategory = 'upper' | 'lower' | 'full'
 
@@ -66,6 +72,20 @@ export function maskBbox(m: Plane): Bbox | null {
     }
   }
   return x1 < 0 ? null : { x0, y0, x1, y1 }
+}
+
+/** The run nearest to x (null: no runs). */
+const nearestRun = (runs: Run[], x: number): Run | null => {
+  let best: Run | null = null
+  let bd = Infinity
+  for (const r of runs) {
+    const d = x < r.x0 ? r.x0 - x : x > r.x1 ? x - r.x1 : 0
+    if (d < bd) {
+      bd = d
+      best = r
+    }
+  }
+  return best
 }
 
 const extent = (runs: Run[]): Run | null =>
@@ -361,20 +381,115 @@ function topOf(m: Plane, x: number, y0: number, y1: number): number {
   return y1
 }
 
+/** Mean outline descent (rows per column, over the next 6 % of the width) past which the shoulder line has ended. */
+export const SHOULDER_TURN = 1.5
+
+/**
+ * The shoulder points from the top outline alone: from the highest point of each half, walk outward
+ * along the top outline while it rises or falls gently (a collar, the shoulder slope, the flat top
+ * of a strap); the shoulder is where it turns down steeply and stays steep over the next 6 % of the
+ * width (the sleeve's outer side, an armhole; a collar's edge drops only briefly) or the garment
+ * ends. Independent of the torso width, which hanging sleeves or a wide body hide.
+ */
+export function shoulderPoints(m: Plane, box: Bbox): { left: Point; right: Point } {
+  const w = box.x1 - box.x0 + 1
+  const top = new Float64Array(w).fill(Number.NaN)
+  for (let x = box.x0; x <= box.x1; x++) {
+    for (let y = box.y0; y <= box.y1; y++) {
+      if (m.data[y * m.width + x]! > 0.5) {
+        top[x - box.x0] = y
+        break
+      }
+    }
+  }
+  const step = Math.max(2, Math.round(0.01 * w))
+  const ahead = Math.max(4 * step, Math.round(0.06 * w))
+  const cx = Math.round((w - 1) / 2)
+  /** Mean descent per column from column i over the next `ahead` columns (to the garment's edge). */
+  const descent = (i: number, dir: -1 | 1): number => {
+    let k = i
+    while (Math.abs(k - i) < ahead && k + dir >= 0 && k + dir < w && !Number.isNaN(top[k + dir]!)) {
+      k += dir
+    }
+    // The outline ends within reach (the garment's side): a turn when it ends close by.
+    if (Math.abs(k - i) < ahead) {
+      return Math.abs(k - i) <= step ? Infinity : (top[k]! - top[i]!) / Math.abs(k - i)
+    }
+    return (top[k]! - top[i]!) / ahead
+  }
+  const walk = (dir: -1 | 1): Point => {
+    // Highest point of this half (ties: the one nearest the centre).
+    let xs = -1
+    for (let i = cx; i >= 0 && i < w; i += dir) {
+      if (!Number.isNaN(top[i]!) && (xs < 0 || top[i]! < top[xs]!)) xs = i
+    }
+    if (xs < 0) return { x: dir < 0 ? box.x0 : box.x1, y: box.y0 }
+    let i = xs
+    while (descent(i, dir) <= SHOULDER_TURN) i += dir
+    // The turn itself: on along the outline while it is still locally gentle (a rounded shoulder
+    // turns over a few percent of the width; the corner is where it gets steep).
+    for (const i0 = i; Math.abs(i - i0) < ahead; i += dir) {
+      const j = i + dir * step
+      if (j < 0 || j >= w || Number.isNaN(top[j]!) || (top[j]! - top[i]!) / step > SHOULDER_TURN) {
+        break
+      }
+    }
+    return { x: box.x0 + i, y: top[i]! }
+  }
+  return { left: walk(-1), right: walk(1) }
+}
+
+/**
+ * A hem corner is where the outline's tangent is this steep (rows per column): on a rounded hem,
+ * about where it leaves the straight side; on a square or flared one, the corner itself.
+ */
+export const HEM_CORNER_SLOPE = 2
+
 export function topLandmarks(m: Plane, box: Bbox, category: GarmentCategory): TopLandmarks {
   const h = box.y1 - box.y0 + 1
   const w = box.x1 - box.x0 + 1
   const cx = (box.x0 + box.x1) / 2
+  // Shoulders: where the top outline turns down (shoulderPoints).
+  const { left: shoulderL, right: shoulderR } = shoulderPoints(m, box)
   // Torso sides: vertical lines half the torso width from the centre. The width is the median
   // centre-run width over the rows at 65–85 % for tops (below the sleeves) and 30–45 % for
-  // dresses (bodice below the sleeves, above the skirt flare). Product photos are frontal, so the
-  // shoulder seams sit close to these lines.
+  // dresses (bodice below the sleeves, above the skirt flare); for a top whose hanging sleeves
+  // touch the body, the rows below their cuffs. Product photos are frontal, so the side seams sit
+  // close to these lines.
   const [fa, fb] = category === 'full' ? [0.3, 0.45] : [0.65, 0.85]
+  const centreRun = (y: number): Run | null => {
+    const runs = rowRuns(m, y, 3)
+    return runs.find((r) => r.x0 <= cx && r.x1 >= cx) ?? extent(runs)
+  }
+  // Sleeves hanging against the body widen the centre run down to their cuffs, where it narrows
+  // abruptly (a curved hem narrows gradually): below the lowest such step only the body is left.
+  const rowAt = (f: number) => Math.round(box.y0 + f * (h - 1))
+  let cuffStep = -1
+  if (category !== 'full') {
+    const lag = Math.max(2, Math.round(0.02 * h))
+    const strict = (y: number): number => {
+      const r = rowRuns(m, y, 3).find((q) => q.x0 <= cx && q.x1 >= cx)
+      return r === undefined ? 0 : r.x1 - r.x0
+    }
+    for (let y = rowAt(0.95); y - lag >= rowAt(0.45); y--) {
+      const below = strict(y)
+      // The body under the cuffs: as wide a few rows further down (not a notch in the hem).
+      if (below === 0 || Math.abs(strict(y + 2 * lag) - below) > 0.1 * below) continue
+      if (strict(y - lag) > 1.25 * below) {
+        cuffStep = y
+        break
+      }
+    }
+  }
   const widths: number[] = []
   const centres: number[] = []
-  for (let y = Math.round(box.y0 + fa * h); y <= box.y0 + fb * h; y++) {
-    const runs = rowRuns(m, y, 3)
-    const torso = runs.find((r) => r.x0 <= cx && r.x1 >= cx) ?? extent(runs)
+  const y0 = cuffStep > rowAt(fa) ? cuffStep + 1 : rowAt(fa)
+  const y1 =
+    cuffStep > rowAt(fa)
+      ? Math.max(rowAt(fb), Math.min(rowAt(0.95), cuffStep + 0.2 * h))
+      : rowAt(fb)
+  for (let y = y0; y <= y1; y++) {
+    const torso = centreRun(y)
     if (torso === null) continue
     widths.push(torso.x1 - torso.x0)
     centres.push((torso.x0 + torso.x1) / 2)
@@ -386,19 +501,20 @@ export function topLandmarks(m: Plane, box: Bbox, category: GarmentCategory): To
   const sideL = (_y: number) => tc - torsoW / 2
   const sideR = (_y: number) => tc + torsoW / 2
   const yTop = box.y0
-  const shoulderYL = topOf(m, sideL(yTop + 0.1 * h), yTop, box.y1)
-  const shoulderYR = topOf(m, sideR(yTop + 0.1 * h), yTop, box.y1)
-  const shoulderL = { x: sideL(shoulderYL), y: shoulderYL }
-  const shoulderR = { x: sideR(shoulderYR), y: shoulderYR }
   const neck = { x: tc, y: topOf(m, tc, yTop, box.y1) }
   // Neck: the back collar is the top of the centre column; the front neckline dips below it.
   neck.y = Math.min(neck.y, (shoulderL.y + shoulderR.y) / 2)
 
+  // Armpit: walking down the side line from the shoulder, the first row where the side is the
+  // body's own edge: just outside it is no longer sleeve, and just inside it is no longer armhole
+  // (a sleeveless top's armhole reaches inside the side line).
   const armpitAt = (side: (y: number) => number, dir: -1 | 1, y0: number): Point => {
     const off = Math.max(3, 0.015 * w)
-    const yMax = y0 + 0.6 * torsoW
     let y = y0 + 0.05 * torsoW
-    while (y < yMax && on(m, side(y) + dir * off, y)) y++
+    const sleeve = on(m, side(y) + dir * off, y)
+    const yMax = y0 + (sleeve ? 0.6 : 0.8) * torsoW
+    if (sleeve) while (y < yMax && on(m, side(y) + dir * off, y)) y++
+    else while (y < yMax && !on(m, side(y) - dir * off, y)) y++
     // A sleeve hanging against the body leaves no gap: fall back to a typical armhole depth.
     if (y >= yMax) y = y0 + 0.42 * torsoW
     return { x: side(y), y }
@@ -406,26 +522,63 @@ export function topLandmarks(m: Plane, box: Bbox, category: GarmentCategory): To
   const armpitL = armpitAt(sideL, -1, shoulderL.y)
   const armpitR = armpitAt(sideR, 1, shoulderR.y)
 
-  // Hem: the lowest rows of the centre run.
+  // Hem corners: on the torso's rows below the armpits, the outline point farthest down and out
+  // (the largest y ∓ HEM_CORNER_SLOPE · x): the corner of a straight hem, the point where a curved
+  // hem (a shirt's tails, a rounded tank) leaves the side line, the bottom corner of a flared or
+  // asymmetric one.
+  // For a top, rows whose run reaches well past the side line (a hanging sleeve or its cuff
+  // against the body) are not the hem.
   const hemY = box.y1
-  const hemRuns = rowRuns(m, Math.max(box.y0, hemY - Math.round(0.01 * h)), 3)
-  const hemRun = hemRuns.find((r) => r.x0 <= cx && r.x1 >= cx) ??
-    extent(hemRuns) ?? { x0: sideL(hemY), x1: sideR(hemY) }
-  const hemL = { x: hemRun.x0, y: hemY }
-  const hemR = { x: hemRun.x1, y: hemY }
+  const reach = category === 'full' ? Infinity : 0.15 * torsoW
+  let hemL: Point | null = null
+  let hemR: Point | null = null
+  // (Below the cuffs of sleeves hanging against the body, when there are.)
+  // A dress's skirt may show gaps (lace, a slit, legs through a sheer panel): runs closer than
+  // 0.3 × the torso width count as one.
+  const merge = category === 'full' ? 0.3 * torsoW : 0
+  for (let y = Math.round(Math.max(armpitL.y, armpitR.y, cuffStep)); y <= box.y1; y++) {
+    const runs: Run[] = []
+    for (const q of rowRuns(m, y, 3)) {
+      const last = runs[runs.length - 1]
+      if (last !== undefined && q.x0 - last.x1 <= merge) last.x1 = q.x1
+      else runs.push({ ...q })
+    }
+    const r =
+      runs.find((q) => q.x0 <= tc && q.x1 >= tc) ??
+      (category === 'full' ? nearestRun(runs, tc) : extent(runs))
+    if (r === null) continue
+    if (
+      r.x0 >= sideL(y) - reach &&
+      (hemL === null || y - HEM_CORNER_SLOPE * r.x0 >= hemL.y - HEM_CORNER_SLOPE * hemL.x)
+    ) {
+      hemL = { x: r.x0, y }
+    }
+    if (
+      r.x1 <= sideR(y) + reach &&
+      (hemR === null || y + HEM_CORNER_SLOPE * r.x1 >= hemR.y + HEM_CORNER_SLOPE * hemR.x)
+    ) {
+      hemR = { x: r.x1, y }
+    }
+  }
+  hemL ??= { x: sideL(hemY), y: hemY }
+  hemR ??= { x: sideR(hemY), y: hemY }
 
-  // Waist: narrowest torso row between the armpits and 60 % of the way to the hem.
-  let waistY = (armpitL.y + hemY) / 2
+  // Waist: narrowest torso row between the armpits and 60 % of the way to the hem (the hem
+  // corners' height: long sleeves may hang lower). Rows where hanging sleeves widen the torso run
+  // past 1.3 × the torso width are not the waist; with none left, the side lines at mid-height.
+  const hemAt = Math.max(hemL.y, hemR.y)
+  let waistY = (armpitL.y + hemAt) / 2
   let waistW = Infinity
   let waist: Run | null = null
   for (
     let y = Math.round(Math.max(armpitL.y, armpitR.y) + 0.05 * h);
-    y <= armpitL.y + 0.6 * (hemY - armpitL.y);
+    y <= armpitL.y + 0.6 * (hemAt - armpitL.y);
     y++
   ) {
     const runs = rowRuns(m, y, 3)
     const r = runs.find((q) => q.x0 <= tc && q.x1 >= tc)
-    if (r !== undefined && r.x1 - r.x0 < waistW && r.x1 - r.x0 > 0.5 * torsoW) {
+    if (r === undefined || r.x1 - r.x0 > 1.3 * torsoW) continue
+    if (r.x1 - r.x0 < waistW && r.x1 - r.x0 > 0.5 * torsoW) {
       waistW = r.x1 - r.x0
       waistY = y
       waist = r
@@ -442,11 +595,16 @@ export function topLandmarks(m: Plane, box: Bbox, category: GarmentCategory): To
   ): SleeveLandmarks | null => {
     // Sleeve pixels: outside the side line, from the shoulder row down to half the torso width below
     // the armpit (lower down, what sticks out of the side line is hem flare, not sleeve).
-    // Below that, a sleeve hanging beside the body is a run of its own, wholly outside the side line.
+    // Below that, a sleeve hanging beside the body is a run of its own, wholly outside the side line,
+    // or — on a top, whose hem flares little — a run that reaches well past the side line (a sleeve
+    // hanging against the body): its part outside the line.
     const pts: Point[] = []
     const yEnd = Math.min(box.y1, armpit.y + 0.5 * torsoW)
     const outside = (x: number, y: number) =>
       dir < 0 ? x < side(y) - 0.03 * torsoW : x > side(y) + 0.03 * torsoW
+    const against = (r: Run, y: number) =>
+      category !== 'full' &&
+      (dir < 0 ? r.x0 < side(y) - 0.12 * torsoW : r.x1 > side(y) + 0.12 * torsoW)
     for (let y = box.y0; y <= box.y1; y += 2) {
       if (y <= yEnd) {
         const row = y * m.width
@@ -456,19 +614,37 @@ export function topLandmarks(m: Plane, box: Bbox, category: GarmentCategory): To
         continue
       }
       for (const r of rowRuns(m, y, 2)) {
-        if (!outside(r.x0, y) || !outside(r.x1, y)) continue
-        for (let x = r.x0; x <= r.x1; x += 2) pts.push({ x, y })
+        const own = outside(r.x0, y) && outside(r.x1, y)
+        if (!own && !against(r, y)) continue
+        for (let x = r.x0; x <= r.x1; x += 2) if (outside(x, y)) pts.push({ x, y })
       }
     }
     if (pts.length < 20) return null
+    // The cuff: the sleeve pixels farthest from the seam (shoulder → armpit) it hangs from.
+    const seamDist = (p: Point): number => {
+      const sx = armpit.x - shoulder.x
+      const sy = armpit.y - shoulder.y
+      const t = clamp(
+        ((p.x - shoulder.x) * sx + (p.y - shoulder.y) * sy) / (sx * sx + sy * sy || 1),
+        0,
+        1,
+      )
+      return Math.hypot(p.x - shoulder.x - t * sx, p.y - shoulder.y - t * sy)
+    }
     const root = { x: (shoulder.x + armpit.x) / 2, y: (shoulder.y + armpit.y) / 2 }
     let far = 0
-    for (const p of pts) far = Math.max(far, Math.hypot(p.x - root.x, p.y - root.y))
-    if (far < 0.08 * torsoW) return null
-    const tip = pts.filter((p) => Math.hypot(p.x - root.x, p.y - root.y) > 0.85 * far)
+    for (const p of pts) far = Math.max(far, seamDist(p))
+    // Less than that past the seam: a sleeveless armhole's edge or a strap, not a sleeve.
+    if (far < 0.12 * torsoW) return null
+    const tip = pts.filter((p) => seamDist(p) > 0.85 * far)
     const cuff = {
       x: tip.reduce((a, p) => a + p.x, 0) / tip.length,
       y: tip.reduce((a, p) => a + p.y, 0) / tip.length,
+    }
+    // A sleeve ends outside the body's side, or hangs well below the armpit beside it; what ends
+    // just past the side line, not far below the armpit, is the body widening (a drape, a flare).
+    if (dir * (cuff.x - side(cuff.y)) < 0.1 * torsoW && cuff.y - armpit.y < 0.5 * torsoW) {
+      return null
     }
     const ax = (cuff.x - root.x) / Math.hypot(cuff.x - root.x, cuff.y - root.y)
     const ay = (cuff.y - root.y) / Math.hypot(cuff.x - root.x, cuff.y - root.y)
@@ -518,7 +694,13 @@ export function bottomLandmarks(
   for (let y = box.y0; y <= box.y0 + 0.3 * h; y++) widest = Math.max(widest, widthOf(y))
   let waistY = box.y0 + 0.02 * h
   while (waistY < box.y0 + 0.15 * h && widthOf(waistY) < 0.6 * widest) waistY++
-  const top = extent(rowRuns(m, Math.round(waistY), 3)) ?? { x0: box.x0, x1: box.x1 }
+  // The waistband's corners: the outline's extent over its first rows (a tenth of the height), so a
+  // top worn over it on a model photo (a cardigan, a hand) does not pull a corner in.
+  let top = extent(rowRuns(m, Math.round(waistY), 3)) ?? { x0: box.x0, x1: box.x1 }
+  for (let y = Math.round(waistY) + 1; y <= waistY + 0.1 * h; y++) {
+    const e = extent(rowRuns(m, y, 3))
+    if (e !== null) top = { x0: Math.min(top.x0, e.x0), x1: Math.max(top.x1, e.x1) }
+  }
   // Bottom rows: two legs or one tube.
   const hemY = Math.round(box.y1 - 0.01 * h)
   const hemRuns = rowRuns(m, hemY, Math.max(2, Math.round(0.02 * w)))
@@ -567,6 +749,34 @@ export function bottomLandmarks(
       const hipY = Math.round(Math.min(y, waistY + 0.75 * (top.x1 - top.x0)))
       const hip = extent(rowRuns(m, hipY, 3)) ?? top
       if (!shortGap) {
+        // Each leg's hem corners: below the crotch, the leg's outline points farthest down and
+        // out (inwards for the inner corner) at HEM_CORNER_SLOPE, so a slanted or curved leg
+        // opening (shorts cut on the bias) has its corners, not the bottom row's pixels.
+        const gapAt = (yy: number) =>
+          hemY === crotch.y
+            ? gapX
+            : crotch.x + ((gapX - crotch.x) * (yy - crotch.y)) / (hemY - crotch.y)
+        const k = HEM_CORNER_SLOPE
+        const c = {
+          lo: { x: left.x0, y: hemY },
+          li: { x: left.x1, y: hemY },
+          ri: { x: right.x0, y: hemY },
+          ro: { x: right.x1, y: hemY },
+        }
+        for (let yy = crotch.y + 1; yy <= box.y1; yy++) {
+          const g = gapAt(yy)
+          const runs = rowRuns(m, yy, 2)
+          const l = extent(runs.filter((r) => (r.x0 + r.x1) / 2 < g))
+          const r = extent(runs.filter((q) => (q.x0 + q.x1) / 2 >= g))
+          if (l !== null) {
+            if (yy - k * l.x0 >= c.lo.y - k * c.lo.x) c.lo = { x: l.x0, y: yy }
+            if (yy + k * l.x1 >= c.li.y + k * c.li.x) c.li = { x: l.x1, y: yy }
+          }
+          if (r !== null) {
+            if (yy - k * r.x0 >= c.ri.y - k * c.ri.x) c.ri = { x: r.x0, y: yy }
+            if (yy + k * r.x1 >= c.ro.y + k * c.ro.x) c.ro = { x: r.x1, y: yy }
+          }
+        }
         return {
           kind: 'bottom',
           legs,
@@ -575,19 +785,28 @@ export function bottomLandmarks(
           crotch,
           hipL: { x: hip.x0, y: hipY },
           hipR: { x: hip.x1, y: hipY },
-          hemLOuter: { x: left.x0, y: hemY },
-          hemLInner: { x: left.x1, y: hemY },
-          hemROuter: { x: right.x1, y: hemY },
-          hemRInner: { x: right.x0, y: hemY },
+          hemLOuter: c.lo,
+          hemLInner: c.li,
+          hemROuter: c.ro,
+          hemRInner: c.ri,
         }
       }
     }
   }
-  // A skirt: one tube.
+  // A skirt: one tube. Its hem corners as a top's (HEM_CORNER_SLOPE), below the hips.
   legs = false
-  const hem = extent(hemRuns) ?? { x0: box.x0, x1: box.x1 }
   const hipY = box.y0 + 0.35 * h
   const hip = extent(rowRuns(m, Math.round(hipY), 3)) ?? top
+  const e0 = extent(hemRuns) ?? { x0: box.x0, x1: box.x1 }
+  let hl: Point = { x: e0.x0, y: hemY }
+  let hr: Point = { x: e0.x1, y: hemY }
+  for (let yy = Math.round(hipY); yy <= box.y1; yy++) {
+    const e = extent(rowRuns(m, yy, 3))
+    if (e === null) continue
+    if (yy - HEM_CORNER_SLOPE * e.x0 >= hl.y - HEM_CORNER_SLOPE * hl.x) hl = { x: e.x0, y: yy }
+    if (yy + HEM_CORNER_SLOPE * e.x1 >= hr.y + HEM_CORNER_SLOPE * hr.x) hr = { x: e.x1, y: yy }
+  }
+  const hem = { x0: hl.x, x1: hr.x }
   return {
     kind: 'bottom',
     legs,
@@ -596,9 +815,9 @@ export function bottomLandmarks(
     crotch: { x: (hem.x0 + hem.x1) / 2, y: hemY },
     hipL: { x: hip.x0, y: hipY },
     hipR: { x: hip.x1, y: hipY },
-    hemLOuter: { x: hem.x0, y: hemY },
+    hemLOuter: hl,
     hemLInner: { x: (hem.x0 + hem.x1) / 2, y: hemY },
-    hemROuter: { x: hem.x1, y: hemY },
+    hemROuter: hr,
     hemRInner: { x: (hem.x0 + hem.x1) / 2, y: hemY },
   }
 }
