@@ -1,0 +1,81 @@
+/**
+ * Issue 10 §2: the landmarks the warp needs come out right on every garment photo of the
+ * evaluation set (hand labels in garment-landmarks.json), through the garment stage itself
+ * (analyzeGarment with garment_mode and garment_photo_type auto, as a request sends them), with
+ * the real BlazePose networks for the photos worn by a model. The landmarks still wrong are pinned
+ * in KNOWN_MISSES: the test fails when one of them comes out right as well as when another goes
+ * wrong, so either change shows.
+ */
+import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadModelSpec } from '../../src/engine/manifest.ts'
+import { ModelSession } from '../../src/engine/session.ts'
+import type { WearerModels } from '../../src/engine/tryon/garment-photo.ts'
+import { analyzeGarment } from '../../src/engine/tryon/tryon-engine.ts'
+import { GARMENT_WORK_SIDE_PX } from '../../src/jobs/try-on.ts'
+import { decodeImage } from '../../src/media/image.ts'
+import {
+  checkLandmarks,
+  LANDMARK_TOLERANCE,
+  loadLandmarkLabels,
+  type LabelledGarment,
+} from './garment-landmarks.ts'
+
+const MODELS = resolve(fileURLToPath(new URL('../../../../models/dist', import.meta.url)))
+
+/**
+ * Landmarks past the tolerance today, per garment:
+ * - tryon/garment_upper_08 (an on-model cardigan worn open over a tee, with jeans) is read as
+ *   lower: the outfit's jeans fill their body region more than the open cardigan does (0.93 vs
+ *   0.72), so every landmark is of the wrong kind;
+ * - tryon/garment_lower_01 (wide jeans whose legs touch in the mask; the photo shows a strip of
+ *   background between them that the mask's smoothing closes) is read as one tube: no crotch,
+ *   no inner hem corners;
+ * - dev/garment_lower_01 (skinny jeans): the gap between the legs closes well below the crotch.
+ */
+const KNOWN_MISSES: Record<string, readonly string[]> = {
+  'tryon/garment_upper_08': ['neck', 'shoulderL', 'shoulderR', 'cuffL', 'cuffR', 'hemL', 'hemR'],
+  'tryon/garment_lower_01': ['crotch', 'hemLInner', 'hemRInner'],
+  'dev/garment_lower_01': ['crotch'],
+}
+
+let models: WearerModels
+const labelled: LabelledGarment[] = await loadLandmarkLabels()
+
+beforeAll(async () => {
+  const open = async (name: string) =>
+    ModelSession.open(await loadModelSpec(MODELS, name), { executionProviders: ['cpu'] })
+  models = { poseFull: await open('blazepose-full'), poseHeavy: await open('blazepose-heavy') }
+}, 120_000)
+afterAll(async () => {
+  await models?.poseFull.release()
+  await models?.poseHeavy.release()
+})
+
+describe('garment landmarks against the hand labels', () => {
+  it('labels every garment photo of the set (18 of ../shared/media/tryon, 5 of ../shared/media)', () => {
+    expect(labelled.length).toBe(23)
+  })
+
+  it.each(labelled.map((g) => [g.id, g] as const))(
+    '%s: every landmark within the tolerance but the known misses',
+    async (id, g) => {
+      const img = await decodeImage(join(g.path), {
+        what: 'garment image',
+        maxWorkSidePx: GARMENT_WORK_SIDE_PX,
+      })
+      const a = await analyzeGarment(
+        { width: img.width, height: img.height, data: img.rgb },
+        img.alpha,
+        { preprocess: true, garmentMode: 'auto', photoType: 'auto' },
+        models,
+      )
+      const checks = checkLandmarks(g.label, a, img.width, img.height)
+      const off = checks.filter((c) => !(c.error <= LANDMARK_TOLERANCE)).map((c) => c.name)
+      console.log(id, checks.map((c) => `${c.name} ${c.error.toFixed(3)}`).join('  '))
+      expect(off).toEqual(KNOWN_MISSES[id] ?? [])
+      if (KNOWN_MISSES[id] === undefined) expect(a.category).toBe(g.label.category)
+    },
+  )
+})
