@@ -232,7 +232,8 @@ export async function openSessionWorker(
     },
     async close() {
       closing = true
-      const w = current?.worker ?? (starting !== null ? (await starting).worker : undefined)
+      // A worker still starting (after a crash) is waited for, so that it too is ended.
+      const w = current?.worker ?? (await starting?.then((s) => s.worker).catch(() => undefined))
       current = null
       if (w === undefined) {
         return
