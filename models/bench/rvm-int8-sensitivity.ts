@@ -12,6 +12,8 @@
  *          [--clip video_02|video_01] [--groups a,b] (only these groups)
  *          [--keep a,b]… (instead: each --keep is one variant with every group quantized except a, b)
  *          [--write DIR] (also write each variant as DIR/int8-<n>.onnx, n = its place in the list)
+ *          [--candidate FILE] (only write the int8 candidate, buildRvmInt8, to FILE: then
+ *          bench/rvm-quality.ts --variants FILE checks it over whole clips)
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
@@ -22,9 +24,11 @@ import { planQdq, quantizeQdq, type Range } from '../src/quantize/quantize-qdq.t
 import { DIST_DIR } from '../src/reference/ort-runner.ts'
 import { MEDIA_DIR } from '../test/support/media-frames.ts'
 import {
+  buildRvmInt8,
   rangesFromFile,
   rangesFileText,
   RVM_CALIBRATION_CLIPS,
+  RVM_INT8_KEEP_FP32,
   RVM_INT8_RANGES_FILE,
   rvmConvGroup,
   type RangesFile,
@@ -40,10 +44,17 @@ const { values: args } = parseArgs({
     groups: { type: 'string' },
     keep: { type: 'string', multiple: true },
     write: { type: 'string' },
+    candidate: { type: 'string' },
   },
 })
 const fp32Path = path.join(DIST_DIR, 'rvm.onnx')
 const fp32 = readFileSync(fp32Path)
+if (args.candidate !== undefined) {
+  const ranges = JSON.parse(readFileSync(args.ranges, 'utf8')) as RangesFile
+  writeFileSync(args.candidate, buildRvmInt8(fp32, ranges))
+  console.log(`int8 candidate (float32: ${RVM_INT8_KEEP_FP32.join(', ')}) → ${args.candidate}`)
+  process.exit(0)
+}
 const all = planQdq(fp32, (n) => rvmConvGroup(n.name ?? '') !== null)
 
 let ranges: Map<string, Range>

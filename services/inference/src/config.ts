@@ -78,12 +78,6 @@ const Env = z
     /** onnxruntime intra-op threads (default: the CPUs this process may use, cgroup quota included). */
     ORT_INTRA_OP_THREADS: z.coerce.number().int().positive().optional(),
     /**
-     * The rvm graph for clips that are downsampled: `fp32` (default) models/dist/rvm.onnx, `int8`
-     * rvm-int8.onnx (low-resolution convolutions int8; within the quality bound of issue 14 against
-     * fp32, ~10 % less CPU per frame on 2 AVX2 cores: models/README.md). Ratio-1 clips keep rvm-ratio1.
-     */
-    RVM_PRECISION: z.enum(['fp32', 'int8']).default('fp32'),
-    /**
      * Where the try-on engine runs: `worker` (default) a worker thread, so its synchronous JS stages
      * never hold the service's event loop; `main` this thread (debugging, profiling).
      */

@@ -8,9 +8,7 @@
  *
  * Two graphs from the same weights (models/README.md): `rvm` (downsample + guided-filter refiner,
  * for ratios below 1) and `rvm-ratio1` (the original's ratio-1 branch, no `downsample_ratio`
- * input). A stream uses `rvm-ratio1` when the ratio chosen for its frame size is 1. With precision
- * `int8` (RVM_PRECISION) the refined graph is `rvm-int8`, the same contract with the low-resolution
- * convolutions quantized.
+ * input). A stream uses `rvm-ratio1` when the ratio chosen for its frame size is 1.
  */
 import type { MattingEngine, MattingFrame, MattingStream } from '../jobs/remove-background.ts'
 import { loadModelSpec } from './manifest.ts'
@@ -27,9 +25,6 @@ import {
 
 export const RVM_MODEL_NAME = 'rvm'
 export const RVM_RATIO1_MODEL_NAME = 'rvm-ratio1'
-/** The refined graph per precision (models/README.md: rvm-int8 and the quality bound it meets). */
-export const RVM_MODEL_BY_PRECISION = { fp32: RVM_MODEL_NAME, int8: 'rvm-int8' } as const
-export type RvmPrecision = keyof typeof RVM_MODEL_BY_PRECISION
 const STATE_IN = ['r1i', 'r2i', 'r3i', 'r4i'] as const
 const STATE_OUT = ['r1o', 'r2o', 'r3o', 'r4o'] as const
 const OUTPUTS = ['fgr', 'pha'] as const
@@ -51,12 +46,11 @@ class RvmStream implements MattingStream {
 
   constructor(
     runner: SessionRunner,
-    refinedModel: string,
     readonly width: number,
     readonly height: number,
   ) {
     this.#ratio = chooseDownsampleRatio(width, height)
-    this.model = this.#ratio === 1 ? RVM_RATIO1_MODEL_NAME : refinedModel
+    this.model = this.#ratio === 1 ? RVM_RATIO1_MODEL_NAME : RVM_MODEL_NAME
     this.#stream = runner.openStream(this.model, {
       carry: Object.fromEntries(STATE_OUT.map((o, i) => [o, STATE_IN[i]!])),
       initial: Object.fromEntries(STATE_IN.map((name) => [name, zeroState()])),
@@ -67,7 +61,7 @@ class RvmStream implements MattingStream {
     })
   }
 
-  /** The graph this stream runs (`rvm` / `rvm-int8`, or `rvm-ratio1`). */
+  /** The graph this stream runs (`rvm` or `rvm-ratio1`). */
   readonly model: string
 
   get downsampleRatio(): number {
@@ -96,11 +90,7 @@ class RvmStream implements MattingStream {
 }
 
 class RvmMattingEngine implements MattingEngine {
-  constructor(
-    private readonly runner: SessionRunner,
-    /** The graph of downsampled clips: `rvm`, or `rvm-int8` with precision int8. */
-    private readonly refinedModel: string,
-  ) {}
+  constructor(private readonly runner: SessionRunner) {}
   get provider(): ExecutionProvider {
     return this.runner.provider
   }
@@ -115,7 +105,7 @@ class RvmMattingEngine implements MattingEngine {
     return this.runner.thread
   }
   openStream(size: { width: number; height: number }): RvmStream {
-    return new RvmStream(this.runner, this.refinedModel, size.width, size.height)
+    return new RvmStream(this.runner, size.width, size.height)
   }
   async close(): Promise<void> {
     await this.runner.close()
@@ -132,8 +122,6 @@ class RvmMattingEngine implements MattingEngine {
  */
 export async function openMattingEngine(opts: {
   modelsDir: string
-  /** Which refined graph (default fp32: rvm); ratio-1 clips always run rvm-ratio1. */
-  precision?: RvmPrecision
   executionProviders?: ExecutionProvider[]
   intraOpThreads?: number
   /** ORT log severity (ortLogSeverity(LOG_LEVEL), session.ts). */
@@ -150,9 +138,8 @@ export async function openMattingEngine(opts: {
     ...(opts.logSeverityLevel !== undefined ? { logSeverityLevel: opts.logSeverityLevel } : {}),
     ...(opts.onRun !== undefined ? { onRun: opts.onRun } : {}),
   }
-  const refinedModel = RVM_MODEL_BY_PRECISION[opts.precision ?? 'fp32']
   const specs = [
-    await loadModelSpec(opts.modelsDir, refinedModel),
+    await loadModelSpec(opts.modelsDir, RVM_MODEL_NAME),
     await loadModelSpec(opts.modelsDir, RVM_RATIO1_MODEL_NAME),
   ]
   let runner: SessionRunner
@@ -170,7 +157,7 @@ export async function openMattingEngine(opts: {
     }
     runner = localRunner(sessions)
   }
-  const engine = new RvmMattingEngine(runner, refinedModel)
+  const engine = new RvmMattingEngine(runner)
   const t0 = performance.now()
   try {
     // Warm both graphs: WARMUP_SIZE takes the refined one, WARMUP_SIZE_RATIO1 the ratio-1 one.
