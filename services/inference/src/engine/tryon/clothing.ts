@@ -22,7 +22,9 @@
  *    seeds that look like that skin are dropped (a V-neck, bare legs under shorts).
  * 3. Each class is summarised by up to PROTOTYPES colour prototypes (k-means on its seeds); each
  *    pixel of the person mask goes to the class of its nearest prototype, with spatial rules from
- *    the pose: the bottom never above the waist band (half way from the hips up to the shoulders)
+ *    the pose: the split between top and bottom is where the top's colours end on the body axis,
+ *    or the hip line when they run on well into the thighs (a dress, DRESS_REACH: its skirt is the
+ *    bottom); the bottom never above the waist band (half way from the hips up to the shoulders)
  *    nor on the arms above the hips, the top never below the knees, hair only near the head. A
  *    pixel far from every prototype (an accessory: a bag, a belt, a watch) is none of them.
  * 4. The class scores are smoothed before the choice (no speckle), the top and bottom masks are
@@ -64,6 +66,12 @@ export const HAIR_MARGIN = 2
 export const SKIN_LOOSE = 1.6
 /** Strands finer than the work grid are looked for this far (× shoulder width) around the hair found on it. */
 export const HAIR_REACH = 0.05
+/**
+ * The old top's colours running down the body axis this far (× the torso length) below the hip
+ * joints make it a dress: past the crotch and well into the thighs, where a top's hem never is
+ * (a long untucked top ends within a quarter of the torso length below the hips).
+ */
+export const DRESS_REACH = 0.4
 
 export type ClothingClass = 'skin' | 'upper' | 'lower' | 'hair'
 const CLASSES: readonly ClothingClass[] = ['skin', 'upper', 'lower', 'hair']
@@ -85,6 +93,11 @@ export interface Clothing {
   skinRgb: [number, number, number] | null
   /** The old top's lowest row on the body axis (photo px), or null when no top was found. */
   topHemY: number | null
+  /**
+   * The person wears a dress (one garment from the shoulders past the crotch): `upper` is its part
+   * above the hip line, `lower` its skirt, and `topHemY` the hip line (it is never an untucked top).
+   */
+  dress: boolean
   /** How many seed pixels each class got (work grid). */
   seeds: Record<ClothingClass, number>
 }
@@ -361,8 +374,14 @@ export function segmentClothing(img: Rgb, a: PersonAnalysis): Clothing {
   // the first of three rows in a row where under 30 % of a band (± 0.15 × shoulder width) is near
   // a top prototype. The landmarks' hip line is often off on half-body photos; this is not.
   const hipMid = mid(hl, hr)
+  const torsoLen = Math.max(1, dist(shoulderMid, hipMid))
+  const hipLineY = (hl.y + hr.y) / 2
   const hemScan = scanHem(f, upperProtos, shoulderMid, hipMid, sw)
-  if (hemScan !== null) {
+  // An old garment whose colours run on down the body axis past the crotch, well into the thighs, is
+  // a dress (or a top and a skirt of one colour, which is the same to take off): its hem is not a
+  // top's hem. Then the hip line splits it: above is its top, below its skirt (`lower`).
+  const dress = hipsSeen && hemScan !== null && hemScan > hipLineY + DRESS_REACH * torsoLen
+  if (hemScan !== null && !dress) {
     const axisLen = Math.max(1, dist(shoulderMid, hipMid))
     for (const t of [0.1, 0.2, 0.3]) {
       const y = hemScan + t * axisLen
@@ -420,9 +439,8 @@ export function segmentClothing(img: Rgb, a: PersonAnalysis): Clothing {
   }
 
   // --- spatial rules (work grid) ---
-  const torsoLen = Math.max(1, dist(shoulderMid, mid(hl, hr)))
-  // The split between top and bottom: the colour hem when found, else the hip line.
-  const hipY = hemScan ?? (hl.y + hr.y) / 2
+  // The split between top and bottom: the colour hem when found (not a dress), else the hip line.
+  const hipY = dress ? hipLineY : (hemScan ?? hipLineY)
   const waistBandY = hipY - 0.5 * torsoLen
   const kneeY = Math.max(hipY + 0.3 * torsoLen, (pt(LM.leftKnee).y + pt(LM.rightKnee).y) / 2)
   const neckY = shoulderMid.y - 0.1 * sw
@@ -637,6 +655,7 @@ export function segmentClothing(img: Rgb, a: PersonAnalysis): Clothing {
     Math.min(hemScan ?? -Infinity, Math.max(hl.y, hr.y) + 0.5 * torsoLen),
   )
   if (topHemY !== null) topHemY = Math.min(topHemY, (hipRef + 0.25 * torsoLen) / k)
+  if (dress && topHemY !== null) topHemY = Math.min(topHemY, hipLineY / k)
 
   const skinRgb = skin === null ? null : medianRgb(img, skin.cells, w, k)
   const up = (p: Plane) => upsample(boxBlur(p, 0.5), img.width, img.height)
@@ -676,6 +695,7 @@ export function segmentClothing(img: Rgb, a: PersonAnalysis): Clothing {
     lowerWork: lowerW,
     skinRgb,
     topHemY,
+    dress,
     seeds: {
       skin: skin?.cells.length ?? 0,
       upper: upperSamples.length,

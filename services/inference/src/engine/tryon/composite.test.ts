@@ -42,6 +42,22 @@ const P01 = {
   teeAboveHem: [0.35, 0.64, 0.6, 0.7],
 } as const satisfies Record<string, Box>
 
+const P13 = {
+  /** Her black slip dress over the hips, where a new bottom's front goes. */
+  hips: [0.42, 0.42, 0.58, 0.5],
+  /** The dress just above its hem (mid-calf): both legs and the gap between them. */
+  aboveHem: [0.42, 0.68, 0.58, 0.71],
+} as const satisfies Record<string, Box>
+
+const P09 = {
+  /** The shin of the leg she kicks up to the image right (bare skin). */
+  kickedShin: [0.55, 0.655, 0.62, 0.7],
+  /** The white sneaker on that foot. */
+  kickedShoe: [0.68, 0.76, 0.93, 0.88],
+  /** The black bag hanging from her hand beside the standing leg (the colour of her shorts). */
+  bag: [0.06, 0.6, 0.19, 0.68],
+} as const satisfies Record<string, Box>
+
 const P15 = {
   /** The front of his beige shorts just below the waistband (the tee ends at the waistband). */
   shortsFront: [0.42, 0.44, 0.58, 0.5],
@@ -363,6 +379,96 @@ describe('tucked or untucked', () => {
         mae(r.rgb, person.rgb, person, P01.teeAboveHem).toFixed(2),
       )
       expect(mae(r.rgb, person.rgb, person, P01.teeAboveHem)).toBeLessThan(3)
+    },
+    CASE_TIMEOUT_MS,
+  )
+})
+
+describe('bottoms and dresses', () => {
+  it(
+    'person_13 (slip dress) × shorts: the dress is no untucked top; the shorts are drawn in front and legs show below them',
+    async () => {
+      const { person, r } = await dress('person_13', 'garment_lower_03', 'lower')
+      const c = r.details.composite
+      const out = { width: person.width, height: person.height, rgb: r.rgb }
+      const dark = (p: { L: number }) => p.L < 20
+      const cover = meanIn(c.garment, P13.hips)
+      const before = share(person, P13.aboveHem, dark)
+      const after = share(out, P13.aboveHem, dark)
+      console.log(
+        'person_13 × lower_03 [hips covered, dark above the old hem before/after, skin-hued after]:',
+        [cover, before, after, share(out, P13.aboveHem, skinHued)].map((v) => v.toFixed(2)),
+      )
+      expect(c.clothing!.dress).toBe(true)
+      expect(c.tucked).toBe(true)
+      // Was 0.04 of the garment box changed before the dress was told from a top (the dress was
+      // drawn in front of the shorts).
+      expect(cover).toBeGreaterThan(0.8)
+      expect(before).toBeGreaterThan(0.8)
+      expect(after).toBeLessThan(0.2)
+      expect(share(out, P13.aboveHem, skinHued)).toBeGreaterThan(0.3)
+    },
+    CASE_TIMEOUT_MS,
+  )
+
+  it(
+    'person_11 × shorts: his sweatshirt is a top, not a dress',
+    async () => {
+      const { r } = await dress('person_11', 'garment_lower_03', 'lower')
+      expect(r.details.composite.clothing!.dress).toBe(false)
+    },
+    CASE_TIMEOUT_MS,
+  )
+
+  it(
+    'person_09 (leg kicked up) × trousers: a trouser leg follows the kicked leg; the shoe and the bag stay',
+    async () => {
+      const { person, r } = await dress('person_09', 'garment_lower_02', 'lower')
+      const c = r.details.composite
+      const shin = meanIn(c.garment, P09.kickedShin)
+      // What was taken off there (the new trousers may be drawn over the top of the shoe and, hanging
+      // wide, over the bag: that is the garment, not the old one taken off).
+      const shoe = meanIn(c.removed!, P09.kickedShoe)
+      const bag = meanIn(c.removed!, P09.bag)
+      console.log(
+        'person_09 × lower_02 [kicked shin covered, shoe taken off, bag taken off]:',
+        [shin, shoe, bag].map((v) => v.toFixed(3)),
+      )
+      // The landmark model pairs her hips with the other leg's knee (the thighs cross): the trousers
+      // went across both legs before fitBottom untangled them.
+      expect(shin).toBeGreaterThan(0.8)
+      expect(shoe).toBeLessThan(0.05)
+      expect(bag).toBeLessThan(0.05)
+    },
+    CASE_TIMEOUT_MS,
+  )
+
+  it(
+    "person_11 × a sleeveless knee dress: below the hem the legs have his hands' tone, no denim beside or below it, the shoes untouched",
+    async () => {
+      const { person, r } = await dress('person_11', 'garment_full_02', 'full')
+      const c = r.details.composite
+      const out = { width: person.width, height: person.height, rgb: r.rgb }
+      expect(c.skin?.source).toBe('body')
+      const tone = lab(Uint8Array.from(c.skin!.rgb), 0)
+      const hands = lab(Uint8Array.from(c.clothing!.skinRgb!), 0)
+      for (const box of [P11.shinLeft, P11.shinRight]) {
+        expect(share(out, box, blue)).toBeLessThan(0.05)
+        expect(share(out, box, skinHued)).toBeGreaterThan(0.5)
+      }
+      const shin = median(out, P11.shinLeft)
+      const shinLab = lab(Uint8Array.from(shin), 0)
+      console.log(
+        'person_11 × full_02 [tone, hands, shin]:',
+        c.skin!.rgb,
+        c.clothing!.skinRgb,
+        shin,
+      )
+      expect(Math.abs(tone.L - hands.L)).toBeLessThan(12)
+      expect(Math.abs(shinLab.L - hands.L)).toBeLessThan(20)
+      // The jeans' whole lower leg area (both legs, below the dress's lowest hem): no denim left.
+      expect(share(out, [0.34, 0.72, 0.62, 0.88], blue)).toBeLessThan(0.03)
+      expect(mae(r.rgb, person.rgb, person, P11.shoes)).toBeLessThan(4)
     },
     CASE_TIMEOUT_MS,
   )

@@ -33,7 +33,9 @@
  * more than UNTUCK_MARGIN × the shoulder width and, just below that waistband, what was found as
  * the top has the chest's colour (UNTUCK_SAME); then the old top is drawn in front of the new
  * bottom (the top hangs over it). Otherwise (a top tucked in, or one ending above the new
- * waistband) the new bottom is drawn in front up to its own waistband.
+ * waistband) the new bottom is drawn in front up to its own waistband. An old dress (clothing.ts
+ * `dress`) is never an untucked top: the new bottom goes in front of it, and its skirt below the new
+ * hem is taken off like old trousers.
  */
 import {
   kmeans,
@@ -50,6 +52,7 @@ import { neckLine, type PersonAnalysis } from './person.ts'
 import {
   boxBlur,
   clamp,
+  components,
   dilate,
   drawCapsule,
   fillPolygon,
@@ -62,7 +65,7 @@ import {
   type Point,
   type Rgb,
 } from './raster.ts'
-import { takeOff } from './undress.ts'
+import { takeOff, type Undressed } from './undress.ts'
 import type { WarpedPart } from './warp.ts'
 
 export const SHADING_STRENGTH = 0.35
@@ -94,6 +97,8 @@ export interface Composite {
   /** Where the old garment was repainted before the new one was drawn (0..1), and where with background. */
   removed?: Plane
   background?: Plane
+  /** The skin tone painted where the old garment was taken off, and where it came from (undress.ts). */
+  skin?: Undressed['skin']
   /** For a new bottom: whether the old top was judged tucked (null: no bottom, or no top found). */
   tucked?: boolean | null
   /** The old top drawn in front of a new bottom (untucked), or null. */
@@ -244,6 +249,7 @@ export function compositeGarment(
       const waistY = waistbandY(parts, a)
       if (waistY !== null) {
         tucked =
+          clothing.dress ||
           clothing.topHemY <= waistY + UNTUCK_MARGIN * sw ||
           !sameTopBelow(person, a, clothing, waistY)
         if (!tucked) {
@@ -279,7 +285,9 @@ export function compositeGarment(
     garment: { width: w, height: h, data: coverage },
     envelope: { width: w, height: h, data: envelopeFull },
     ...(clothing ? { clothing } : {}),
-    ...(undressed ? { removed: undressed.removed, background: undressed.background } : {}),
+    ...(undressed
+      ? { removed: undressed.removed, background: undressed.background, skin: undressed.skin }
+      : {}),
     ...(zone ? { takeOff: { cover: zone.cover, skipped: zone.skipped } } : {}),
     tucked,
     inFront,
@@ -408,11 +416,14 @@ function halfLuma(img: Rgb, x0: number, y0: number, cw: number, ch: number): Pla
  * - the sleeves: a new top or dress takes the old top off the arms (capsules shoulder → elbow →
  *   wrist, TAKE_OFF_ARM × the shoulder width thick, farther than TAKE_OFF_TORSO × the shoulder width
  *   from the torso quad, above the old top's hem and the hip joints): shorter sleeves, a sleeveless top.
- * - below the hem: a new bottom or dress takes the old bottom off below its own hem (per column,
- *   below the lowest row the new garment covers there, spread sideways by a tenth of the shoulder
- *   width; beside the new garment, below its lowest row): a skirt or shorts over trousers.
+ * - the legs: a new bottom or dress takes the old bottom off everywhere below the hip joints (a
+ *   skirt or shorts over trousers, a slimmer cut, a dress over trousers; under the new garment it is
+ *   covered anyway), but only the part of it connected to the thighs (a bag of the trousers' colour
+ *   stays), and on the feet (capsules ankle → heel → toes, SHOE_REACH) only what has the old
+ *   bottom's colours rather than the shoes' (shoes stay). An old dress's skirt counts as a bottom.
  * - never where the old garment looks like the new one (colour within TAKE_OFF_SAME of one of the
- *   new garment's colour prototypes): there the old cloth reads as the new garment's own fit, and
+ *   new garment's colour prototypes; below the hips only within TAKE_OFF_NEAR × the shoulder width
+ *   of the new garment): there the old cloth reads as the new garment's own fit, and
  *   painting skin would only show the warp's error (the paired photos, where the person wears the
  *   very garment). The price: old sleeves of the new top's colour stay.
  * - never anything of skin's hue (Lab hue 10°–90°, chroma TAKE_OFF_SKIN_CHROMA–60, the gate of every
@@ -424,6 +435,8 @@ export const TAKE_OFF_ARM = 0.18
 export const TAKE_OFF_SAME = 24
 export const TAKE_OFF_TORSO = 0.2
 export const TAKE_OFF_SKIN_CHROMA = 5
+export const TAKE_OFF_NEAR = 0.15
+export const SHOE_REACH = 0.16
 
 function takeOffZone(
   img: Rgb,
@@ -498,6 +511,12 @@ function takeOffZone(
       skipped: `the new garment covers ${Math.round(100 * cover)} % of the body part it replaces`,
     }
   }
+  const photoAt = (j: number): Vec3 => {
+    const x = Math.min(W - 1, Math.floor(((j % w) + 0.5) / k))
+    const y = Math.min(H - 1, Math.floor((Math.floor(j / w) + 0.5) / k))
+    const o3 = (y * W + x) * 3
+    return labOf(img.data[o3]!, img.data[o3 + 1]!, img.data[o3 + 2]!)
+  }
   const torso = plane(w, h)
   fillPolygon(torso, [sl, sr, hr, hl])
   // The torso's sides (under the arms) stay: there the old and new garments meet at the warp's error.
@@ -521,37 +540,72 @@ function takeOffZone(
     }
   }
   if (category !== 'upper') {
+    // The old bottom below the hip joints, wherever it is: beside and below the new garment it would
+    // show (a shorter hem, a slimmer cut, a dress over trousers), under it it is covered anyway (and
+    // where the new garment's own alpha is thin, the legs show rather than the old cloth).
     const hipY = Math.max(hl.y, hr.y)
-    const hem = new Float32Array(w).fill(-1)
-    for (let u = 0; u < w; u++) {
-      for (let v = h - 1; v >= 0; v--) {
-        if (na[v * w + u]! > 0.5) {
-          hem[u] = v
-          break
-        }
+    // Only the old bottom on the legs: a piece of its colour apart from it (a black bag beside black
+    // shorts) is an accessory and stays.
+    const thighs = plane(w, h)
+    for (const [hp, kn] of [
+      [LM.leftHip, LM.leftKnee],
+      [LM.rightHip, LM.rightKnee],
+    ] as const) {
+      drawCapsule(thighs, P(hp), lerp(P(hp), P(kn), 0.5), 0.1 * sw)
+    }
+    const { labels } = components(c.lowerWork)
+    const onLegs = new Set<number>()
+    for (let j = 0; j < n; j++) if (labels[j]! > 0 && thighs.data[j]! > 0.5) onLegs.add(labels[j]!)
+    const legCloth = plane(w, h)
+    for (let j = 0; j < n; j++) if (onLegs.has(labels[j]!)) legCloth.data[j] = 1
+    // … with the old cloth's soft edge around it (undress.ts WORN_GROW), never another piece's.
+    const near = dilate(legCloth, Math.max(2, 0.03 * sw)).data
+    for (let v = Math.ceil(hipY); v < h; v++) {
+      for (let u = 0; u < w; u++) {
+        const j = v * w + u
+        if (near[j]! > 0.5 && (labels[j] === 0 || onLegs.has(labels[j]!))) zone.data[j] = 1
       }
     }
-    const spread = Math.max(1, Math.round(0.1 * sw))
-    let lowest = -1
-    for (let u = 0; u < w; u++) lowest = Math.max(lowest, hem[u]!)
-    for (let u = 0; u < w; u++) {
-      let hy = -1
-      for (let d = -spread; d <= spread; d++) {
-        if (u + d >= 0 && u + d < w) hy = Math.max(hy, hem[u + d]!)
+    // Shoes stay: on the feet (capsules ankle → heel → toes, SHOE_REACH × the shoulder width thick,
+    // on either leg whatever its pose) only what has the old bottom's colours and not the shoes' is
+    // taken off (a trouser hem over the shoe); a shoe of the trousers' colour stays whole.
+    const feet = plane(w, h)
+    const soles = plane(w, h)
+    for (const [an, he, to] of [
+      [LM.leftAnkle, LM.leftHeel, LM.leftFootIndex],
+      [LM.rightAnkle, LM.rightHeel, LM.rightFootIndex],
+    ] as const) {
+      const R = SHOE_REACH * sw
+      // Past the toe landmark by a third of the foot (a thick sole, a pointed shoe).
+      const toe = lerp(P(an), P(to), 1.3)
+      drawCapsule(feet, P(an), P(he), R)
+      drawCapsule(feet, P(an), toe, R)
+      drawCapsule(feet, P(he), toe, R)
+      drawCapsule(soles, P(he), P(to), 0.4 * R)
+    }
+    const lowerCols: Vec3[] = []
+    const shoeCols: Vec3[] = []
+    const kneeY = Math.max(P(LM.leftKnee).y, P(LM.rightKnee).y)
+    for (let j = 0; j < n; j++) {
+      if (mask[j]! < 0.5) continue
+      const v = Math.floor(j / w)
+      if (soles.data[j]! > 0.5) shoeCols.push(photoAt(j))
+      else if (v > hipY && v < kneeY && feet.data[j]! < 0.5 && c.lowerWork.data[j]! > 0.5) {
+        lowerCols.push(photoAt(j))
       }
-      const from = Math.max(hipY, (hy >= 0 ? hy : lowest) + 1)
-      if (lowest < 0) continue
-      for (let v = Math.ceil(from); v < h; v++) zone.data[v * w + u] = 1
+    }
+    const lowerProtos = kmeans(lowerCols, 4)
+    const shoeProtos = kmeans(shoeCols, 4)
+    for (let j = 0; j < n; j++) {
+      if (zone.data[j]! <= 0 || feet.data[j]! < 0.5) continue
+      const col = photoAt(j)
+      const dl = lowerProtos.length > 0 ? nearestD2(col, lowerProtos) : Infinity
+      const ds = shoeProtos.length > 0 ? nearestD2(col, shoeProtos) : Infinity
+      if (!(dl < TAKE_OFF_SAME ** 2 && dl < 0.5 * ds)) zone.data[j] = 0
     }
   }
   // Skin stays skin: a pixel of the skin's hue near the person's skin colour is never repainted
   // (bare arms the clothing classes took for the top, a beige cuff).
-  const photoAt = (j: number): Vec3 => {
-    const x = Math.min(W - 1, Math.floor(((j % w) + 0.5) / k))
-    const y = Math.min(H - 1, Math.floor((Math.floor(j / w) + 0.5) / k))
-    const o3 = (y * W + x) * 3
-    return labOf(img.data[o3]!, img.data[o3 + 1]!, img.data[o3 + 2]!)
-  }
   for (let j = 0; j < n; j++) {
     if (zone.data[j]! <= 0) continue
     const v = photoAt(j)
@@ -573,8 +627,16 @@ function takeOffZone(
     samples.push(labOf(col[0]!, col[1]!, col[2]!))
   }
   const protos = kmeans(samples, 6)
+  // On the legs only right beside it: farther than TAKE_OFF_NEAR × the shoulder width from the new
+  // garment the old cloth is not the new garment's fit (a black dress below new black shorts is the
+  // dress). On the arms anywhere (old sleeves of the new top's colour stay).
+  const newCover = plane(w, h)
+  for (let j = 0; j < n; j++) newCover.data[j] = na[j]! > 0.5 ? 1 : 0
+  const beside = dilate(newCover, Math.max(1, TAKE_OFF_NEAR * sw)).data
+  const legsFromV = Math.max(hl.y, hr.y)
   for (let j = 0; j < n; j++) {
     if (zone.data[j]! <= 0 || protos.length === 0) continue
+    if (Math.floor(j / w) > legsFromV && beside[j]! < 0.5) continue
     if (nearestD2(photoAt(j), protos) < TAKE_OFF_SAME ** 2) zone.data[j] = 0
   }
   return { zone: upsample(boxBlur(zone, 1), W, H), cover, skipped: null }

@@ -91,6 +91,13 @@ function scanOut(p: PersonAnalysis, from: Point, dir: Point, maxDist: number): n
   return d
 }
 
+/** Whether segments ab and cd cross (proper intersection). */
+export function segmentsCross(a: Point, b: Point, c: Point, d: Point): boolean {
+  const o = (p: Point, q: Point, r: Point) =>
+    Math.sign((q.x - p.x) * (r.y - p.y) - (q.y - p.y) * (r.x - p.x))
+  return o(a, b, c) * o(a, b, d) < 0 && o(c, d, a) * o(c, d, b) < 0
+}
+
 /** Left/right in the image (x small = image left), whatever way the person faces. */
 function imageSides(a: Point, b: Point): [Point, Point] {
   return a.x <= b.x ? [a, b] : [b, a]
@@ -253,6 +260,12 @@ function fitBottom(g: BottomLandmarks, gm: Plane, p: PersonAnalysis): WarpPart[]
   const legR = leftIsImageLeft
     ? [LM.rightHip, LM.rightKnee, LM.rightAnkle]
     : [LM.leftHip, LM.leftKnee, LM.leftAnkle]
+  // The landmark model sometimes pairs each hip with the other leg (a leg kicked up across the
+  // frame): thighs that cross each other are untangled by giving each hip the other knee and ankle.
+  if (segmentsCross(pts[legL[0]!]!, pts[legL[1]!]!, pts[legR[0]!]!, pts[legR[1]!]!)) {
+    ;[legL[1], legR[1]] = [legR[1]!, legL[1]!]
+    ;[legL[2], legR[2]] = [legR[2]!, legL[2]!]
+  }
   const hipL = pts[legL[0]!]!
   const hipR = pts[legR[0]!]!
   const hw = dist(hipL, hipR)
@@ -348,10 +361,12 @@ function fitBottom(g: BottomLandmarks, gm: Plane, p: PersonAnalysis): WarpPart[]
     const dst: Point[] = [map(src[0]!), map(waistC), tOuterTop, tInnerTop]
     const topHalf = dist(gOuterTop, gInnerTop) / 2
     const hemHalf = dist(gHemOuter, gHemInner) / 2
+    // The outer seam turns with the leg: the normal keeps the handedness it has on a leg hanging
+    // along the body axis (a leg kicked up sideways must not swap its outer and inner edges).
+    const hand = dot(perp(d), outward) < 0 ? -1 : 1
     for (const f of [0.33, 0.66, 1]) {
       const { at, dir } = along(f * len)
-      let n = perp(dir)
-      if (dot(n, outward) < 0) n = mul(n, -1)
+      const n = mul(perp(dir), hand)
       const half = (topHalf + (hemHalf - topHalf) * f) * s
       let inner = sub(at, mul(n, half))
       // The inner edge never crosses the body's midline (wide legs on converging thighs would fold).

@@ -15,8 +15,12 @@
  *   and the pelvis. Radii are anthropometric fractions of the shoulder width (arms) and of the
  *   hip-joint distance (legs), never wider than 0.95 × the half-width of the person's silhouette
  *   across the limb (clothes are never narrower than the body in them).
- * - Skin colour: a push-pull fill (multi-scale weighted average) from the visible skin of the body
- *   (the face only when no other skin shows), so a new upper arm continues the forearm's tone.
+ * - Skin colour: the median tone of the visible skin of the body (the face only when no other skin
+ *   shows: hands, arms, neck, legs), and within SKIN_NEAR × the shoulder width of visible skin a
+ *   push-pull fill (multi-scale weighted average) of it, so a new upper arm continues the forearm's
+ *   tone while legs under a new dress far from any skin get the person's tone, not whatever shadow is
+ *   nearest. When no skin shows at all (covered arms, the face cut off) DEFAULT_SKIN_RGB, a medium
+ *   tone, is painted and `skin.source` says 'default'.
  *   Shading: the photo's own light carried over as the ratio of the old garment's local luminance
  *   (blurred over 12 % of the shoulder width: light direction and big folds, not print) to its broad
  *   luminance, clamped to [0.85, 1.1] (a print on the old garment must not show through), times a cylinder term across each limb (1 − 0.2 (d/r)²):
@@ -35,6 +39,7 @@ import {
   clamp,
   dilate,
   dist,
+  drawCapsule,
   fillPolygon,
   lerp,
   mid,
@@ -57,8 +62,22 @@ export const WORN_GROW = 0.012
 /** Added to both luminances of the shading ratio: on a dark fabric a small highlight is not light. */
 export const SHADE_OFFSET = 0.12
 
+/**
+ * The skin tone painted when no skin shows anywhere in the photo (covered arms and a face cut off or
+ * turned away): a medium tone (sRGB, between the light and dark ends of human skin), so legs under
+ * a new dress read as legs rather than as background; `Undressed.skin.source` says 'default' then.
+ */
+export const DEFAULT_SKIN_RGB: readonly [number, number, number] = [190, 140, 112]
+/** Within this distance (× shoulder width) of visible skin its local tone is continued. */
+export const SKIN_NEAR = 0.1
+
+/** Where the skin tone came from: visible body skin, the face alone, or none (DEFAULT_SKIN_RGB). */
+export type SkinSource = 'body' | 'face' | 'default'
+
 export interface Undressed {
   rgb: Uint8Array
+  /** The skin tone painted and where it came from (null when nothing was repainted). */
+  skin: { rgb: [number, number, number]; source: SkinSource } | null
   /** Where the old garment was repainted (0..1). */
   removed: Plane
   /** Where, within `removed`, background was put instead of skin (0..1). */
@@ -113,7 +132,7 @@ export function takeOff(
     }
   }
   const background = plane(W, H)
-  if (x1 < 0) return { rgb, removed: worn, background }
+  if (x1 < 0) return { rgb, removed: worn, background, skin: null }
 
   // --- fill grid ---
   const k = Math.min(1, FILL_SIDE / Math.max(W, H))
@@ -129,7 +148,7 @@ export function takeOff(
   const P = a.points.map((p) => ({ x: p.x * k, y: p.y * k, score: p.score }))
 
   // Body under the clothes and its cylinder shading.
-  const { body, shape } = bodyModel(P, maskW, w, h, sw)
+  const { body, shape, legs } = bodyModel(P, maskW, w, h, sw)
 
   // Skin: visible body skin (off the head) → push-pull; the face only if nothing else shows.
   const skinKnown = new Float32Array(n)
@@ -145,8 +164,33 @@ export function takeOff(
       if (skinW[j]! > 0.5 && maskW[j]! > 0.5 && wornW[j]! < 0.5) skinKnown[j] = 1
     }
   }
-  const hasSkin = skinKnown.some((v) => v > 0) && c.skinRgb !== null
-  const skinField = hasSkin ? pushPull(small, skinKnown, w, h) : null
+  // The tone: the median of the visible skin (body skin, else the face), or DEFAULT_SKIN_RGB when no
+  // skin shows at all. The push-pull fill continues the local tone of the visible skin (a new upper
+  // arm continues the forearm); on the legs only within SKIN_NEAR × the shoulder width of visible
+  // skin, farther the tone alone (legs under a dress far from the hands must not average whatever
+  // skin-hued shadows are nearest).
+  const known: number[] = []
+  for (let j = 0; j < n; j++) if (skinKnown[j]! > 0) known.push(j)
+  const skinSource: SkinSource =
+    known.length === 0 ? 'default' : bodySkin >= 0.02 * sw * sw ? 'body' : 'face'
+  const tone: [number, number, number] =
+    known.length === 0
+      ? [...DEFAULT_SKIN_RGB]
+      : ([0, 1, 2].map((ch) => medianOf(known.map((j) => small[j * 3 + ch]!))) as [
+          number,
+          number,
+          number,
+        ])
+  const skinField = known.length > 0 ? pushPull(small, skinKnown, w, h) : null
+  const nearSkin = boxBlur({ width: w, height: h, data: skinKnown }, Math.max(1, SKIN_NEAR * sw))
+  const skinColour = new Float32Array(n * 3)
+  for (let j = 0; j < n; j++) {
+    const near = legs.data[j]! > 0.5 ? clamp(nearSkin.data[j]! * 4, 0, 1) : 1
+    const t = skinField === null ? 0 : near
+    for (let ch = 0; ch < 3; ch++) {
+      skinColour[j * 3 + ch] = tone[ch]! * (1 - t) + (skinField?.[j * 3 + ch] ?? 0) * t
+    }
+  }
   // Background: outside the person.
   const bgKnown = new Float32Array(n)
   for (let j = 0; j < n; j++) bgKnown[j] = maskW[j]! < 0.05 ? 1 : 0
@@ -183,28 +227,28 @@ export function takeOff(
     for (let j = 0; j < n; j++) p[j] = field[j * 3 + ch]!
     return upsampleAny({ width: w, height: h, data: p }, W, H)
   }
-  const skinF = [0, 1, 2].map((ch) => chan(skinField, ch))
+  const skinF = [0, 1, 2].map((ch) => chan(skinColour, ch))
   const bgF = [0, 1, 2].map((ch) => chan(bgField, ch))
   for (let y = y0; y <= y1; y++) {
     for (let x = x0; x <= x1; x++) {
       const i = y * W + x
       const r = worn.data[i]!
       if (r <= 0.01) continue
-      let b = hasSkin ? bodyF[i]! : 0
-      if (bgField === null) b = 1
-      if (!hasSkin && bgField === null) continue
+      const b = bgField === null ? 1 : bodyF[i]!
       const bg = 1 - b
       background.data[i] = r * bg
       for (let ch = 0; ch < 3; ch++) {
-        const s = hasSkin ? clamp(skinF[ch]![i]! * shadeF[i]!, 0, 255) : 0
+        const s = clamp(skinF[ch]![i]! * shadeF[i]!, 0, 255)
         const g = bgField !== null ? bgF[ch]![i]! : 0
         const v = b * s + bg * g
         rgb[i * 3 + ch] = Math.round(img.data[i * 3 + ch]! * (1 - r) + v * r)
       }
     }
   }
-  return { rgb, removed: worn, background }
+  return { rgb, removed: worn, background, skin: { rgb: tone, source: skinSource } }
 }
+
+const medianOf = (v: number[]): number => v.sort((p, q) => p - q)[v.length >> 1]!
 
 function maxPlane(p: Plane, q: Plane): Plane {
   const d = new Float32Array(p.data.length)
@@ -352,9 +396,10 @@ function bodyModel(
   w: number,
   h: number,
   sw: number,
-): { body: Plane; shape: Plane } {
+): { body: Plane; shape: Plane; legs: Plane } {
   const body = plane(w, h)
   const shape = plane(w, h, 1)
+  const legs = plane(w, h)
   const pt = (i: number) => P[i]!
   /** Half-width of the silhouette across the segment a→b at fraction t (mean of both sides, each capped). */
   const halfWidth = (p: Point, q: Point, t: number, cap: number): number => {
@@ -444,6 +489,8 @@ function bodyModel(
   ] as const) {
     bounded(pt(hp), pt(kn), 0.6 * hw, 0.34 * hw)
     if (pt(an).score > 0.2) bounded(pt(kn), pt(an), 0.32 * hw, 0.18 * hw)
+    drawCapsule(legs, pt(hp), pt(kn), 0.6 * hw)
+    drawCapsule(legs, pt(kn), pt(an), 0.32 * hw)
   }
-  return { body, shape }
+  return { body, shape, legs }
 }
