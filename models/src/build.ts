@@ -23,6 +23,7 @@ import {
   type OptimizedGraphReport,
 } from './convert/graph-report.ts'
 import { OPSET } from './convert/onnx-builder.ts'
+import { rvmTailOptions, tailOutputs } from './convert/rvm-tail.ts'
 import { loadTfjsGraphModel } from './convert/tfjs-model.ts'
 import { Manifest, type ManifestModel } from './manifest.ts'
 
@@ -130,6 +131,8 @@ export async function buildModels(
       continue
     }
     const model = await loadTfjsGraphModel(jsonPath)
+    const tailMade = entry.rvmTail ? tailOutputs(entry.rvmTail.kind) : []
+    const converted = entry.outputs.filter((o) => !tailMade.includes(o.name))
     const { bytes, opCounts } = convertGraph(model, {
       graphName: entry.name,
       producerVersion: converter.slice(0, 12),
@@ -141,8 +144,9 @@ export async function buildModels(
           { dims: i.dims, layout: i.layout === 'NCHW' ? ('nchw' as const) : ('nhwc' as const) },
         ]),
       ),
-      outputs: Object.fromEntries(entry.outputs.map((o) => [o.name, o.from])),
-      nchwOutputs: entry.outputs.filter((o) => o.layout === 'NCHW').map((o) => o.name),
+      outputs: Object.fromEntries(converted.map((o) => [o.name, o.from])),
+      nchwOutputs: converted.filter((o) => o.layout === 'NCHW').map((o) => o.name),
+      ...(entry.rvmTail ? rvmTailOptions(entry.rvmTail.kind, entry.rvmTail.refined) : {}),
     })
     const tmp = `${onnxPath}.tmp-${process.pid}`
     await writeFile(tmp, bytes)

@@ -2,11 +2,12 @@
  * Every network Tailor ships: where it comes from and how it is converted. The built manifest
  * (models/dist/manifest.json) adds what only the build knows: sizes, hashes, integrity.
  */
+import type { RvmTailKind } from './convert/rvm-tail.ts'
 import { buildWarpModel, WARP_DESCRIPTION, WARP_MODEL_NAME } from './warp/build-warp-model.ts'
 
 export interface TensorSpec {
   name: string
-  dtype: 'float32' | 'int32'
+  dtype: 'float32' | 'int32' | 'uint8'
   /** number = fixed, string = symbolic (dynamic); in the tensor's own layout */
   dims: (number | string)[]
   /**
@@ -43,6 +44,11 @@ export interface ModelEntry {
   outputs: OutputSpec[]
   /** tf v1 control-flow predicates fixed at conversion time */
   branches?: Record<string, boolean>
+  /**
+   * RVM only: the full-resolution tail is graph code (src/convert/rvm-tail.ts) rather than the
+   * converted refiner; `kind` says what it hands out (the outputs it makes need no `from`).
+   */
+  rvmTail?: { kind: RvmTailKind; refined: boolean }
   notes?: string
 }
 
@@ -82,6 +88,100 @@ const state = (name: string): InputSpec => ({
   normalization:
     "recurrent state: zeros of shape [1,1,1,1] for the first frame, then the previous frame's output",
 })
+
+const RVM_REFINED = {
+  [`${RVM_PREFIX}/cond/Squeeze`]: false,
+  [`${RVM_PREFIX}/cond_1/Squeeze`]: false,
+}
+const RVM_RATIO1 = {
+  [`${RVM_PREFIX}/cond/Squeeze`]: true,
+  [`${RVM_PREFIX}/cond_1/Squeeze`]: true,
+}
+const RVM_ORIGIN =
+  'Robust Video Matting (Lin et al. 2021), MobileNetV3 variant, TensorFlow export by the RVM authors, converted to tfjs by @vladmandic'
+
+/**
+ * RVM handing out the final bytes (issue 14): the same weights and network as `rvm` /
+ * `rvm-ratio1`, taking the decoded rgb24 frame as bytes and handing out the composited frame
+ * (`-rgb`, onto the `bg` colour) or straight RGBA (`-rgba`), composited as
+ * services/inference/src/engine/rvm/post.ts does. The video engine runs these; `rvm` and
+ * `rvm-ratio1` (float `fgr`/`pha`) stay for the golden tests, the benchmarks and the quality tools.
+ */
+function rvmCompositeEntries(): ModelEntry[] {
+  const states = (suffix: string): OutputSpec[] =>
+    (
+      [
+        ['r1o', 'Identity_2:0', 16, '1/2'],
+        ['r2o', 'Identity_3:0', 20, '1/4'],
+        ['r3o', 'Identity_4:0', 40, '1/8'],
+        ['r4o', 'Identity_5:0', 64, '1/16'],
+      ] as const
+    ).map(([name, from, c, scale]) => ({
+      name,
+      from,
+      dtype: 'float32',
+      dims: ['batch', `${name.slice(0, 2)}h`, `${name.slice(0, 2)}w`, c],
+      meaning: `recurrent state ${name[1]} (${scale} of the ${suffix} size)`,
+    }))
+  return [true, false].flatMap((refined) =>
+    (['rgb', 'rgba'] as const).map((kind): ModelEntry => ({
+      name: `${refined ? 'rvm' : 'rvm-ratio1'}-${kind}`,
+      file: 'models/rvm.json',
+      origin: `${RVM_ORIGIN}${refined ? '' : "; the graph's downsample_ratio == 1 branch"}; rgb24 in, ${kind === 'rgb' ? 'composited rgb24' : 'straight RGBA'} out`,
+      licence: 'GPL-3.0',
+      inputs: [
+        {
+          name: 'rgb24',
+          dtype: 'uint8',
+          dims: [1, 'height', 'width', 3],
+          normalization: 'the decoded frame as it comes from ffmpeg: rgb24 bytes, interleaved',
+          range: [0, 255],
+        },
+        ...(kind === 'rgb'
+          ? [
+              {
+                name: 'bg',
+                dtype: 'float32' as const,
+                dims: [3],
+                normalization: 'background colour R, G, B in 0..255',
+                range: [0, 255] as [number, number],
+              },
+            ]
+          : []),
+        state('r1i'),
+        state('r2i'),
+        state('r3i'),
+        state('r4i'),
+        ...(refined
+          ? [
+              {
+                name: 'downsample_ratio',
+                dtype: 'float32' as const,
+                dims: [1],
+                normalization: 'fraction of the input size the backbone sees (0 < r < 1)',
+                range: [0, 1] as [number, number],
+              },
+            ]
+          : []),
+      ],
+      outputs: [
+        {
+          name: kind,
+          from: 'rvm-tail',
+          dtype: 'uint8',
+          dims: [1, 'height', 'width', kind === 'rgb' ? 3 : 4],
+          meaning:
+            kind === 'rgb'
+              ? 'the frame composited onto bg: rgb24 bytes, interleaved (post.ts compositeOnColor)'
+              : 'straight (non-premultiplied) RGBA bytes, interleaved (post.ts compositeRgba)',
+        },
+        ...states(refined ? 'downsampled' : 'input'),
+      ],
+      branches: refined ? RVM_REFINED : RVM_RATIO1,
+      rvmTail: { kind, refined },
+    })),
+  )
+}
 
 export const MODELS: ModelEntry[] = [
   {
@@ -167,10 +267,8 @@ export const MODELS: ModelEntry[] = [
     // `downsample_ratio == 1` selects a branch without the resize and the refiner. This graph is
     // built with both predicates false: it always resizes by the ratio and refines with the fast
     // guided filter, so give it ratios below 1; the ratio-1 branch is `rvm-ratio1` below.
-    branches: {
-      [`${RVM_PREFIX}/cond/Squeeze`]: false,
-      [`${RVM_PREFIX}/cond_1/Squeeze`]: false,
-    },
+    branches: RVM_REFINED,
+    rvmTail: { kind: 'planar', refined: true },
   },
   {
     // The original's `downsample_ratio == 1` branch: the network at the input's own resolution,
@@ -241,11 +339,9 @@ export const MODELS: ModelEntry[] = [
         meaning: 'recurrent state 4 (1/16)',
       },
     ],
-    branches: {
-      [`${RVM_PREFIX}/cond/Squeeze`]: true,
-      [`${RVM_PREFIX}/cond_1/Squeeze`]: true,
-    },
+    branches: RVM_RATIO1,
   },
+  ...rvmCompositeEntries(),
   {
     name: 'blazepose-detector',
     file: 'models/blazepose-detector.json',

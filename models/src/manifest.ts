@@ -2,7 +2,7 @@ import { z } from 'zod'
 
 const Tensor = z.object({
   name: z.string(),
-  dtype: z.enum(['float32', 'int32']),
+  dtype: z.enum(['float32', 'int32', 'uint8']),
   dims: z.array(z.union([z.number().int(), z.string()])),
   layout: z.enum(['NHWC', 'NCHW']).optional(),
 })

@@ -41,7 +41,7 @@ describe('REQUIRE_EXECUTION_PROVIDER', () => {
       .filter((l) => l.startsWith('inference: '))
     expect(ours).toHaveLength(1)
     expect(ours[0]).toMatch(
-      /^inference: REQUIRE_EXECUTION_PROVIDER=cuda: the matting models did not load on cuda: rvm: .*cuda/,
+      /^inference: REQUIRE_EXECUTION_PROVIDER=cuda: the matting models did not load on cuda: rvm-rgb: .*cuda/,
     )
     expect(w.output()).not.toMatch(/^\s+at /m) // no stack trace
     expect(w.output()).not.toContain('inference consuming jobs')

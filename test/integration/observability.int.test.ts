@@ -189,10 +189,10 @@ describe('observability, embedded mode (one process, as `pnpm start` runs it)', 
     expect(frames).toBeGreaterThan(10) // 1 s of video
     expect(sample(m, 'tailor_video_frames_per_second_count')).toBe(1)
     expect(sample(m, 'tailor_video_frames_per_second_sum')).toBeGreaterThan(0)
-    // Every frame ran one model (rvm or rvm-ratio1), plus the warm-up runs.
-    const runs =
-      (sample(m, 'tailor_model_run_duration_seconds_count', { model: 'rvm' }) ?? 0) +
-      (sample(m, 'tailor_model_run_duration_seconds_count', { model: 'rvm-ratio1' }) ?? 0)
+    // Every frame ran one model (rvm-rgb, rvm-rgba or their ratio-1 twins), plus the warm-up runs.
+    const runs = ['rvm-rgb', 'rvm-rgba', 'rvm-ratio1-rgb', 'rvm-ratio1-rgba']
+      .map((model) => sample(m, 'tailor_model_run_duration_seconds_count', { model }) ?? 0)
+      .reduce((a, b) => a + b, 0)
     expect(runs).toBeGreaterThanOrEqual(frames)
     expect(sample(m, 'tailor_inference_execution_provider', { provider: 'cpu' })).toBe(1)
     expect(sample(m, 'tailor_inference_jobs_in_flight')).toBe(0)
@@ -330,9 +330,9 @@ describe('observability, distributed mode (real NATS; gateway and a worker in th
         error_code: 'input_fetch_failed',
       }),
     ).toBe(1)
-    expect(sample(w, 'tailor_model_run_duration_seconds_count', { model: 'rvm' })).toBeGreaterThan(
-      0,
-    ) // the warm-up runs
+    expect(
+      sample(w, 'tailor_model_run_duration_seconds_count', { model: 'rvm-rgb' }),
+    ).toBeGreaterThan(0) // the warm-up runs
     expect(sample(w, 'tailor_inference_execution_provider', { provider: 'cpu' })).toBe(1)
     expect(sample(w, 'tailor_jobs_submitted_total')).toBeUndefined() // each process serves its own
     for (const l of logs.filter((x) => JSON.stringify(x).includes(jobId))) {

@@ -41,6 +41,26 @@ export interface ConvertOptions {
   graphName: string
   producerVersion: string
   docString: string
+  /**
+   * Placeholders computed by graph code instead of being graph inputs: the function declares the
+   * inputs it needs and returns a channels-first (NCHW) float tensor standing for the placeholder.
+   */
+  prelude?: Record<string, (b: OnnxGraphBuilder) => string>
+  /**
+   * Graph code that replaces part of the graph's end: run after `outputs` are converted, it reads
+   * converted tfjs tensors (`ref`, channels-first for rank 4) and declares further outputs itself.
+   * Nodes only the replaced part used are never converted (conversion is lazy from the outputs).
+   */
+  tail?: (t: TailContext) => void
+}
+
+/** What a `tail` sees of the conversion. */
+export interface TailContext {
+  b: OnnxGraphBuilder
+  /** A converted tfjs tensor (node[:index]); rank 4 comes channels-first (NCHW). */
+  ref(ref: string): string
+  /** The tensor standing for a graph input or a prelude placeholder (NCHW for rank 4). */
+  input(name: string): string
 }
 
 interface Val {
@@ -115,6 +135,11 @@ class Converter {
         dims: plain.rank === null ? null : Array.from({ length: plain.rank }, () => null),
       })
     }
+    this.o.tail?.({
+      b: this.b,
+      ref: (r) => this.tailTensor(this.ref(r), r),
+      input: (name) => this.tailTensor(this.ref(name), name),
+    })
     this.b.pruneDead()
     const counts: Record<string, number> = {}
     for (const n of this.b.nodes) counts[n.opType!] = (counts[n.opType!] ?? 0) + 1
@@ -126,6 +151,11 @@ class Converter {
       ),
       opCounts: counts,
     }
+  }
+
+  tailTensor(v: Out, what: string): string {
+    if (v === DEAD) throw new ConversionError(`tail: ${what} is on a dead branch`)
+    return v.rank === 4 ? this.toNchw(this.mat(v)).name : this.mat(v).name
   }
 
   // ---- graph walking -------------------------------------------------------------------------
@@ -306,6 +336,8 @@ class Converter {
     const one = (v: Val): Out[] => [v]
     switch (n.op) {
       case 'Placeholder': {
+        const pre = this.o.prelude?.[n.name]
+        if (pre) return one(this.val(pre(b), 'float32', 4, true))
         const spec = this.o.inputs[n.name]
         if (!spec) throw new ConversionError(`Placeholder ${n.name} has no input spec`)
         const dtype = tfType(attrType(n, 'dtype') ?? 'DT_FLOAT')
@@ -1235,7 +1267,7 @@ function tfType(t: string): OnnxDtype {
 }
 
 function onnxTypeCode(t: OnnxDtype): number {
-  return { float32: 1, int32: 6, int64: 7, bool: 9 }[t]
+  return { float32: 1, int32: 6, int64: 7, bool: 9, uint8: 2 }[t]
 }
 
 function newData(dtype: string, n: number): Float32Array | Int32Array | Uint8Array {
@@ -1300,7 +1332,9 @@ function foldBinary(op: string, a: ConstTensor, b: ConstTensor): ConstTensor {
 }
 
 function castConst(k: ConstTensor, to: OnnxDtype): ConstTensor {
-  if (to === 'int64') throw new ConversionError('constant cast to int64 is not supported')
+  if (to === 'int64' || to === 'uint8') {
+    throw new ConversionError(`constant cast to ${to} is not supported`)
+  }
   const out = newData(to, k.data.length)
   for (let i = 0; i < out.length; i++) out[i] = to === 'int32' ? Math.trunc(k.data[i]!) : k.data[i]!
   return { dtype: to, dims: k.dims, data: out }

@@ -1,6 +1,6 @@
 /**
  * A small ONNX graph builder serialised with onnx-proto (the ONNX protobuf definitions on npm).
- * Tensor element types used here: float32, int32, int64, bool.
+ * Tensor element types used here: float32, int32, int64, bool, uint8.
  */
 import onnxProto from 'onnx-proto'
 import type { onnx as OnnxTypes } from 'onnx-proto'
@@ -12,13 +12,14 @@ type ITensorProto = OnnxTypes.ITensorProto
 type IValueInfoProto = OnnxTypes.IValueInfoProto
 type IAttributeProto = OnnxTypes.IAttributeProto
 
-export type OnnxDtype = 'float32' | 'int32' | 'int64' | 'bool'
+export type OnnxDtype = 'float32' | 'int32' | 'int64' | 'bool' | 'uint8'
 
 const ELEM: Record<OnnxDtype, number> = {
   float32: onnx.TensorProto.DataType.FLOAT,
   int32: onnx.TensorProto.DataType.INT32,
   int64: onnx.TensorProto.DataType.INT64,
   bool: onnx.TensorProto.DataType.BOOL,
+  uint8: onnx.TensorProto.DataType.UINT8,
 }
 
 export type AttrValue =
@@ -232,6 +233,11 @@ function tensorProto(
     case 'bool': {
       raw = new Uint8Array(n)
       for (let i = 0; i < n; i++) raw[i] = Number(data[i]) ? 1 : 0
+      break
+    }
+    case 'uint8': {
+      raw = new Uint8Array(n)
+      for (let i = 0; i < n; i++) raw[i] = Number(data[i])
       break
     }
   }

@@ -82,10 +82,25 @@ export async function videoFrames(file: string, opts: VideoFramesOptions): Promi
     opts.width !== undefined && opts.height !== undefined
       ? { width: opts.width, height: opts.height }
       : await videoSize(file)
-  const { width, height } = size
+  const frames = await rgb24Frames(file, { ...opts, ...size })
+  return frames.map((bytes) => {
+    const data = new Float32Array(bytes.length)
+    for (let i = 0; i < bytes.length; i++) {
+      data[i] = bytes[i]! / 255
+    }
+    return { data, dims: [1, size.height, size.width, 3] }
+  })
+}
+
+/** Decodes `count` consecutive frames as rgb24 bytes (w·h·3, interleaved), as the service gets them. */
+export async function rgb24Frames(file: string, opts: VideoFramesOptions): Promise<Uint8Array[]> {
+  const { width, height } =
+    opts.width !== undefined && opts.height !== undefined
+      ? { width: opts.width, height: opts.height }
+      : await videoSize(file)
   const frameBytes = width * height * 3
   const filters = [`select=gte(n\\,${opts.start ?? 0})`, `scale=${width}:${height}:flags=bilinear`]
-  const frames: FrameTensor[] = []
+  const frames: Uint8Array[] = []
   let pending: Buffer = Buffer.alloc(0)
   await runProcess(
     FFMPEG,
@@ -111,11 +126,7 @@ export async function videoFrames(file: string, opts: VideoFramesOptions): Promi
     (chunk) => {
       pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk])
       while (pending.length >= frameBytes) {
-        const data = new Float32Array(frameBytes)
-        for (let i = 0; i < frameBytes; i++) {
-          data[i] = pending[i]! / 255
-        }
-        frames.push({ data, dims: [1, height, width, 3] })
+        frames.push(Uint8Array.from(pending.subarray(0, frameBytes)))
         pending = pending.subarray(frameBytes)
       }
     },

@@ -91,7 +91,7 @@ async function modelAlone(
   }
   ac.abort()
   await d.close()
-  const s = engine.openStream(size)
+  const s = engine.openStream(size, { kind: 'color', rgb: [0, 255, 0] })
   await s.next(frames[0]!)
   const t0 = performance.now()
   const c0 = cpuSeconds()

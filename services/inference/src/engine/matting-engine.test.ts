@@ -1,7 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodeImage, resizeRgb } from '../media/image.ts'
 import { MEDIA_DIR, MODELS_DIR, requireModels } from '../media/video.test-support.ts'
-import { openMattingEngine, RVM_MODEL_NAME, RVM_RATIO1_MODEL_NAME } from './matting-engine.ts'
+import { openMattingEngine, RVM_MODEL_NAMES } from './matting-engine.ts'
+import type { Background } from './rvm/post.ts'
+
+const GREEN: Background = { kind: 'color', rgb: [0, 255, 0] }
+const TRANSPARENT: Background = { kind: 'transparent' }
+
+/** The alpha channel of straight RGBA bytes, as 0..1. */
+function alphaOf(rgba: Uint8Array): Float32Array<ArrayBuffer> {
+  const a = new Float32Array(rgba.length / 4)
+  for (let i = 0; i < a.length; i++) a[i] = rgba[i * 4 + 3]! / 255
+  return a
+}
 
 let engine: Awaited<ReturnType<typeof openMattingEngine>>
 
@@ -15,19 +26,19 @@ afterAll(async () => {
 
 describe('RVM matting engine', () => {
   it('picks the refined graph when it downsamples and the ratio-1 graph when it does not', () => {
-    const big = engine.openStream({ width: 1280, height: 720 }) as unknown as {
+    const big = engine.openStream({ width: 1280, height: 720 }, GREEN) as unknown as {
       model: string
       downsampleRatio: number
       dispose(): void
     }
-    const small = engine.openStream({ width: 320, height: 180 }) as unknown as {
+    const small = engine.openStream({ width: 320, height: 180 }, TRANSPARENT) as unknown as {
       model: string
       downsampleRatio: number
       dispose(): void
     }
-    expect(big.model).toBe(RVM_MODEL_NAME)
+    expect(big.model).toBe(RVM_MODEL_NAMES.refined.rgb)
     expect(big.downsampleRatio).toBeLessThan(1)
-    expect(small.model).toBe(RVM_RATIO1_MODEL_NAME)
+    expect(small.model).toBe(RVM_MODEL_NAMES.ratio1.rgba)
     expect(small.downsampleRatio).toBe(1)
     big.dispose()
     small.dispose()
@@ -37,9 +48,9 @@ describe('RVM matting engine', () => {
     const photo = await decodeImage(`${MEDIA_DIR}person_01.jpg`, { what: 'person image' })
     const size = { width: 192, height: 256 } // ≤ the network's target size: ratio 1
     const rgb = await resizeRgb(photo.rgb, photo.width, photo.height, size)
-    const stream = engine.openStream(size)
-    let pha: Float32Array<ArrayBufferLike> = new Float32Array(0)
-    for (let i = 0; i < 3; i++) pha = (await stream.next(rgb)).pha // recurrent state settles
+    const stream = engine.openStream(size, TRANSPARENT)
+    let pha = new Float32Array(0)
+    for (let i = 0; i < 3; i++) pha = alphaOf(await stream.next(rgb)) // recurrent state settles
     stream.dispose()
     const at = (x: number, y: number) =>
       pha[Math.round(y * size.height) * size.width + Math.round(x * size.width)]!

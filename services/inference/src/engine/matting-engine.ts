@@ -1,18 +1,23 @@
 /**
- * The matting adapter: Robust Video Matting (models/dist/rvm.onnx) behind the `MattingEngine`
- * port that the remove-background use case declares.
+ * The matting adapter: Robust Video Matting behind the `MattingEngine` port that the
+ * remove-background use case declares.
  *
- * Contract of the graph: `src` [1,3,H,W] planar (NCHW) RGB 0..1, recurrent `r1i..r4i` (zeros
- * [1,1,1,1] on the first frame, then the previous `r1o..r4o`), `downsample_ratio` [1]; outputs
- * `fgr` [1,3,H,W] planar, `pha` [1,1,H,W], `r1o..r4o`.
+ * The graphs hand out the final bytes (models/README.md, "RVM's full-resolution tail"): they take
+ * the decoded frame as it comes from ffmpeg (`rgb24` uint8 [1,H,W,3]), recurrent `r1i..r4i` (zeros
+ * [1,1,1,1] on the first frame, then the previous `r1o..r4o`), and `downsample_ratio` [1] on the
+ * refined graphs, and hand out either the frame composited onto the colour `bg` [3] (0..255),
+ * `rgb` [1,H,W,3], or straight RGBA, `rgba` [1,H,W,4] — composited as rvm/post.ts does, so no
+ * per-pixel JavaScript runs per frame.
  *
- * Two graphs from the same weights (models/README.md): `rvm` (downsample + guided-filter refiner,
- * for ratios below 1) and `rvm-ratio1` (the original's ratio-1 branch, no `downsample_ratio`
- * input). A stream uses `rvm-ratio1` when the ratio chosen for its frame size is 1.
+ * Four graphs from the same weights: `rvm-rgb` / `rvm-rgba` (downsample + guided-filter refiner,
+ * for ratios below 1) and `rvm-ratio1-rgb` / `rvm-ratio1-rgba` (the original's ratio-1 branch, no
+ * `downsample_ratio` input). A stream uses the ratio-1 pair when the ratio chosen for its frame
+ * size is 1, and the `-rgba` graph for a transparent background.
  */
-import type { MattingEngine, MattingFrame, MattingStream } from '../jobs/remove-background.ts'
+import type { MattingEngine, MattingStream } from '../jobs/remove-background.ts'
 import { loadModelSpec } from './manifest.ts'
-import { chooseDownsampleRatio, rgb24ToPlanar } from './rvm/pre.ts'
+import type { Background } from './rvm/post.ts'
+import { chooseDownsampleRatio } from './rvm/pre.ts'
 import { localRunner, type CarriedStream, type SessionRunner } from './session-runner.ts'
 import { openSessionWorker } from './session-worker.ts'
 import {
@@ -23,63 +28,90 @@ import {
   type TensorData,
 } from './session.ts'
 
-export const RVM_MODEL_NAME = 'rvm'
-export const RVM_RATIO1_MODEL_NAME = 'rvm-ratio1'
+/** The graphs that hand out bytes, by branch and output. */
+export const RVM_MODEL_NAMES = {
+  refined: { rgb: 'rvm-rgb', rgba: 'rvm-rgba' },
+  ratio1: { rgb: 'rvm-ratio1-rgb', rgba: 'rvm-ratio1-rgba' },
+} as const
 const STATE_IN = ['r1i', 'r2i', 'r3i', 'r4i'] as const
 const STATE_OUT = ['r1o', 'r2o', 'r3o', 'r4o'] as const
-const OUTPUTS = ['fgr', 'pha'] as const
 const WARMUP_SIZE = { width: 640, height: 360 }
 const WARMUP_SIZE_RATIO1 = { width: 160, height: 96 }
 const WARMUP_FRAMES = 2
+const WARMUP_BACKGROUNDS: Background[] = [
+  { kind: 'color', rgb: [0, 255, 0] },
+  { kind: 'transparent' },
+]
 
 const zeroState = (): TensorData => ({ data: new Float32Array(1), dims: [1, 1, 1, 1] })
 
 /**
  * Job-scoped: one carried stream (the recurrent state lives with the session, in the worker when
- * there is one) and a small pool of input buffers for its frame size, one per frame in flight.
+ * there is one) and a small pool of input buffers for its frame size, one per frame in flight (the
+ * caller's frame is copied in, so the caller may reuse its buffer at once).
  */
 class RvmStream implements MattingStream {
-  readonly #free: Float32Array[] = []
+  readonly #free: Uint8Array[] = []
   readonly #stream: CarriedStream
   readonly #ratio: number
+  readonly #output: 'rgb' | 'rgba'
   #disposed = false
 
   constructor(
     runner: SessionRunner,
     readonly width: number,
     readonly height: number,
+    background: Background,
   ) {
     this.#ratio = chooseDownsampleRatio(width, height)
-    this.model = this.#ratio === 1 ? RVM_RATIO1_MODEL_NAME : RVM_MODEL_NAME
+    this.#output = background.kind === 'transparent' ? 'rgba' : 'rgb'
+    this.model = RVM_MODEL_NAMES[this.#ratio === 1 ? 'ratio1' : 'refined'][this.#output]
     this.#stream = runner.openStream(this.model, {
       carry: Object.fromEntries(STATE_OUT.map((o, i) => [o, STATE_IN[i]!])),
       initial: Object.fromEntries(STATE_IN.map((name) => [name, zeroState()])),
-      constants:
-        this.#ratio === 1
+      constants: {
+        ...(this.#ratio === 1
           ? {}
-          : { downsample_ratio: { data: Float32Array.of(this.#ratio), dims: [1] } },
+          : { downsample_ratio: { data: Float32Array.of(this.#ratio), dims: [1] } }),
+        ...(background.kind === 'color'
+          ? { bg: { data: Float32Array.from(background.rgb), dims: [3] } }
+          : {}),
+      },
     })
   }
 
-  /** The graph this stream runs (`rvm` or `rvm-ratio1`). */
+  /** The graph this stream runs (`rvm-rgb`, `rvm-ratio1-rgba`, …). */
   readonly model: string
 
   get downsampleRatio(): number {
     return this.#ratio
   }
 
-  async next(rgb: Uint8Array): Promise<MattingFrame> {
+  async next(rgb: Uint8Array): Promise<Uint8Array> {
     if (this.#disposed) {
       throw new Error('MattingStream used after dispose()')
     }
-    const src = this.#free.pop() ?? new Float32Array(this.width * this.height * 3)
-    rgb24ToPlanar(rgb, src)
+    if (rgb.length !== this.width * this.height * 3) {
+      throw new RangeError(
+        `MattingStream: ${rgb.length} bytes for a ${this.width}x${this.height} frame`,
+      )
+    }
+    const output = this.#output
+    const src = this.#free.pop() ?? new Uint8Array(rgb.length)
+    src.set(rgb)
     const r = await this.#stream.run(
-      { src: { data: src, dims: [1, 3, this.height, this.width] } },
-      OUTPUTS,
+      { rgb24: { data: src, dims: [1, this.height, this.width, 3] } },
+      [output],
     )
-    this.#free.push(r.feeds['src']!.data)
-    return { fgr: r.outputs['fgr']!.data, pha: r.outputs['pha']!.data }
+    const back = r.feeds['rgb24']!.data
+    if (back instanceof Uint8Array) {
+      this.#free.push(back)
+    }
+    const out = r.outputs[output]!.data
+    if (!(out instanceof Uint8Array)) {
+      throw new Error(`${this.model}: output ${output} is not uint8`)
+    }
+    return out
   }
 
   dispose(): void {
@@ -104,8 +136,8 @@ class RvmMattingEngine implements MattingEngine {
   get thread(): 'main' | 'worker' {
     return this.runner.thread
   }
-  openStream(size: { width: number; height: number }): RvmStream {
-    return new RvmStream(this.runner, size.width, size.height)
+  openStream(size: { width: number; height: number }, background: Background): RvmStream {
+    return new RvmStream(this.runner, size.width, size.height, background)
   }
   async close(): Promise<void> {
     await this.runner.close()
@@ -113,7 +145,7 @@ class RvmMattingEngine implements MattingEngine {
 }
 
 /**
- * Opens RVM from `<modelsDir>/manifest.json`, checks it, and warms it up with two frames so the
+ * Opens the RVM graphs from `<modelsDir>/manifest.json`, checks them, and warms each up with two frames so the
  * first job does not pay for graph initialisation. Resolves only when the engine is ready.
  *
  * `thread: 'worker'` (the default) opens the sessions on a worker thread (session-worker.ts): a
@@ -138,10 +170,16 @@ export async function openMattingEngine(opts: {
     ...(opts.logSeverityLevel !== undefined ? { logSeverityLevel: opts.logSeverityLevel } : {}),
     ...(opts.onRun !== undefined ? { onRun: opts.onRun } : {}),
   }
-  const specs = [
-    await loadModelSpec(opts.modelsDir, RVM_MODEL_NAME),
-    await loadModelSpec(opts.modelsDir, RVM_RATIO1_MODEL_NAME),
+  const names = [
+    RVM_MODEL_NAMES.refined.rgb,
+    RVM_MODEL_NAMES.refined.rgba,
+    RVM_MODEL_NAMES.ratio1.rgb,
+    RVM_MODEL_NAMES.ratio1.rgba,
   ]
+  const specs = []
+  for (const name of names) {
+    specs.push(await loadModelSpec(opts.modelsDir, name))
+  }
   let runner: SessionRunner
   if ((opts.thread ?? 'worker') === 'worker') {
     runner = await openSessionWorker(specs, sessionOptions)
@@ -160,14 +198,16 @@ export async function openMattingEngine(opts: {
   const engine = new RvmMattingEngine(runner)
   const t0 = performance.now()
   try {
-    // Warm both graphs: WARMUP_SIZE takes the refined one, WARMUP_SIZE_RATIO1 the ratio-1 one.
+    // Warm every graph: WARMUP_SIZE takes the refined ones, WARMUP_SIZE_RATIO1 the ratio-1 ones.
     for (const size of [WARMUP_SIZE, WARMUP_SIZE_RATIO1]) {
-      const stream = engine.openStream(size)
-      const frame = new Uint8Array(size.width * size.height * 3).fill(128)
-      for (let i = 0; i < WARMUP_FRAMES; i++) {
-        await stream.next(frame)
+      for (const background of WARMUP_BACKGROUNDS) {
+        const stream = engine.openStream(size, background)
+        const frame = new Uint8Array(size.width * size.height * 3).fill(128)
+        for (let i = 0; i < WARMUP_FRAMES; i++) {
+          await stream.next(frame)
+        }
+        stream.dispose()
       }
-      stream.dispose()
     }
   } catch (err) {
     await engine.close()

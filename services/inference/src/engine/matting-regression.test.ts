@@ -1,7 +1,8 @@
 /**
  * Absolute matting checks on real video at real resolution: the refined graph (downsample +
  * guided-filter refiner), the way a job runs it — consecutive frames through one stream, so the
- * recurrent state is carried.
+ * recurrent state is carried. Alpha is read from the RGBA graph's bytes (a transparent
+ * background), i.e. what a job hands the encoder.
  *
  * The boxes were labelled by hand on frame 11 of each clip (looked at the frame, not at any
  * model's output): person boxes lie well inside the person (shirt, jeans, face, sweater),
@@ -12,7 +13,7 @@
 import { execFileSync } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MODELS_DIR, requireModels, VIDEO_01, VIDEO_02 } from '../media/video.test-support.ts'
-import { openMattingEngine, RVM_MODEL_NAME } from './matting-engine.ts'
+import { openMattingEngine, RVM_MODEL_NAMES } from './matting-engine.ts'
 
 type Box = readonly [x0: number, y0: number, x1: number, y1: number]
 
@@ -101,6 +102,13 @@ function decodeFrames(c: LabelledClip): Uint8Array[] {
   )
 }
 
+/** The alpha channel of straight RGBA bytes, as 0..1. */
+function alphaOf(rgba: Uint8Array): Float32Array<ArrayBuffer> {
+  const a = new Float32Array(rgba.length / 4)
+  for (let i = 0; i < a.length; i++) a[i] = rgba[i * 4 + 3]! / 255
+  return a
+}
+
 function boxMean(pha: Float32Array, width: number, [x0, y0, x1, y1]: Box): number {
   let s = 0
   for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) s += pha[y * width + x]!
@@ -123,11 +131,11 @@ beforeAll(async () => {
   for (const [name, c] of Object.entries(CLIPS)) {
     const fs = decodeFrames(c)
     frames.set(name, fs)
-    const stream = engine.openStream({ width: c.width, height: c.height })
+    const stream = engine.openStream({ width: c.width, height: c.height }, { kind: 'transparent' })
     try {
-      expect((stream as unknown as { model: string }).model).toBe(RVM_MODEL_NAME)
+      expect((stream as unknown as { model: string }).model).toBe(RVM_MODEL_NAMES.refined.rgba)
       let pha = new Float32Array(0)
-      for (const f of fs) pha = Float32Array.from((await stream.next(f)).pha)
+      for (const f of fs) pha = alphaOf(await stream.next(f))
       carried.set(name, pha)
     } finally {
       stream.dispose()
@@ -156,10 +164,10 @@ describe.each(Object.keys(CLIPS))('refined rvm on %s at real resolution, state c
   it('carries the recurrent state: frame 11 in the stream differs from the same frame in a fresh stream', async () => {
     // A fresh stream starts from zero state, as a stream that dropped its state would at every
     // frame. The network's output depends on the state, so the two must differ clearly.
-    const fresh = engine.openStream({ width: c.width, height: c.height })
+    const fresh = engine.openStream({ width: c.width, height: c.height }, { kind: 'transparent' })
     let first: Float32Array
     try {
-      first = Float32Array.from((await fresh.next(frames.get(name)![c.frame]!)).pha)
+      first = alphaOf(await fresh.next(frames.get(name)![c.frame]!))
     } finally {
       fresh.dispose()
     }

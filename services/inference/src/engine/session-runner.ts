@@ -14,9 +14,16 @@
  * the stream's queued runs (a run already started finishes, its result is dropped).
  */
 import { AppError } from '@tailor/proto'
-import type { ExecutionProvider, ModelSession, ProviderFallback, TensorData } from './session.ts'
+import type {
+  ExecutionProvider,
+  ModelSession,
+  ProviderFallback,
+  TensorArray,
+  TensorData,
+} from './session.ts'
 
-export type Tensors = Record<string, TensorData>
+/** float32 tensors, and uint8 ones for image bytes (the rvm-rgb graphs' frames). */
+export type Tensors = Record<string, TensorData<TensorArray>>
 
 export interface StreamSpec {
   /** Output name → the input name it is fed to on the stream's next run. */
@@ -84,7 +91,10 @@ export class LocalStream implements CarriedStream {
         })
       }
       try {
-        const out = await this.session.run({ ...this.#constants, ...this.#state, ...feeds }, wanted)
+        const out = await this.session.runAny(
+          { ...this.#constants, ...this.#state, ...feeds },
+          wanted,
+        )
         const state: Tensors = {}
         for (const [o, i] of this.#carry) {
           state[i] = out[o]!

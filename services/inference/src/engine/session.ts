@@ -61,8 +61,11 @@ export interface SessionOptions {
   onRun?: (model: string, seconds: number) => void
 }
 
-export interface TensorData {
-  data: Float32Array
+/** Element types the models take and hand out: float32, and uint8 for image bytes (rvm-rgb…). */
+export type TensorArray = Float32Array | Uint8Array
+
+export interface TensorData<T extends TensorArray = Float32Array> {
+  data: T
   dims: readonly number[]
 }
 
@@ -150,12 +153,39 @@ export class ModelSession {
 
   /**
    * Runs the model (serialised with every other run of this session). Returns each requested
-   * output's data; the tensors themselves are disposed before this resolves.
+   * output's data (float32; `runMixed` also takes uint8 outputs); the tensors themselves are
+   * disposed before this resolves.
    */
-  run(
-    feeds: Record<string, TensorData>,
+  async run(
+    feeds: Record<string, TensorData<TensorArray>>,
     outputs: readonly string[],
   ): Promise<Record<string, TensorData>> {
+    return (await this.runMixed(feeds, outputs, [])).floats
+  }
+
+  /** `run` for outputs of any type: those the manifest declares uint8 come back as bytes. */
+  async runAny(
+    feeds: Record<string, TensorData<TensorArray>>,
+    outputs: readonly string[],
+  ): Promise<Record<string, TensorData<TensorArray>>> {
+    const bytes = new Set(this.spec.outputs.filter((o) => o.dtype === 'uint8').map((o) => o.name))
+    const r = await this.runMixed(
+      feeds,
+      outputs.filter((n) => !bytes.has(n)),
+      outputs.filter((n) => bytes.has(n)),
+    )
+    return { ...r.floats, ...r.bytes }
+  }
+
+  /** `run` with some outputs handed out as bytes (uint8), e.g. rvm-rgb's composited frame. */
+  runMixed(
+    feeds: Record<string, TensorData<TensorArray>>,
+    floatOutputs: readonly string[],
+    byteOutputs: readonly string[],
+  ): Promise<{
+    floats: Record<string, TensorData>
+    bytes: Record<string, TensorData<Uint8Array>>
+  }> {
     const next = this.#tail.then(async () => {
       if (this.#released) {
         throw new AppError('service_unavailable', `${this.spec.name}: session released`)
@@ -164,13 +194,17 @@ export class ModelSession {
       let results: ort.InferenceSession.OnnxValueMapType | undefined
       try {
         for (const [name, t] of Object.entries(feeds)) {
-          inputs[name] = new ort.Tensor('float32', t.data, t.dims)
+          inputs[name] =
+            t.data instanceof Uint8Array
+              ? new ort.Tensor('uint8', t.data, t.dims)
+              : new ort.Tensor('float32', t.data, t.dims)
         }
         const t0 = performance.now()
-        results = await this.s.run(inputs, outputs)
+        results = await this.s.run(inputs, [...floatOutputs, ...byteOutputs])
         this.#onRun?.(this.spec.name, (performance.now() - t0) / 1000)
-        const out: Record<string, TensorData> = {}
-        for (const name of outputs) {
+        const floats: Record<string, TensorData> = {}
+        const bytes: Record<string, TensorData<Uint8Array>> = {}
+        for (const name of floatOutputs) {
           const r = results[name]
           if (r === undefined || !(r.data instanceof Float32Array)) {
             throw new AppError(
@@ -178,9 +212,19 @@ export class ModelSession {
               `${this.spec.name}: output ${name} missing or not float32`,
             )
           }
-          out[name] = { data: r.data, dims: r.dims }
+          floats[name] = { data: r.data, dims: r.dims }
         }
-        return out
+        for (const name of byteOutputs) {
+          const r = results[name]
+          if (r === undefined || r.type !== 'uint8' || !(r.data instanceof Uint8Array)) {
+            throw new AppError(
+              'unexpected_error',
+              `${this.spec.name}: output ${name} missing or not uint8`,
+            )
+          }
+          bytes[name] = { data: r.data, dims: r.dims }
+        }
+        return { floats, bytes }
       } finally {
         for (const t of Object.values(inputs)) {
           t.dispose()

@@ -182,11 +182,11 @@ const tryOnEngine: TryOnEngine = {
 const matting: MattingEngine = {
   provider: 'cpu',
   providerFallbacks: [],
-  openStream: ({ width, height }) => ({
-    next: async () => ({
-      fgr: new Float32Array(width * height * 3),
-      pha: new Float32Array(width * height).fill(1),
-    }),
+  openStream: ({ width, height }, background) => ({
+    next: async (rgb) =>
+      background.kind === 'transparent'
+        ? new Uint8Array(width * height * 4).fill(255)
+        : Uint8Array.from(rgb),
     dispose: () => undefined,
   }),
   close: async () => undefined,

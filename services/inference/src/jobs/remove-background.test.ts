@@ -249,25 +249,38 @@ interface Recorded {
 
 /**
  * The real engine, with the source frame and the network's alpha of frame `k` copied aside as
- * they pass (the job composites in place, so the source is copied before it returns).
+ * they pass. The alpha is the RGBA graph's: the job's own output for a transparent background,
+ * otherwise a second stream over the same frames (up to `k`) with a transparent background.
  */
 function recordingEngine(k: number): { engine: MattingEngine; recorded: () => Recorded } {
   let rec: Recorded | undefined
+  const alphaOf = (rgba: Uint8Array): Float32Array => {
+    const a = new Float32Array(rgba.length / 4)
+    for (let i = 0; i < a.length; i++) a[i] = rgba[i * 4 + 3]! / 255
+    return a
+  }
   const engine: MattingEngine = {
     provider: matting.provider,
     providerFallbacks: matting.providerFallbacks,
     close: async () => undefined,
-    openStream: (size) => {
-      const inner = matting.openStream(size)
+    openStream: (size, background) => {
+      const inner = matting.openStream(size, background)
+      const side =
+        background.kind === 'transparent' ? null : matting.openStream(size, { kind: 'transparent' })
       let i = 0
       return {
-        dispose: () => inner.dispose(),
+        dispose: () => {
+          inner.dispose()
+          side?.dispose()
+        },
         next: async (rgb) => {
-          const m = await inner.next(rgb)
+          const src = Uint8Array.from(rgb)
+          const out = await inner.next(rgb)
+          const rgba = side !== null && i <= k ? await side.next(src) : out
           if (i++ === k) {
-            rec = { rgb: Uint8Array.from(rgb), pha: Float32Array.from(m.pha) }
+            rec = { rgb: src, pha: alphaOf(rgba) }
           }
-          return m
+          return out
         },
       }
     },
@@ -593,8 +606,8 @@ describe('cancellation', () => {
         provider: matting.provider,
         providerFallbacks: matting.providerFallbacks,
         close: async () => undefined,
-        openStream: (size) => {
-          const inner = matting.openStream(size)
+        openStream: (size, background) => {
+          const inner = matting.openStream(size, background)
           return {
             dispose: () => inner.dispose(),
             next: (rgb) => {

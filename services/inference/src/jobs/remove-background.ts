@@ -2,12 +2,13 @@
  * Use case: remove the background of a local video file (ARCHITECTURE.md §3).
  *
  * probe (limits) → decode rgb24 frames (ffmpeg, pipe) → matting network per frame with job-scoped
- * recurrent state → composite on the colour / keep alpha → encode (second ffmpeg, stdin).
+ * recurrent state, which hands out the frame composited on the colour or as RGBA (the graph does
+ * the composite, engine/matting-engine.ts) → encode (second ffmpeg, stdin).
  *
  * Overlap: the two ffmpeg processes run beside this loop, and the network runs on its own thread
  * (the engine's worker, matting-engine.ts) with FRAMES_IN_FLIGHT = 2 frames handed to it: while it
- * works on frame n, this thread composites frame n−1 and writes it to the encoder, then decodes
- * and pre-processes frame n+1 and queues it, so the network never waits for this thread (and a
+ * works on frame n, this thread writes the finished frame n−1 to the encoder, then decodes frame
+ * n+1 and queues it, so the network never waits for this thread (and a
  * GPU is kept fed). The recurrent state stays in order: the stream runs its frames one after the
  * other. Every stage is pulled one frame at a time (pipe back-pressure, `drain`), so memory stays
  * flat whatever the clip length.
@@ -17,12 +18,7 @@
 import { rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { AppError, OUTPUT_FORMAT_SPECS, transparencyIssue, type OutputFormat } from '@tailor/proto'
-import {
-  compositeOnColor,
-  compositeRgba,
-  parseBackground,
-  type Background,
-} from '../engine/rvm/post.ts'
+import { parseBackground, type Background } from '../engine/rvm/post.ts'
 import {
   openDecoder,
   openEncoder,
@@ -37,21 +33,17 @@ export type { VideoLimits } from '../media/video.ts'
 
 // ---- port: the matting network, implemented by engine/matting-engine.ts -----------------------
 
-export interface MattingFrame {
-  /** Foreground colour, planar RGB 0..1 (all R, all G, all B), w·h·3. The caller's to keep. */
-  fgr: Float32Array
-  /** Alpha 0..1, w·h. The caller's to keep. */
-  pha: Float32Array
-}
-
-/** One job's pass over one video: owns the recurrent state. */
+/** One job's pass over one video: owns the recurrent state and the background. */
 export interface MattingStream {
   /**
    * `rgb` is one rgb24 frame of the stream's size (w·h·3 bytes), read before `next` returns (the
-   * caller may reuse it at once). May be called again before the previous call settles: the
-   * frames are matted in call order, each with the state the previous one left.
+   * caller may reuse it at once). Resolves to the output frame, the caller's to keep: rgb24
+   * (w·h·3) composited onto the stream's colour, or straight RGBA (w·h·4) for a transparent
+   * background, composited as engine/rvm/post.ts describes (the graph does it). May be called
+   * again before the previous call settles: the frames are matted in call order, each with the
+   * state the previous one left.
    */
-  next(rgb: Uint8Array): Promise<MattingFrame>
+  next(rgb: Uint8Array): Promise<Uint8Array>
   dispose(): void
 }
 
@@ -60,7 +52,7 @@ export interface MattingEngine {
   readonly provider: 'cuda' | 'cpu'
   /** Providers that were asked for but could not be used, with the reason. */
   readonly providerFallbacks: readonly { provider: 'cuda' | 'cpu'; reason: string }[]
-  openStream(size: { width: number; height: number }): MattingStream
+  openStream(size: { width: number; height: number }, background: Background): MattingStream
   close(): Promise<void>
 }
 
@@ -104,7 +96,7 @@ const resultTooLarge = (maxBytes: number): AppError =>
 export const PROGRESS_INTERVAL_MS = 250
 /**
  * Frames handed to the matting stream before the oldest one's result is awaited: 2, so the
- * network already has frame n+1 queued while this thread composites and encodes frame n−1
+ * network already has frame n+1 queued while this thread encodes frame n−1
  * (docs/media.md "Pipeline").
  */
 export const FRAMES_IN_FLIGHT = 2
@@ -150,10 +142,10 @@ export async function removeBackground(
       cwd: req.workDir,
       signal,
     })
-    const stream = deps.matting.openStream(size)
+    const stream = deps.matting.openStream(size, background)
     let frames = 0
     // Frames handed to the network, oldest first: at most FRAMES_IN_FLIGHT (see the header).
-    const inFlight: { rgb: Buffer; matted: Promise<MattingFrame> }[] = []
+    const inFlight: { matted: Promise<Uint8Array> }[] = []
     // A frame's result is awaited against the abort: a cancel ends the job at once, not after the
     // run in progress (which the engine drops with the stream).
     let onAbort = (): void => undefined
@@ -162,18 +154,11 @@ export async function removeBackground(
       signal.addEventListener('abort', onAbort, { once: true })
     })
     void aborted.catch(() => undefined)
-    const matted = (f: { matted: Promise<MattingFrame> }) => Promise.race([f.matted, aborted])
+    const matted = (f: { matted: Promise<Uint8Array> }) => Promise.race([f.matted, aborted])
     try {
-      const rgba = alpha ? Buffer.allocUnsafe(size.width * size.height * 4) : null
       let lastProgress = performance.now()
-      const emit = async (rgb: Buffer, m: MattingFrame): Promise<void> => {
-        if (rgba !== null) {
-          compositeRgba(rgb, m.fgr, m.pha, rgba)
-          await encoder!.write(rgba)
-        } else if (background.kind === 'color') {
-          compositeOnColor(rgb, m.fgr, m.pha, background.rgb, rgb) // in place: the buffer is ours
-          await encoder!.write(rgb)
-        }
+      const emit = async (out: Uint8Array): Promise<void> => {
+        await encoder!.write(out)
         frames++
         if (deps.maxOutputBytes !== undefined && frames % OUTPUT_CHECK_EVERY_FRAMES === 0) {
           const grown = (await stat(outputPath).catch(() => null))?.size ?? 0
@@ -191,18 +176,14 @@ export async function removeBackground(
         signal.throwIfAborted()
         const next = stream.next(rgb)
         void next.catch(() => undefined) // handled when its turn comes; not unhandled meanwhile
-        inFlight.push({ rgb, matted: next })
+        inFlight.push({ matted: next })
         if (inFlight.length < FRAMES_IN_FLIGHT) {
           continue
         }
-        const oldest = inFlight.shift()!
-        const m = await matted(oldest)
-        await emit(oldest.rgb, m)
+        await emit(await matted(inFlight.shift()!))
       }
       while (inFlight.length > 0) {
-        const oldest = inFlight.shift()!
-        const m = await matted(oldest)
-        await emit(oldest.rgb, m)
+        await emit(await matted(inFlight.shift()!))
       }
     } finally {
       signal.removeEventListener('abort', onAbort)

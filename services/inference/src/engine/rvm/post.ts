@@ -2,6 +2,11 @@
  * RVM post-processing, as data (no onnxruntime here): composite a frame from the source pixels,
  * the network's foreground colour `fgr` (planar RGB 0..1: all R, all G, all B) and alpha `pha` (0..1).
  *
+ * The graphs the video engine runs do this composite themselves (rvm-rgb / rvm-rgba,
+ * models/src/convert/rvm-tail.ts, which repeats ALPHA_SNAP and EDGE_LOW): the functions here are
+ * the reference they are tested against byte for byte (composite-graph.test.ts), and the
+ * background colour parser of the job.
+ *
  * Edges: where the person is opaque the source pixel is kept as is; at soft edges (hair, motion
  * blur) the source pixel still contains the old background, so the network's foreground
  * prediction is used instead, which is what removes the halo. The two are blended linearly for

@@ -1,7 +1,8 @@
 /**
- * RVM pre-processing, as data (no onnxruntime here): rgb24 bytes → float32 planar RGB (NCHW, the
- * layout the converted graph takes, so it needs no full-resolution transpose) in 0..1, and the
- * downsample ratio for the network's internal low-resolution pass.
+ * RVM pre-processing, as data (no onnxruntime here): the downsample ratio for the network's
+ * internal low-resolution pass, and rgb24 bytes → float32 planar RGB in 0..1 for the float graphs
+ * (`rvm`, `rvm-ratio1`: tests and tools). The graphs the engine runs take the rgb24 bytes as they
+ * are and do this themselves.
  */
 
 /** The long side, in pixels, the network's low-resolution pass should see (RVM's sweet spot is 256–512). */

@@ -1,0 +1,223 @@
+/**
+ * RVM's full-resolution tail, written as graph code instead of converted node by node
+ * (models/README.md, "RVM's full-resolution tail").
+ *
+ * The original ends with the fast guided filter: `x = [src, mean(src)]` (4 channels, full
+ * resolution), `A`, `b` from box filters at low resolution, `q = up(A)·x + up(b)`, split into the
+ * foreground residual (3) and alpha (1), `fgr = clip(residual + src)`, `pha = clip(alpha)`. Converted
+ * as it is, the full-resolution Concat, Mul, Add and Split made ~65 % of the kernel time of a 720p
+ * frame. Here A and b are split at low resolution and the `+ src` is folded into A (`A_rgb + 1`), so
+ * the full resolution only sees `fgr = clip(up(A_rgb + 1)·src + up(b_rgb))` and
+ * `pha = clip(up(A_a)·mean(src) + up(b_a))`: no full-resolution Concat, Split or Slice.
+ *
+ * Output kinds:
+ * - `planar`: `fgr` [N,3,H,W] and `pha` [N,1,H,W] float 0..1 (the original's outputs);
+ * - `rgb`: takes the decoded frame as bytes (`rgb24` uint8 [1,H,W,3]) and the background colour
+ *   (`bg` float [3], 0..255) and hands out the composited frame `rgb` uint8 [1,H,W,3];
+ * - `rgba`: takes `rgb24` and hands out straight RGBA `rgba` uint8 [1,H,W,4].
+ * The composite is the one of services/inference/src/engine/rvm/post.ts, whose constants are
+ * repeated here (ALPHA_SNAP, EDGE_LOW; a test checks both agree byte for byte within ±1).
+ */
+import type { OnnxGraphBuilder } from './onnx-builder.ts'
+import type { ConvertOptions, TailContext } from './convert.ts'
+
+export type RvmTailKind = 'planar' | 'rgb' | 'rgba'
+
+/** services/inference/src/engine/rvm/post.ts ALPHA_SNAP: alpha ≤ this is 0, ≥ 1 − this is 1. */
+export const ALPHA_SNAP = 0.01
+/** post.ts EDGE_LOW: below this alpha the colour is the network's foreground, above it fades to the source. */
+export const EDGE_LOW = 0.9
+
+const P = 'StatefulPartitionedCall/matting_network_wrapper/StatefulPartitionedCall'
+const GF = `${P}/cond_1/else/_663/cond_1/fast_guided_filter_refiner/fast_guided_filter`
+/** The guided filter's A and b at low resolution, [N,h,w,4] (rgb + alpha). */
+const REF_A = `${GF}/truediv`
+const REF_B = `${GF}/sub_2`
+/** The network's foreground residual and alpha at the input's resolution (ratio-1 branch). */
+const REF_FGR_RESIDUAL = `${P}/cond_1/output/_673`
+const REF_PHA = `${P}/cond_1/output/_674`
+
+/** The outputs the tail makes (the catalog's other outputs are converted as usual). */
+export function tailOutputs(kind: RvmTailKind): string[] {
+  return kind === 'planar' ? ['fgr', 'pha'] : [kind]
+}
+
+/** The graph input of the byte variants. */
+export const RGB24_INPUT = 'rgb24'
+export const BG_INPUT = 'bg'
+
+/**
+ * Converter options for an RVM graph whose tail is this module's: `refined` (the downsample +
+ * guided-filter graph) or not (the ratio-1 branch), handing out `kind`.
+ */
+export function rvmTailOptions(
+  kind: RvmTailKind,
+  refined: boolean,
+): Pick<ConvertOptions, 'prelude' | 'tail'> {
+  // The byte variants take the rgb24 bytes: interleaved → planar as bytes (a quarter of the
+  // float traffic), then one dequantisation to 0..1 (Cast + Mul in one pass).
+  const prelude: ConvertOptions['prelude'] =
+    kind === 'planar'
+      ? undefined
+      : {
+          src: (b) => {
+            b.addInput({ name: RGB24_INPUT, dtype: 'uint8', dims: [1, 'height', 'width', 3] })
+            const planar = b.op('Transpose', [RGB24_INPUT], { perm: [0, 3, 1, 2] }, 'rgb24/planar')
+            return b.op('DequantizeLinear', [planar, byteScale(b), zeroPoint(b)], {}, 'rgb24/src')
+          },
+        }
+  return {
+    ...(prelude ? { prelude } : {}),
+    tail: (t) => {
+      const src = t.input('src')
+      // The composite snaps and clamps alpha itself, so only the planar outputs clip it.
+      const clipAlpha = kind === 'planar'
+      const { fgr, pha } = refined
+        ? guidedFilterTail(t, src, clipAlpha)
+        : ratio1Tail(t, src, clipAlpha)
+      if (kind === 'planar') {
+        t.b.node('Identity', [fgr], {}, { outputs: [reserved(t.b, 'fgr')] })
+        t.b.node('Identity', [pha], {}, { outputs: [reserved(t.b, 'pha')] })
+        t.b.addOutput({ name: 'fgr', dtype: 'float32', dims: ['batch', 3, 'height', 'width'] })
+        t.b.addOutput({ name: 'pha', dtype: 'float32', dims: ['batch', 1, 'height', 'width'] })
+        return
+      }
+      composite(t.b, kind, src, fgr, pha)
+    },
+  }
+}
+
+const byteScale = (b: OnnxGraphBuilder): string => b.constant('float32', [], [1 / 255])
+const zeroPoint = (b: OnnxGraphBuilder): string => b.constant('uint8', [], [0])
+
+function reserved(b: OnnxGraphBuilder, name: string): string {
+  b.reserve(name)
+  return name
+}
+
+/** Bilinear (half-pixel, as tf's resize) upsample of a low-resolution NCHW tensor to `hw`. */
+function upsample(b: OnnxGraphBuilder, lowRes: string, channels: number, hw: string): string {
+  const sizes = b.op('Concat', [b.i64([1, channels]), hw], { axis: 0 })
+  return b.op('Resize', [lowRes, '', '', sizes], {
+    mode: 'linear',
+    coordinate_transformation_mode: 'half_pixel',
+  })
+}
+
+/**
+ * fgr = clip(up(A_rgb + 1)·src + up(b_rgb), 0, 1), pha = up(A_a)·mean(src) + up(b_a) (clipped to
+ * 0..1 when `clipAlpha`): every full-resolution op is elementwise or a Resize.
+ */
+function guidedFilterTail(
+  t: TailContext,
+  src: string,
+  clipAlpha: boolean,
+): { fgr: string; pha: string } {
+  const b = t.b
+  const [aRgb, aA] = b.node(
+    'Split',
+    [t.ref(REF_A), b.i64([3, 1])],
+    { axis: 1 },
+    { name: 'gf/A', outputs: 2 },
+  )
+  const [bRgb, bA] = b.node(
+    'Split',
+    [t.ref(REF_B), b.i64([3, 1])],
+    { axis: 1 },
+    { name: 'gf/b', outputs: 2 },
+  )
+  const hw = b.op('Slice', [b.op('Shape', [src]), b.i64([2]), b.i64([4])])
+  const k = (v: number): string => b.constant('float32', [], [v])
+  // Low resolution: the residual's `+ src` folded into A.
+  const aRgb1 = b.op('Add', [aRgb!, k(1)], {}, 'gf/A_rgb_plus_1')
+  // Full resolution.
+  const fgrRaw = b.op(
+    'Add',
+    [b.op('Mul', [upsample(b, aRgb1, 3, hw), src]), upsample(b, bRgb!, 3, hw)],
+    {},
+    'gf/fgr_raw',
+  )
+  const fgr = b.op('Clip', [fgrRaw, k(0), k(1)], {}, 'gf/fgr')
+  const mean = b.op('ReduceMean', [src], { axes: [1], keepdims: 1 }, 'gf/mean')
+  const phaRaw = b.op(
+    'Add',
+    [b.op('Mul', [upsample(b, aA!, 1, hw), mean]), upsample(b, bA!, 1, hw)],
+    {},
+    'gf/pha_raw',
+  )
+  return { fgr, pha: clipAlpha ? b.op('Clip', [phaRaw, k(0), k(1)], {}, 'gf/pha') : phaRaw }
+}
+
+/** The ratio-1 branch: fgr = clip(residual + src, 0, 1), pha = alpha (clipped when `clipAlpha`). */
+function ratio1Tail(t: TailContext, src: string, clipAlpha: boolean): { fgr: string; pha: string } {
+  const b = t.b
+  const k = (v: number): string => b.constant('float32', [], [v])
+  const residual = t.ref(REF_FGR_RESIDUAL)
+  const fgr = b.op('Clip', [b.op('Add', [residual, src]), k(0), k(1)], {}, 'fgr')
+  const raw = t.ref(REF_PHA)
+  return { fgr, pha: clipAlpha ? b.op('Clip', [raw, k(0), k(1)], {}, 'pha') : raw }
+}
+
+/**
+ * post.ts's composite on planar 0..1 tensors. a = snap(pha) (≤ ALPHA_SNAP → 0, ≥ 1 − ALPHA_SNAP
+ * → 1, which also clamps it); t = clip((a − EDGE_LOW)/(1 − EDGE_LOW), 0, 1); colour = fgr +
+ * t·(src − fgr). rgb: bg + a·(colour − bg), computed as (a − a·t)·fgr + a·t·src + (1 − a)·bg so that
+ * the per-pixel weights are single-channel; rgba: [colour, a]. QuantizeLinear (×255, rounded half
+ * to even as Uint8ClampedArray does, saturated) makes the bytes; the planar bytes are interleaved
+ * last, a quarter of the float traffic.
+ */
+function composite(
+  b: OnnxGraphBuilder,
+  kind: 'rgb' | 'rgba',
+  src: string,
+  fgr: string,
+  pha: string,
+): void {
+  const k = (v: number): string => b.constant('float32', [], [v])
+  const aLo = b.op('Where', [b.op('Greater', [pha, k(ALPHA_SNAP)]), pha, k(0)], {}, 'cmp/a_lo')
+  const a = b.op(
+    'Where',
+    [b.op('GreaterOrEqual', [aLo, k(1 - ALPHA_SNAP)]), k(1), aLo],
+    {},
+    'cmp/alpha',
+  )
+  // a ≤ 1, so only the lower bound of t needs a clamp.
+  const t = b.op(
+    'Relu',
+    [b.op('Mul', [b.op('Sub', [a, k(EDGE_LOW)]), k(1 / (1 - EDGE_LOW))])],
+    {},
+    'cmp/edge',
+  )
+  const toBytes = (v: string, what: string): string =>
+    b.op('QuantizeLinear', [v, byteScale(b), zeroPoint(b)], {}, `${what}/u8`)
+  let planar: string
+  if (kind === 'rgb') {
+    b.addInput({ name: BG_INPUT, dtype: 'float32', dims: [3] })
+    const bg = b.op(
+      'Mul',
+      [b.op('Reshape', [BG_INPUT, b.i64([1, 3, 1, 1])]), k(1 / 255)],
+      {},
+      'bg/01',
+    )
+    const u = b.op('Mul', [a, t], {}, 'cmp/w_src')
+    const w = b.op('Sub', [a, u], {}, 'cmp/w_fgr')
+    const kbg = b.op('Mul', [b.op('Sub', [k(1), a]), bg], {}, 'cmp/bg_part')
+    const out = b.op(
+      'Add',
+      [b.op('Add', [b.op('Mul', [w, fgr]), b.op('Mul', [u, src])]), kbg],
+      {},
+      'cmp/rgb',
+    )
+    planar = toBytes(out, 'cmp/rgb')
+  } else {
+    const colour = b.op('Add', [fgr, b.op('Mul', [t, b.op('Sub', [src, fgr])])], {}, 'cmp/colour')
+    planar = b.op(
+      'Concat',
+      [toBytes(colour, 'cmp/colour'), toBytes(a, 'cmp/alpha')],
+      { axis: 1 },
+      'cmp/rgba',
+    )
+  }
+  b.node('Transpose', [planar], { perm: [0, 2, 3, 1] }, { outputs: [reserved(b, kind)] })
+  b.addOutput({ name: kind, dtype: 'uint8', dims: [1, 'height', 'width', kind === 'rgb' ? 3 : 4] })
+}
