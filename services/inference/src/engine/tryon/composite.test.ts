@@ -10,7 +10,10 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { GarmentMode } from '../../jobs/try-on.ts'
 import { decodeImage, type RasterImage } from '../../media/image.ts'
+import { NECK_COLUMN, NECK_COLUMN_FADE } from './composite.ts'
 import { neckLine } from './person.ts'
+import { LM } from './pose.ts'
+import { mid } from './raster.ts'
 import type { Plane } from './raster.ts'
 import { openTryOnEngine, type TryOnEngineWithDetails } from './tryon-engine.ts'
 
@@ -328,6 +331,43 @@ describe('what stays in front of the new garment', () => {
       // … but nothing changed (a few pixels at the soft edge of the old top's mask).
       expect(changed / above).toBeLessThan(0.002)
       expect(garmentThere / above).toBeLessThan(0.002)
+    },
+    CASE_TIMEOUT_MS,
+  )
+})
+
+describe('the top of the shoulders beside the neck', () => {
+  it(
+    'person_12 (torso from the mouth down, polo) × a tee: the old polo above the neck line outside the neck column is covered by the new tee',
+    async () => {
+      const name = 'person_12'
+      const { r } = await dress(name, 'garment_upper_01', 'upper')
+      const a = r.details.person
+      const c = r.details.composite
+      const sm = mid(a.points[LM.leftShoulder]!, a.points[LM.rightShoulder]!)
+      const mouth = mid(a.points[LM.mouthLeft]!, a.points[LM.mouthRight]!)
+      const out = (NECK_COLUMN + NECK_COLUMN_FADE) * a.shoulderWidth
+      let n = 0
+      let covered = 0
+      for (let y = Math.max(0, Math.ceil(mouth.y)); y < a.height; y++) {
+        const axisX = mouth.x + ((sm.x - mouth.x) * (y - mouth.y)) / (sm.y - mouth.y || 1)
+        for (let x = 0; x < a.width; x++) {
+          const i = y * a.width + x
+          if (a.head.data[i]! < 0.99 || Math.abs(x - axisX) <= out) continue
+          if (c.clothing!.upper.data[i]! < 0.99) continue
+          n++
+          if (c.garment.data[i]! > 0.9) covered++
+        }
+      }
+      console.log(
+        `${name} old top in the head region beside the neck [pixels, covered]:`,
+        n,
+        covered,
+      )
+      // 3762 such pixels, 3556 covered; none before (the head region kept them in front, so the
+      // old polo's shoulders showed above the new tee).
+      expect(n).toBeGreaterThan(1000)
+      expect(covered / n).toBeGreaterThan(0.8)
     },
     CASE_TIMEOUT_MS,
   )

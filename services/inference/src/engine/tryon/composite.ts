@@ -84,6 +84,9 @@ export const UNTUCK_MARGIN = 0.05
  * the finder could not tell apart (beige shorts under a grey tee), and the top is tucked or ends there.
  */
 export const UNTUCK_SAME = 8
+/** Half width of the neck's column (× shoulder width) where the head region always stays in front. */
+export const NECK_COLUMN = 0.25
+export const NECK_COLUMN_FADE = 0.1
 
 export interface Composite {
   rgb: Uint8Array
@@ -300,8 +303,12 @@ export function compositeGarment(
  * neck ellipses) and everything else above the neck line that the clothing finder does not call
  * the old top: the hair's soft outline, where the person mask is below 1 and the garment, clipped
  * to the dilated silhouette, used to show through as a seam of garment colour around the hair;
- * the background beside the neck. (The head region itself is not cut by the old top: the clothing
- * finder takes shaded neck skin for the top too often.)
+ * the background beside the neck. Below the mouth and farther than NECK_COLUMN × the shoulder
+ * width from the neck's axis (fading over NECK_COLUMN_FADE × sw), the head region gives way to
+ * the old top too: there it is the top
+ * of the shoulders (sloping shoulders, a turn), which would otherwise show the old top above the
+ * new one. Within the column it does not (the clothing finder takes shaded neck skin for the top
+ * too often).
  */
 function headInFront(
   a: PersonAnalysis,
@@ -314,14 +321,21 @@ function headInFront(
   const { width: w, height: h } = a.mask
   const out = plane(w, h)
   const neck = neckLine(a.points, a.shoulderWidth)
+  const sm = mid(a.points[LM.leftShoulder]!, a.points[LM.rightShoulder]!)
+  const mouth = mid(a.points[LM.mouthLeft]!, a.points[LM.mouthRight]!)
+  const half = NECK_COLUMN * a.shoulderWidth
+  const fade = Math.max(1, NECK_COLUMN_FADE * a.shoulderWidth)
   for (let y = y0; y < y0 + ch; y++) {
+    // The neck's axis runs from the mouth to the shoulders' middle.
+    const t = (y - mouth.y) / (sm.y - mouth.y || 1)
+    const axisX = mouth.x + (sm.x - mouth.x) * t
     for (let x = x0; x < x0 + cw; x++) {
       const i = y * w + x
-      const above = neck.above(x, y)
-      out.data[i] = Math.max(
-        a.head.data[i]!,
-        above > 0 ? above * (clothing ? 1 - clothing.upper.data[i]! : 1) : 0,
-      )
+      const notTop = clothing ? 1 - clothing.upper.data[i]! : 1
+      // 1 inside the column, fading to 0 over NECK_COLUMN_FADE × sw beyond it (no hard edge).
+      const column = y < mouth.y ? 1 : clamp((half + fade - Math.abs(x - axisX)) / fade, 0, 1)
+      const head = a.head.data[i]! * (column + (1 - column) * notTop)
+      out.data[i] = Math.max(head, neck.above(x, y) * notTop)
     }
   }
   return out
