@@ -9,7 +9,8 @@
  *
  * Occlusion order, back to front: the photo → body parts of the garment (torso, dress body, legs,
  * skirt) → the person's arms (upper arms and forearms, from the photo) → sleeves → hair in front
- * (below) → hands → face, neck and hair above the neck line (headInFront). Every garment part is clipped to the person's silhouette dilated by 6 % of the
+ * (below) → hands → face, neck and hair above the neck line (headInFront; not an arm raised beside
+ * the head). Every garment part is clipped to the person's silhouette dilated by 6 % of the
  * shoulder width, 1.5 % above the shoulder line (clothes may stand off the body a little, never
  * float in the background), with a soft 1–2 px edge; the parts themselves are bilinearly resampled, so their outlines are
  * anti-aliased.
@@ -268,7 +269,9 @@ export function compositeGarment(
     for (const p of parts) if (p.part.layer === 'sleeve') paint(p)
     if (clothing && o.category !== 'lower') keep(clothing.hairFront)
     keep(a.hands)
-    keep(headInFront(a, clothing, bx0, by0, cw, ch))
+    // The head region is the silhouette above the neck: an arm raised beside or over the head is
+    // in it, and its sleeve stays in front (the forearm over the hair, a hand on the head).
+    keep(offArms(headInFront(a, clothing, bx0, by0, cw, ch), a.arms))
     for (let y = 0; y < ch; y++) {
       const dst = ((by0 + y) * w + bx0) * 3
       for (let k = 0; k < cw * 3; k++) rgb[dst + k] = Math.round(out[y * cw * 3 + k]!)
@@ -295,6 +298,14 @@ export function compositeGarment(
     tucked,
     inFront,
   }
+}
+
+/** `m` without the arms' capsules (person.ts `arms`), in place. */
+function offArms(m: Plane, arms: Plane): Plane {
+  for (let i = 0; i < m.data.length; i++) {
+    if (m.data[i]! > 0) m.data[i] = m.data[i]! * (1 - arms.data[i]!)
+  }
+  return m
 }
 
 /**
@@ -428,8 +439,10 @@ function halfLuma(img: Rgb, x0: number, y0: number, cw: number, ch: number): Pla
  *   quarter of the way to the knees). Less means the garment was not understood or not fitted (a
  *   patch at the collar): then the old garment stays, and nothing worse than today is drawn.
  * - the sleeves: a new top or dress takes the old top off the arms (capsules shoulder → elbow →
- *   wrist, TAKE_OFF_ARM × the shoulder width thick, farther than TAKE_OFF_TORSO × the shoulder width
- *   from the torso quad, above the old top's hem and the hip joints): shorter sleeves, a sleeveless top.
+ *   wrist, TAKE_OFF_ARM × the shoulder width thick, outside the torso's core — the shoulder–hip quad
+ *   with its shoulder corners moved TAKE_OFF_TORSO of the shoulder width inwards — above the old
+ *   top's hem and the hip joints): an old long sleeve under a new short sleeve or a sleeveless top
+ *   shows the arm. The new garment is drawn over it, so only what it leaves uncovered shows.
  * - the legs: a new bottom or dress takes the old bottom off everywhere below the hip joints (a
  *   skirt or shorts over trousers, a slimmer cut, a dress over trousers; under the new garment it is
  *   covered anyway), but only the part of it connected to the thighs (a bag of the trousers' colour
@@ -445,7 +458,7 @@ function halfLuma(img: Rgb, x0: number, y0: number, cw: number, ch: number): Pla
  *   brown or orange old garment (not taken off: uncertain).
  */
 export const TAKE_OFF_MIN_COVER = 0.6
-export const TAKE_OFF_ARM = 0.18
+export const TAKE_OFF_ARM = 0.3
 export const TAKE_OFF_SAME = 24
 export const TAKE_OFF_TORSO = 0.2
 export const TAKE_OFF_SKIN_CHROMA = 5
@@ -531,24 +544,26 @@ function takeOffZone(
     const o3 = (y * W + x) * 3
     return labOf(img.data[o3]!, img.data[o3 + 1]!, img.data[o3 + 2]!)
   }
-  const torso = plane(w, h)
-  fillPolygon(torso, [sl, sr, hr, hl])
-  // The torso's sides (under the arms) stay: there the old and new garments meet at the warp's error.
-  const torsoWide = dilate(torso, Math.max(1, TAKE_OFF_TORSO * sw))
   if (category !== 'lower') {
+    // The torso's core stays (there the old and new tops meet at the warp's error): the shoulder–hip
+    // quad with its shoulder corners moved TAKE_OFF_TORSO × the shoulder width towards each other,
+    // so that the whole upper arm, from the shoulder down, is outside it, hanging or raised.
+    const core = plane(w, h)
+    const inward = (p: Point, q: Point): Point => lerp(p, q, TAKE_OFF_TORSO)
+    fillPolygon(core, [inward(sl, sr), inward(sr, sl), hr, hl])
     const arm = plane(w, h)
     for (const [s, e, wr, ix, pk] of [
       [LM.leftShoulder, LM.leftElbow, LM.leftWrist, LM.leftIndex, LM.leftPinky],
       [LM.rightShoulder, LM.rightElbow, LM.rightWrist, LM.rightIndex, LM.rightPinky],
     ] as const) {
       drawCapsule(arm, P(s), P(e), TAKE_OFF_ARM * sw)
-      drawCapsule(arm, P(e), P(wr), 0.8 * TAKE_OFF_ARM * sw)
-      drawCapsule(arm, P(wr), mid(P(ix), P(pk)), 0.5 * TAKE_OFF_ARM * sw)
+      drawCapsule(arm, P(e), P(wr), 0.7 * TAKE_OFF_ARM * sw)
+      drawCapsule(arm, P(wr), mid(P(ix), P(pk)), 0.3 * TAKE_OFF_ARM * sw)
     }
     // Never below the old top's own hem nor the hip joints (a bottom of a colour the top also has).
     const hemV = Math.min(c.topHemY === null ? h : c.topHemY * k, Math.min(hl.y, hr.y))
     for (let j = 0; j < n; j++) {
-      if (torsoWide.data[j]! < 0.5 && Math.floor(j / w) <= hemV) {
+      if (core.data[j]! < 0.5 && Math.floor(j / w) <= hemV) {
         zone.data[j] = Math.max(zone.data[j]!, arm.data[j]!)
       }
     }
