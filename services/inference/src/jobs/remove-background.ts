@@ -147,14 +147,20 @@ export async function removeBackground(
     // Frames handed to the network, oldest first: at most FRAMES_IN_FLIGHT (see the header).
     const inFlight: { matted: Promise<Uint8Array> }[] = []
     // A frame's result is awaited against the abort: a cancel ends the job at once, not after the
-    // run in progress (which the engine drops with the stream).
-    let onAbort = (): void => undefined
-    const aborted = new Promise<never>((_, reject) => {
-      onAbort = () => reject(cancelled(signal.reason))
-      signal.addEventListener('abort', onAbort, { once: true })
-    })
-    void aborted.catch(() => undefined)
-    const matted = (f: { matted: Promise<Uint8Array> }) => Promise.race([f.matted, aborted])
+    // run in progress (which the engine drops with the stream). One listener per wait, removed when
+    // the frame arrives: a Promise.race against one job-long pending "aborted" promise would keep
+    // every frame's result reachable from that promise's reactions until the job ends (a leak of
+    // a frame's bytes per frame).
+    const matted = (f: { matted: Promise<Uint8Array> }): Promise<Uint8Array> =>
+      new Promise<Uint8Array>((resolve, reject) => {
+        const onAbort = (): void => reject(cancelled(signal.reason))
+        if (signal.aborted) {
+          onAbort()
+          return
+        }
+        signal.addEventListener('abort', onAbort, { once: true })
+        f.matted.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
+      })
     try {
       let lastProgress = performance.now()
       const emit = async (out: Uint8Array): Promise<void> => {
@@ -186,7 +192,6 @@ export async function removeBackground(
         await emit(await matted(inFlight.shift()!))
       }
     } finally {
-      signal.removeEventListener('abort', onAbort)
       stream.dispose() // frames still in flight (an abort, a failure) are dropped with it
     }
     signal.throwIfAborted()
