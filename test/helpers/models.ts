@@ -2,10 +2,11 @@ import { createHash } from 'node:crypto'
 import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { MATTING_MODELS } from '@tailor/inference/src/engine/matting-engine.ts'
 import { TRYON_MODELS } from '@tailor/inference/src/engine/tryon/tryon-engine.ts'
 
-/** Every model a service that runs both job kinds opens: the matting pair and the try-on engine's (one list, from the engine). */
-export const SERVICE_MODELS: string[] = ['rvm', 'rvm-ratio1', ...Object.values(TRYON_MODELS)]
+/** Every model a service that runs both job kinds opens: the matting engine's and the try-on engine's (one list each, from the engines). */
+export const SERVICE_MODELS: string[] = [...MATTING_MODELS, ...Object.values(TRYON_MODELS)]
 
 export const MODELS_DIST_DIR = resolve(import.meta.dirname, '../../models/dist')
 const SNAPSHOT_ATTEMPTS = 60
@@ -23,7 +24,7 @@ interface ManifestEntry {
  * Waits (up to ~5 min) while models/dist is being rewritten.
  */
 export async function snapshotModels(
-  names: string[] = ['rvm', 'rvm-ratio1'],
+  names: readonly string[] = MATTING_MODELS,
 ): Promise<{ dir: string; remove(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'tailor-models-'))
   let last = ''

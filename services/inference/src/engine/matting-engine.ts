@@ -33,6 +33,13 @@ export const RVM_MODEL_NAMES = {
   refined: { rgb: 'rvm-rgb', rgba: 'rvm-rgba' },
   ratio1: { rgb: 'rvm-ratio1-rgb', rgba: 'rvm-ratio1-rgba' },
 } as const
+/** Every graph the matting engine opens (one list: the engine, the tests' model snapshots). */
+export const MATTING_MODELS: readonly string[] = [
+  RVM_MODEL_NAMES.refined.rgb,
+  RVM_MODEL_NAMES.refined.rgba,
+  RVM_MODEL_NAMES.ratio1.rgb,
+  RVM_MODEL_NAMES.ratio1.rgba,
+]
 const STATE_IN = ['r1i', 'r2i', 'r3i', 'r4i'] as const
 const STATE_OUT = ['r1o', 'r2o', 'r3o', 'r4o'] as const
 const WARMUP_SIZE = { width: 640, height: 360 }
@@ -170,14 +177,8 @@ export async function openMattingEngine(opts: {
     ...(opts.logSeverityLevel !== undefined ? { logSeverityLevel: opts.logSeverityLevel } : {}),
     ...(opts.onRun !== undefined ? { onRun: opts.onRun } : {}),
   }
-  const names = [
-    RVM_MODEL_NAMES.refined.rgb,
-    RVM_MODEL_NAMES.refined.rgba,
-    RVM_MODEL_NAMES.ratio1.rgb,
-    RVM_MODEL_NAMES.ratio1.rgba,
-  ]
   const specs = []
-  for (const name of names) {
+  for (const name of MATTING_MODELS) {
     specs.push(await loadModelSpec(opts.modelsDir, name))
   }
   let runner: SessionRunner
