@@ -341,7 +341,11 @@ describe('observability, distributed mode (real NATS; gateway and a worker in th
 
     // NATS goes away: both turn unready (liveness unaffected), and ready again once it is back.
     const restarted = nats.restart({ downMs: NATS_DOWN_MS })
-    const notReady = (r: { status: number }): boolean => r.status === 503
+    // Unready because NATS is gone: the job store's probe can fail a moment before the client has
+    // noticed the disconnect (a first 503 with nats_connected still true), so wait for the state
+    // the outage settles in rather than the first 503.
+    const notReady = (r: { status: number; body: Record<string, unknown> }): boolean =>
+      r.status === 503 && r.body['nats_connected'] === false
     const gDown = await until(
       'gateway unready',
       () => getJson(`${gw}/readyz`),
