@@ -5,10 +5,10 @@
  * copied. Model run times go back as `run` messages (metrics).
  */
 import { parentPort, workerData } from 'node:worker_threads'
-import { AppError } from '@tailor/proto'
 import type { ModelSpec } from './manifest.ts'
 import { localRunner, type CarriedStream, type StreamSpec, type Tensors } from './session-runner.ts'
 import { ModelSession, type SessionOptions } from './session.ts'
+import { errorReply, type ErrorReply } from './worker-error.ts'
 
 export interface WorkerOptions {
   specs: ModelSpec[]
@@ -28,17 +28,10 @@ export type WorkerReply =
       fallbacks: { provider: 'cuda' | 'cpu'; reason: string }[]
       intraOpThreads: number
     }
-  | { type: 'open-failed'; code: string | null; message: string; stack?: string }
+  | ({ type: 'open-failed' } & ErrorReply)
   | { type: 'run'; model: string; seconds: number }
   | { type: 'result'; id: number; outputs: Tensors; feeds: Tensors }
-  | {
-      type: 'failed'
-      id: number
-      code: string | null
-      message: string
-      stack?: string
-      retryable: boolean
-    }
+  | ({ type: 'failed'; id: number } & ErrorReply)
   | { type: 'closed' }
 
 const port = parentPort
@@ -47,15 +40,6 @@ if (port === null) {
 }
 const post = (m: WorkerReply, transfer: ArrayBuffer[] = []) => port.postMessage(m, transfer)
 const opts = workerData as WorkerOptions
-
-const errorFields = (err: unknown) => {
-  const e = err instanceof Error ? err : new Error(String(err))
-  return {
-    code: err instanceof AppError ? err.code : null,
-    message: e.message,
-    ...(e.stack ? { stack: e.stack } : {}),
-  }
-}
 
 /** Every distinct buffer behind `tensors` (an output and a feed never share one). */
 const buffersOf = (...tensors: Tensors[]): ArrayBuffer[] => [
@@ -84,13 +68,7 @@ try {
               { type: 'result', id: m.id, outputs: r.outputs, feeds: r.feeds },
               buffersOf(r.outputs, r.feeds),
             ),
-          (err: unknown) =>
-            post({
-              type: 'failed',
-              id: m.id,
-              ...errorFields(err),
-              retryable: err instanceof AppError && err.retryable,
-            }),
+          (err: unknown) => post({ type: 'failed', id: m.id, ...errorReply(err) }),
         )
         break
       }
@@ -114,6 +92,6 @@ try {
   })
 } catch (err) {
   await Promise.all(sessions.map((s) => s.release()))
-  post({ type: 'open-failed', ...errorFields(err) })
+  post({ type: 'open-failed', ...errorReply(err) })
   port.close()
 }

@@ -13,7 +13,7 @@
  * are opened again; the caller warms them up if it wants).
  */
 import { Worker } from 'node:worker_threads'
-import { AppError, type ErrorCode } from '@tailor/proto'
+import { AppError } from '@tailor/proto'
 import type { ModelSpec } from './manifest.ts'
 import {
   streamDisposed,
@@ -25,6 +25,7 @@ import {
 } from './session-runner.ts'
 import type { WorkerOptions, WorkerReply, WorkerRequest } from './session-worker-main.ts'
 import type { ProviderFallback, SessionOptions } from './session.ts'
+import { revivedError } from './worker-error.ts'
 
 /**
  * From TypeScript sources: a boot file that registers tsx in the worker (Node 20 workers do not
@@ -43,17 +44,6 @@ interface Pending {
   reject: (e: Error) => void
   stream: number
   worker: Worker
-}
-
-const remoteError = (m: { code: string | null; message: string; stack?: string }): Error => {
-  if (m.code !== null) {
-    return new AppError(m.code as ErrorCode, m.message)
-  }
-  const err = new Error(m.message)
-  if (m.stack) {
-    err.stack = m.stack
-  }
-  return err
 }
 
 /** Every distinct buffer behind `tensors`. */
@@ -86,7 +76,7 @@ export async function openSessionWorker(
             resolve({ worker, ready: m })
             break
           case 'open-failed':
-            reject(remoteError(m))
+            reject(revivedError({ ...m, retryable: false }))
             break
           case 'run':
             onRun?.(m.model, m.seconds)
@@ -100,12 +90,7 @@ export async function openSessionWorker(
           case 'failed': {
             const p = pending.get(m.id)
             pending.delete(m.id)
-            const err = remoteError(m)
-            if (err instanceof AppError && m.retryable) {
-              p?.reject(new AppError(err.code, err.message, { retryable: true }))
-            } else {
-              p?.reject(err)
-            }
+            p?.reject(revivedError(m))
             break
           }
           case 'closed':

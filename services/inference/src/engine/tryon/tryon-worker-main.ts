@@ -5,8 +5,8 @@
  * back to the main thread as `run` messages (metrics).
  */
 import { parentPort, workerData } from 'node:worker_threads'
-import { AppError } from '@tailor/proto'
 import type { TryOnEngineOptions, TryOnImage } from '../../jobs/try-on.ts'
+import { errorReply, type ErrorReply } from '../worker-error.ts'
 import { openTryOnEngine, type OpenTryOnEngineOptions } from './tryon-engine.ts'
 
 export type WorkerRequest =
@@ -31,14 +31,7 @@ export type WorkerReply =
       detectedCategory: 'upper' | 'lower' | 'full'
       timings: Record<string, number>
     }
-  | {
-      type: 'failed'
-      id: number
-      code: string | null
-      message: string
-      stack?: string
-      retryable: boolean
-    }
+  | ({ type: 'failed'; id: number } & ErrorReply)
   | { type: 'closed' }
 
 const port = parentPort
@@ -72,17 +65,7 @@ try {
           },
           [r.rgb.buffer as ArrayBuffer],
         ),
-      (err: unknown) => {
-        const e = err instanceof Error ? err : new Error(String(err))
-        post({
-          type: 'failed',
-          id: m.id,
-          code: err instanceof AppError ? err.code : null,
-          message: e.message,
-          ...(e.stack ? { stack: e.stack } : {}),
-          retryable: err instanceof AppError && err.retryable,
-        })
-      },
+      (err: unknown) => post({ type: 'failed', id: m.id, ...errorReply(err) }),
     )
   })
   post({

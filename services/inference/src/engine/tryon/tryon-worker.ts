@@ -14,7 +14,6 @@
  * starts a new worker (the models are loaded and warmed up again).
  */
 import { Worker } from 'node:worker_threads'
-import { AppError, type ErrorCode } from '@tailor/proto'
 import type {
   TryOnEngine,
   TryOnEngineOptions,
@@ -22,6 +21,7 @@ import type {
   TryOnImage,
 } from '../../jobs/try-on.ts'
 import type { ProviderFallback } from '../session.ts'
+import { revivedError } from '../worker-error.ts'
 import type { OpenTryOnEngineOptions } from './tryon-engine.ts'
 import type { WorkerReply, WorkerRequest } from './tryon-worker-main.ts'
 
@@ -96,14 +96,7 @@ export async function openTryOnEngineInWorker(
           case 'failed': {
             const p = pending.get(m.id)
             pending.delete(m.id)
-            let err: Error
-            if (m.code !== null) {
-              err = new AppError(m.code as ErrorCode, m.message, { retryable: m.retryable })
-            } else {
-              err = new Error(m.message)
-              if (m.stack) err.stack = m.stack
-            }
-            p?.reject(err)
+            p?.reject(revivedError(m))
             break
           }
           case 'closed':
