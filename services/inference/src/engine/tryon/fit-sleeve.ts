@@ -15,7 +15,19 @@
 import type { SleeveLandmarks } from './garment-shape.ts'
 import type { WarpPart } from './fit.ts'
 import type { PersonAnalysis } from './person.ts'
-import { clamp, dist, mid, type Plane, type Point } from './raster.ts'
+import {
+  add,
+  clamp,
+  dist,
+  dot,
+  mid,
+  mul,
+  norm,
+  perp,
+  sub,
+  type Plane,
+  type Point,
+} from './raster.ts'
 
 /** The torso fit's frame that a sleeve hangs from. */
 export interface SleeveFrame {
@@ -26,17 +38,6 @@ export interface SleeveFrame {
   /** Centre between the placed shoulder seams. */
   centre: Point
 }
-
-const sub = (a: Point, b: Point): Point => ({ x: a.x - b.x, y: a.y - b.y })
-const add = (a: Point, b: Point): Point => ({ x: a.x + b.x, y: a.y + b.y })
-const mul = (a: Point, k: number): Point => ({ x: a.x * k, y: a.y * k })
-const dot = (a: Point, b: Point): number => a.x * b.x + a.y * b.y
-const norm = (a: Point): Point => {
-  const l = Math.hypot(a.x, a.y) || 1
-  return { x: a.x / l, y: a.y / l }
-}
-/** Perpendicular pointing "down" when a points right (image coordinates). */
-const perp = (a: Point): Point => ({ x: -a.y, y: a.x })
 
 /** Distance from `from` along `dir` while inside the person mask (arms included). */
 function scanMask(p: PersonAnalysis, from: Point, dir: Point, maxDist: number): number {

@@ -33,7 +33,21 @@ import type {
   BottomLandmarks,
 } from './garment-shape.ts'
 import type { PersonAnalysis } from './person.ts'
-import { clamp, dist, lerp, mid, plane, type Plane, type Point } from './raster.ts'
+import {
+  add,
+  clamp,
+  dist,
+  dot,
+  lerp,
+  mid,
+  mul,
+  norm,
+  perp,
+  plane,
+  sub,
+  type Plane,
+  type Point,
+} from './raster.ts'
 
 export interface WarpPart {
   name: 'torso' | 'sleeve-left' | 'sleeve-right' | 'leg-left' | 'leg-right' | 'skirt'
@@ -66,17 +80,6 @@ export const WAIST_RISE = 0.2
 export const TORSO_RATIO = 1.55
 /** Height of the garment's back collar above the shoulder seams, × the joint distance. */
 export const NECK_RISE = 0.15
-
-const sub = (a: Point, b: Point): Point => ({ x: a.x - b.x, y: a.y - b.y })
-const add = (a: Point, b: Point): Point => ({ x: a.x + b.x, y: a.y + b.y })
-const mul = (a: Point, k: number): Point => ({ x: a.x * k, y: a.y * k })
-const dot = (a: Point, b: Point): number => a.x * b.x + a.y * b.y
-const norm = (a: Point): Point => {
-  const l = Math.hypot(a.x, a.y) || 1
-  return { x: a.x / l, y: a.y / l }
-}
-/** Perpendicular pointing "down" when a points right (image coordinates). */
-const perp = (a: Point): Point => ({ x: -a.y, y: a.x })
 
 /** Distance from `from` along `dir` while inside the person mask and off the arms. */
 function scanOut(p: PersonAnalysis, from: Point, dir: Point, maxDist: number): number {

@@ -35,6 +35,16 @@ export const lerp = (a: Point, b: Point, t: number): Point => ({
 })
 export const dist = (a: Point, b: Point): number => Math.hypot(a.x - b.x, a.y - b.y)
 export const mid = (a: Point, b: Point): Point => lerp(a, b, 0.5)
+export const sub = (a: Point, b: Point): Point => ({ x: a.x - b.x, y: a.y - b.y })
+export const add = (a: Point, b: Point): Point => ({ x: a.x + b.x, y: a.y + b.y })
+export const mul = (a: Point, k: number): Point => ({ x: a.x * k, y: a.y * k })
+export const dot = (a: Point, b: Point): number => a.x * b.x + a.y * b.y
+export const norm = (a: Point): Point => {
+  const l = Math.hypot(a.x, a.y) || 1
+  return { x: a.x / l, y: a.y / l }
+}
+/** Perpendicular pointing "down" when a points right (image coordinates). */
+export const perp = (a: Point): Point => ({ x: -a.y, y: a.x })
 
 /** Separable box blur of radius r (window 2r+1), edges clamped. Returns a new plane. */
 export function boxBlur(src: Plane, r: number): Plane {
