@@ -66,6 +66,9 @@ export interface WarpPart {
  * with the whole body in its ROI). Fitted with TORSO_RATIO on the six paired photos (the person
  * wears the very garment): 0.9 with 1.55 puts all six above the engine before issue 10 (paired SSIM
  * in the garment box); 1.05 with 1.65 drew the tees wider and longer than worn.
+ * By eye the worn tees are larger than 0.9 draws them (person_01 and _02: ~1.17× longer), yet every
+ * larger fit lowers the paired SSIM on every pair (docs/tryon-eval.md, "Still wrong"): each pixel
+ * left alone on a paired photo is exact, each one redrawn carries the warp's error.
  */
 export const K_SHOULDER = 0.9
 /** Height of the shoulder seams above the joints, × the joint distance. */
