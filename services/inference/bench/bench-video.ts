@@ -20,8 +20,12 @@
  * thread), each against the same ffmpeg-alone and network-alone figures of the run; the network
  * alone is measured on the first engine listed.
  *
+ * `--providers cuda,cpu` asks onnxruntime for those execution providers in that order (the
+ * service's ORT_EP; default cpu); the table says which one loaded. On a GPU the bound is the same
+ * formula (the network and ffmpeg overlap), with the network's figure measured on the GPU.
+ *
  * Usage: pnpm bench:video [--formats mp4_h264,gif] [--input path] [--model-frames 90]
- *        [--threads worker,main]
+ *        [--threads worker,main] [--providers cuda,cpu]
  */
 import { readFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -31,6 +35,7 @@ import { parseArgs } from 'node:util'
 import { OUTPUT_FORMAT_SPECS, OUTPUT_FORMATS, type OutputFormat } from '@tailor/proto'
 import { openMattingEngine } from '../src/engine/matting-engine.ts'
 import { chooseDownsampleRatio } from '../src/engine/rvm/pre.ts'
+import type { ExecutionProvider } from '../src/engine/session.ts'
 import { removeBackground } from '../src/jobs/remove-background.ts'
 import {
   openDecoder,
@@ -48,12 +53,17 @@ const { values } = parseArgs({
     formats: { type: 'string', default: OUTPUT_FORMATS.join(',') },
     'model-frames': { type: 'string', default: '90' },
     threads: { type: 'string', default: 'worker' },
+    providers: { type: 'string', default: 'cpu' },
   },
 })
 const formats = values.formats.split(',') as OutputFormat[]
 const threads = values.threads.split(',') as ('worker' | 'main')[]
 if (threads.length === 0 || threads.some((t) => t !== 'worker' && t !== 'main')) {
   throw new Error(`--threads: worker and/or main, got ${values.threads}`)
+}
+const providers = values.providers.split(',') as ExecutionProvider[]
+if (providers.length === 0 || providers.some((p) => p !== 'cuda' && p !== 'cpu')) {
+  throw new Error(`--providers: cuda and/or cpu, got ${values.providers}`)
 }
 const background = (f: OutputFormat): string =>
   OUTPUT_FORMAT_SPECS[f].alpha ? 'transparent' : '#00ff00'
@@ -156,7 +166,10 @@ async function main(): Promise<void> {
   const info = await probeVideo(values.input)
   const engines = new Map<string, Awaited<ReturnType<typeof openMattingEngine>>>()
   for (const thread of threads) {
-    engines.set(thread, await openMattingEngine({ modelsDir: values.models, thread }))
+    engines.set(
+      thread,
+      await openMattingEngine({ modelsDir: values.models, thread, executionProviders: providers }),
+    )
   }
   const engine = engines.get(threads[0]!)!
   const dir = await mkdtemp(join(tmpdir(), 'tailor-bench-'))
@@ -165,7 +178,9 @@ async function main(): Promise<void> {
       `${info.frameCountEstimate} frames; downsample_ratio ${chooseDownsampleRatio(info.width, info.height)}`,
   )
   console.log(
-    `provider ${engine.provider} (intra-op threads ${engine.intraOpThreads}), cores ${availableParallelism()}, ` +
+    `provider ${engine.provider} (intra-op threads ${engine.intraOpThreads}; asked for ${providers.join(',')}` +
+      `${engine.providerFallbacks.map((f) => `; ${f.provider} failed: ${f.reason.slice(0, 200)}`).join('')}), ` +
+      `cores ${availableParallelism()}, ` +
       `load average at start ${loadavg()
         .map((l) => fmt(l, 2))
         .join(' ')}`,
