@@ -11,6 +11,8 @@
  *   file: a path, or a name in models/dist (default rvm); options as bench-models --ort
  *   (allowSpinning=false is the service's setting), plus optimizedModelFilePath=… to dump ORT's graph.
  *   --match: nodes whose profiled name matches REGEX are summed as their own part 'matched'.
+ *   file may be a byte graph (rvm-rgb, rvm-rgba: rgb24 bytes in, bg #00ff00); its full-resolution
+ *   tail (nodes gf/…, cmp/…, rgb24/…) is its own part.
  * Default: rvm.onnx with the service's options (2 intra-op threads).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
@@ -84,13 +86,16 @@ function parseVariant(spec: string): Variant {
 
 const variants = (args.variant ?? ['fp32=rvm']).map(parseVariant)
 const frames: Float32Array[] = []
+const bytes: Uint8Array[] = []
 for await (const rgb of rgbFrames(path.join(MEDIA_DIR, args.video), {
   width: W,
   height: H,
   max: 10,
 })) {
+  bytes.push(rgb.slice())
   frames.push(rgb24ToPlanar(rgb))
 }
+const bg = new ort.Tensor('float32', Float32Array.of(0, 255, 0), [3])
 const ratio = new ort.Tensor('float32', Float32Array.of(Number(args.ratio)), [1])
 const zero = (): ort.Tensor => new ort.Tensor('float32', new Float32Array(1), [1, 1, 1, 1])
 
@@ -114,10 +119,11 @@ async function open(v: Variant, extra: ort.InferenceSession.SessionOptions = {})
 }
 
 async function step(o: Open, i: number): Promise<void> {
-  const feeds: Record<string, ort.Tensor> = {
-    src: new ort.Tensor('float32', frames[i % frames.length]!, [1, 3, H, W]),
-    ...o.state,
-  }
+  // The byte graphs (rvm-rgb / rvm-rgba) take the decoded frame's bytes, rvm-rgb a colour.
+  const feeds: Record<string, ort.Tensor> = o.session.inputNames.includes('rgb24')
+    ? { rgb24: new ort.Tensor('uint8', bytes[i % bytes.length]!, [1, H, W, 3]), ...o.state }
+    : { src: new ort.Tensor('float32', frames[i % frames.length]!, [1, 3, H, W]), ...o.state }
+  if (o.session.inputNames.includes('bg')) feeds.bg = bg
   if (o.session.inputNames.includes('downsample_ratio')) feeds.downsample_ratio = ratio
   const out = await o.session.run(feeds)
   o.state = Object.fromEntries(STATES.map((s) => [`${s}i`, out[`${s}o`]!]))
@@ -156,6 +162,8 @@ for (const o of opened) {
 const MATCH = args.match !== undefined ? new RegExp(args.match) : undefined
 function partOf(node: string): string {
   if (MATCH?.test(node) === true) return 'matched'
+  // The full-resolution tail written by src/convert/rvm-tail.ts (its node names' prefixes).
+  if (/^(gf|cmp|rgb24|bg)\//.test(node)) return 'full-res tail'
   if (node.includes('fast_guided_filter')) return 'refiner'
   if (node.includes('mobile_net_v3_encoder')) return 'encoder'
   if (node.includes('lraspp')) return 'lraspp'

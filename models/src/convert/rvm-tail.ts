@@ -55,7 +55,10 @@ export function rvmTailOptions(
   refined: boolean,
 ): Pick<ConvertOptions, 'prelude' | 'tail'> {
   // The byte variants take the rgb24 bytes: interleaved → planar as bytes (a quarter of the
-  // float traffic), then one dequantisation to 0..1 (Cast + Mul in one pass).
+  // float traffic), then Cast and the scale to 0..1 (x·float32(1/255), what composite-graph.test
+  // feeds the float graph). Not DequantizeLinear, though it is one pass: onnxruntime's QDQ passes
+  // give each of its consumers its own copy and push the Transposes through them (7
+  // full-resolution DequantizeLinear and 3 Transposes of the frame in rvm-rgb's optimised graph).
   const prelude: ConvertOptions['prelude'] =
     kind === 'planar'
       ? undefined
@@ -63,7 +66,8 @@ export function rvmTailOptions(
           src: (b) => {
             b.addInput({ name: RGB24_INPUT, dtype: 'uint8', dims: [1, 'height', 'width', 3] })
             const planar = b.op('Transpose', [RGB24_INPUT], { perm: [0, 3, 1, 2] }, 'rgb24/planar')
-            return b.op('DequantizeLinear', [planar, byteScale(b), zeroPoint(b)], {}, 'rgb24/src')
+            const float = b.op('Cast', [planar], { to: 1 }, 'rgb24/float')
+            return b.op('Mul', [float, byteScale(b)], {}, 'rgb24/src')
           },
         }
   return {

@@ -57,7 +57,7 @@ const CASES: Record<string, Case> = {
   },
 }
 
-/** rgb24 → planar 0..1 exactly as the byte graphs' DequantizeLinear(scale float32(1/255)) does. */
+/** rgb24 → planar 0..1 exactly as the byte graphs' Cast and Mul by float32(1/255) do. */
 function dequantised(rgb: Uint8Array, dst: Float32Array): void {
   const scale = Math.fround(1 / 255)
   const n = rgb.length / 3
