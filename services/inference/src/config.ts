@@ -78,6 +78,13 @@ const Env = z
     /** onnxruntime intra-op threads (default: the CPUs this process may use, cgroup quota included). */
     ORT_INTRA_OP_THREADS: z.coerce.number().int().positive().optional(),
     /**
+     * The refined rvm graphs (clips that are downsampled): `fp32` (default) rvm-rgb / rvm-rgba,
+     * `int8` rvm-int8-rgb / rvm-int8-rgba (the decoder's convolutions int8: within issue 14's
+     * quality bound of fp32 over whole clips, ~10 % less CPU per frame on 2 AVX2 cores, wall-clock
+     * within the noise: models/README.md). Ratio-1 clips keep the float32 ratio-1 graphs.
+     */
+    RVM_PRECISION: z.enum(['fp32', 'int8']).default('fp32'),
+    /**
      * Where the try-on engine runs: `worker` (default) a worker thread, so its synchronous JS stages
      * never hold the service's event loop; `main` this thread (debugging, profiling).
      */

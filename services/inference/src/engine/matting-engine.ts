@@ -12,7 +12,9 @@
  * Four graphs from the same weights: `rvm-rgb` / `rvm-rgba` (downsample + guided-filter refiner,
  * for ratios below 1) and `rvm-ratio1-rgb` / `rvm-ratio1-rgba` (the original's ratio-1 branch, no
  * `downsample_ratio` input). A stream uses the ratio-1 pair when the ratio chosen for its frame
- * size is 1, and the `-rgba` graph for a transparent background.
+ * size is 1, and the `-rgba` graph for a transparent background. With precision `int8`
+ * (RVM_PRECISION) the refined pair is `rvm-int8-rgb` / `rvm-int8-rgba`: the same contract with the
+ * decoder's convolutions int8 (models/README.md).
  */
 import type { MattingEngine, MattingStream } from '../jobs/remove-background.ts'
 import { loadModelSpec } from './manifest.ts'
@@ -28,18 +30,26 @@ import {
   type TensorData,
 } from './session.ts'
 
-/** The graphs that hand out bytes, by branch and output. */
+/** The graphs that hand out bytes, by branch and output (precision fp32). */
 export const RVM_MODEL_NAMES = {
   refined: { rgb: 'rvm-rgb', rgba: 'rvm-rgba' },
   ratio1: { rgb: 'rvm-ratio1-rgb', rgba: 'rvm-ratio1-rgba' },
 } as const
-/** Every graph the matting engine opens (one list: the engine, the tests' model snapshots). */
-export const MATTING_MODELS: readonly string[] = [
-  RVM_MODEL_NAMES.refined.rgb,
-  RVM_MODEL_NAMES.refined.rgba,
+/** The refined pair per precision (RVM_PRECISION); the ratio-1 pair is float32 at both. */
+export const RVM_REFINED_BY_PRECISION = {
+  fp32: RVM_MODEL_NAMES.refined,
+  int8: { rgb: 'rvm-int8-rgb', rgba: 'rvm-int8-rgba' },
+} as const
+export type RvmPrecision = keyof typeof RVM_REFINED_BY_PRECISION
+/** Every graph the matting engine opens at a precision. */
+export const mattingModels = (precision: RvmPrecision): readonly string[] => [
+  RVM_REFINED_BY_PRECISION[precision].rgb,
+  RVM_REFINED_BY_PRECISION[precision].rgba,
   RVM_MODEL_NAMES.ratio1.rgb,
   RVM_MODEL_NAMES.ratio1.rgba,
 ]
+/** Every graph the engine opens by default (one list: the engine, the tests' model snapshots). */
+export const MATTING_MODELS: readonly string[] = mattingModels('fp32')
 const STATE_IN = ['r1i', 'r2i', 'r3i', 'r4i'] as const
 const STATE_OUT = ['r1o', 'r2o', 'r3o', 'r4o'] as const
 const WARMUP_SIZE = { width: 640, height: 360 }
@@ -66,13 +76,16 @@ class RvmStream implements MattingStream {
 
   constructor(
     runner: SessionRunner,
+    precision: RvmPrecision,
     readonly width: number,
     readonly height: number,
     background: Background,
   ) {
     this.#ratio = chooseDownsampleRatio(width, height)
     this.#output = background.kind === 'transparent' ? 'rgba' : 'rgb'
-    this.model = RVM_MODEL_NAMES[this.#ratio === 1 ? 'ratio1' : 'refined'][this.#output]
+    this.model = (this.#ratio === 1 ? RVM_MODEL_NAMES.ratio1 : RVM_REFINED_BY_PRECISION[precision])[
+      this.#output
+    ]
     this.#stream = runner.openStream(this.model, {
       carry: Object.fromEntries(STATE_OUT.map((o, i) => [o, STATE_IN[i]!])),
       initial: Object.fromEntries(STATE_IN.map((name) => [name, zeroState()])),
@@ -87,7 +100,7 @@ class RvmStream implements MattingStream {
     })
   }
 
-  /** The graph this stream runs (`rvm-rgb`, `rvm-ratio1-rgba`, …). */
+  /** The graph this stream runs (`rvm-rgb`, `rvm-int8-rgb`, `rvm-ratio1-rgba`, …). */
   readonly model: string
 
   get downsampleRatio(): number {
@@ -129,7 +142,11 @@ class RvmStream implements MattingStream {
 }
 
 class RvmMattingEngine implements MattingEngine {
-  constructor(private readonly runner: SessionRunner) {}
+  constructor(
+    private readonly runner: SessionRunner,
+    /** Which refined pair its streams run (RVM_REFINED_BY_PRECISION). */
+    readonly precision: RvmPrecision,
+  ) {}
   get provider(): ExecutionProvider {
     return this.runner.provider
   }
@@ -144,7 +161,7 @@ class RvmMattingEngine implements MattingEngine {
     return this.runner.thread
   }
   openStream(size: { width: number; height: number }, background: Background): RvmStream {
-    return new RvmStream(this.runner, size.width, size.height, background)
+    return new RvmStream(this.runner, this.precision, size.width, size.height, background)
   }
   async close(): Promise<void> {
     await this.runner.close()
@@ -161,6 +178,8 @@ class RvmMattingEngine implements MattingEngine {
  */
 export async function openMattingEngine(opts: {
   modelsDir: string
+  /** Which refined pair (default fp32: rvm-rgb / rvm-rgba); ratio-1 clips always run float32. */
+  precision?: RvmPrecision
   executionProviders?: ExecutionProvider[]
   intraOpThreads?: number
   /** ORT log severity (ortLogSeverity(LOG_LEVEL), session.ts). */
@@ -177,8 +196,9 @@ export async function openMattingEngine(opts: {
     ...(opts.logSeverityLevel !== undefined ? { logSeverityLevel: opts.logSeverityLevel } : {}),
     ...(opts.onRun !== undefined ? { onRun: opts.onRun } : {}),
   }
+  const precision = opts.precision ?? 'fp32'
   const specs = []
-  for (const name of MATTING_MODELS) {
+  for (const name of mattingModels(precision)) {
     specs.push(await loadModelSpec(opts.modelsDir, name))
   }
   let runner: SessionRunner
@@ -196,7 +216,7 @@ export async function openMattingEngine(opts: {
     }
     runner = localRunner(sessions)
   }
-  const engine = new RvmMattingEngine(runner)
+  const engine = new RvmMattingEngine(runner, precision)
   const t0 = performance.now()
   try {
     // Warm every graph: WARMUP_SIZE takes the refined ones, WARMUP_SIZE_RATIO1 the ratio-1 ones.
