@@ -91,6 +91,17 @@ export interface Clothing {
   lowerWork: Plane
   /** Skin colour (RGB 0..255, the median of the accepted skin seeds), or null when none was found. */
   skinRgb: [number, number, number] | null
+  /**
+   * This person's own skin colours (features as `labOf`): prototypes of the accepted skin seeds
+   * (face, neck, limbs) and of the palms' seeds near them (hands are often paler or redder than the
+   * face); empty when no skin was found. composite.ts tells skin from a skin-hued old garment with
+   * these and the garment's own prototypes, not with a hue gate.
+   */
+  skinProtos: Vec3[]
+  /** The old top's, the old bottom's and the hair's colour prototypes (features as `labOf`; empty: none found). */
+  upperProtos: Vec3[]
+  lowerProtos: Vec3[]
+  hairProtos: Vec3[]
   /** The old top's lowest row on the body axis (photo px), or null when no top was found. */
   topHemY: number | null
   /**
@@ -658,6 +669,21 @@ export function segmentClothing(img: Rgb, a: PersonAnalysis): Clothing {
   if (dress && topHemY !== null) topHemY = Math.min(topHemY, hipLineY / k)
 
   const skinRgb = skin === null ? null : medianRgb(img, skin.cells, w, k)
+  // The person's skin prototypes: the accepted seeds plus the palms within 2 × SKIN_R0 of their
+  // centre (a hand in a pocket of beige trousers is farther from the face's tone than that, mostly).
+  const palms = handSeeds.filter(
+    (j) =>
+      hued(j) &&
+      (skin === null || Math.hypot(f.ca[j]! - skin.ca, f.cb[j]! - skin.cb) < 2 * SKIN_R0),
+  )
+  const skinCells = [...(skin?.cells ?? []), ...palms]
+  const skinProtos =
+    skinCells.length >= 8
+      ? kmeans(
+          skinCells.map((j) => fvec(f, j)),
+          4,
+        )
+      : []
   const up = (p: Plane) => upsample(boxBlur(p, 0.5), img.width, img.height)
   // Strands are finer than the work grid: near the hair found there, each photo pixel is hair when
   // its own colour is nearer the hair than the top.
@@ -694,6 +720,10 @@ export function segmentClothing(img: Rgb, a: PersonAnalysis): Clothing {
     upperWork: upperW,
     lowerWork: lowerW,
     skinRgb,
+    skinProtos,
+    upperProtos: protos.upper,
+    lowerProtos: protos.lower,
+    hairProtos: protos.hair,
     topHemY,
     dress,
     seeds: {

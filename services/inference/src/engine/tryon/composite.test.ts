@@ -65,7 +65,23 @@ const P09 = {
 const P15 = {
   /** The front of his beige shorts just below the waistband (the tee ends at the waistband). */
   shortsFront: [0.42, 0.44, 0.58, 0.5],
+  /** Both legs of his beige shorts, above their hem (skin-hued cloth: Lab hue ~60°, chroma ~12). */
+  shortsLegs: [0.41, 0.55, 0.59, 0.63],
+  /** The back of his right hand (image left), hanging beside the shorts. */
+  hand: [0.35, 0.475, 0.38, 0.505],
+  /** His right shin (image left), bare below the shorts. */
+  shin: [0.43, 0.7, 0.46, 0.76],
 } as const satisfies Record<string, Box>
+
+/**
+ * Floors for the painted shins' texture (see the test): its spread (luma 0..255) and its correlation
+ * with the photo's. Before the fine shading (dd37b62) the shins were smooth: 0.85 and −0.001 on
+ * the left shin; with it 1.94 and 0.585 (left), 2.14 and 0.571 (right).
+ */
+const SHIN_TEXTURE_SD = 1.5
+const SHIN_TEXTURE_CORR = 0.45
+/** The painted shin's share of the old trouser leg's silhouette (a shin is narrower than jeans). */
+const SHIN_WIDTH_SHARE = 0.9
 
 let engine: TryOnEngineWithDetails
 const cache = new Map<string, RasterImage>()
@@ -280,6 +296,108 @@ describe('the old garment does not show through (undress.ts)', () => {
         expect(share(out, box, skinHued)).toBeGreaterThan(0.5)
       }
       expect(mae(r.rgb, person.rgb, person, P11.shoes)).toBeLessThan(4)
+    },
+    CASE_TIMEOUT_MS,
+  )
+})
+
+describe('a skin-hued old garment (undress.ts, composite.ts takeOffZone)', () => {
+  it(
+    "person_15 × a mini dress: his beige shorts are found as the bottom and taken off (his own skin's colours tell them apart, not a hue gate)",
+    async () => {
+      const { person, r } = await dress('person_15', 'garment_full_01', 'full')
+      const c = r.details.composite
+      const shorts = median(person, P15.shortsLegs)
+      const hue = lab(Uint8Array.from(shorts), 0)
+      const found = meanIn(c.clothing!.lower, P15.shortsLegs)
+      const removed = meanIn(c.removed!, P15.shortsLegs)
+      console.log(
+        'person_15 × full_01 shorts [Lab of the shorts, found as the bottom, taken off]:',
+        [hue.L, hue.a, hue.b].map((v) => v.toFixed(1)),
+        found.toFixed(3),
+        removed.toFixed(3),
+      )
+      // The shorts are of skin's hue (the old gate kept every such pixel: 0 taken off) …
+      expect(skinHued(hue)).toBe(true)
+      // … found as the bottom and taken off, now.
+      expect(found).toBeGreaterThan(0.9)
+      expect(removed).toBeGreaterThan(0.8)
+      // His hand beside the shorts (bare skin of nearly the shorts' colour) is not taken off.
+      const hand = meanIn(c.removed!, P15.hand)
+      console.log(
+        'person_15 × full_01 [hand taken off, shin taken off]:',
+        hand,
+        meanIn(c.removed!, P15.shin),
+      )
+      expect(hand).toBeLessThan(0.05)
+    },
+    CASE_TIMEOUT_MS,
+  )
+})
+
+describe('legs painted below a shorter garment (undress.ts)', () => {
+  it(
+    'person_11 × a mini dress over his jeans: the painted shins are leg-shaped and shaded from the photo (texture that follows the jeans’ light), not flat columns',
+    async () => {
+      const { person, r } = await dress('person_11', 'garment_full_01', 'full')
+      const c = r.details.composite
+      const luma = (rgb: Uint8Array, i: number) =>
+        0.299 * rgb[i * 3]! + 0.587 * rgb[i * 3 + 1]! + 0.114 * rgb[i * 3 + 2]!
+      for (const box of [P11.shinLeft, P11.shinRight]) {
+        // The skin painted there (not background, not the new garment).
+        const px = pixels(person, box).filter(
+          (i) =>
+            c.removed!.data[i]! > 0.9 && c.background!.data[i]! < 0.1 && c.garment.data[i]! < 0.1,
+        )
+        // Leg-shaped: a shin is narrower than the straight jeans leg it was in (the person mask).
+        const cloth = pixels(person, box).filter((i) => r.details.person.mask.data[i]! > 0.5).length
+        const narrower = px.length / cloth
+        // Texture: the luminance's 3 × 3 mean less its 9 × 9 mean (the weave finer than that, the
+        // cylinder shading across the leg and the broad light drop out; what is left is relief).
+        const W = person.width
+        const boxMean = (rgb: Uint8Array, i: number, r: number) => {
+          let sum = 0
+          for (let dy = -r; dy <= r; dy++) {
+            for (let dx = -r; dx <= r; dx++) sum += luma(rgb, i + dy * W + dx)
+          }
+          return sum / (2 * r + 1) ** 2
+        }
+        const fine = (rgb: Uint8Array, i: number) => boxMean(rgb, i, 1) - boxMean(rgb, i, 4)
+        // Inside the painted leg only (the leg's own outline against the background is not texture).
+        const isPainted = new Set(px)
+        const inner = px.filter((i) => {
+          for (let dy = -4; dy <= 4; dy++) {
+            for (let dx = -4; dx <= 4; dx++) if (!isPainted.has(i + dy * W + dx)) return false
+          }
+          return true
+        })
+        const painted = inner.map((i) => fine(r.rgb, i))
+        const orig = inner.map((i) => fine(person.rgb, i))
+        const mean = (v: number[]) => v.reduce((p, q) => p + q, 0) / v.length
+        const mp = mean(painted)
+        const mo = mean(orig)
+        let cov = 0
+        let vp = 0
+        let vo = 0
+        for (let k = 0; k < inner.length; k++) {
+          cov += (painted[k]! - mp) * (orig[k]! - mo)
+          vp += (painted[k]! - mp) ** 2
+          vo += (orig[k]! - mo) ** 2
+        }
+        const sd = Math.sqrt(vp / inner.length)
+        const corr = cov / Math.sqrt(vp * vo)
+        console.log(
+          `person_11 × full_01 shin ${box.join(',')} [inner painted px, painted / silhouette, texture sd, its corr with the photo's]:`,
+          inner.length,
+          narrower.toFixed(3),
+          sd.toFixed(2),
+          corr.toFixed(3),
+        )
+        expect(inner.length).toBeGreaterThan(0.2 * pixels(person, box).length)
+        expect(narrower).toBeLessThan(SHIN_WIDTH_SHARE)
+        expect(sd).toBeGreaterThan(SHIN_TEXTURE_SD)
+        expect(corr).toBeGreaterThan(SHIN_TEXTURE_CORR)
+      }
     },
     CASE_TIMEOUT_MS,
   )

@@ -453,15 +453,20 @@ function halfLuma(img: Rgb, x0: number, y0: number, cw: number, ch: number): Pla
  *   of the new garment): there the old cloth reads as the new garment's own fit, and
  *   painting skin would only show the warp's error (the paired photos, where the person wears the
  *   very garment). The price: old sleeves of the new top's colour stay.
- * - never anything of skin's hue (Lab hue 10°–90°, chroma TAKE_OFF_SKIN_CHROMA–60, the gate of every
- *   skin tone): bare arms the colour classes gave to the top stay as they are; so does a beige,
- *   brown or orange old garment (not taken off: uncertain).
+ * - never the person's own skin: a pixel nearer the skin prototypes found on this person
+ *   (clothing.ts `skinProtos`: face, neck, hands) or, above the hips, the hair's than the old
+ *   garment's own prototypes, and within TAKE_OFF_SKIN_D of them (shaded skin is far from the lit
+ *   skin's prototypes, farther from the cloth's): bare arms the colour classes gave to the top stay
+ *   as they are, while a beige, tan or olive old garment, nearer its own colours than this person's
+ *   skin, comes off. When no skin was found, nothing of skin's hue (Lab hue 10°–90°, chroma
+ *   TAKE_OFF_SKIN_CHROMA–60) is taken off (uncertain).
  */
 export const TAKE_OFF_MIN_COVER = 0.6
 export const TAKE_OFF_ARM = 0.3
 export const TAKE_OFF_SAME = 24
 export const TAKE_OFF_TORSO = 0.2
 export const TAKE_OFF_SKIN_CHROMA = 5
+export const TAKE_OFF_SKIN_D = 22
 export const TAKE_OFF_NEAR = 0.15
 export const SHOE_REACH = 0.16
 
@@ -633,11 +638,30 @@ function takeOffZone(
       if (!(dl < TAKE_OFF_SAME ** 2 && dl < 0.5 * ds)) zone.data[j] = 0
     }
   }
-  // Skin stays skin: a pixel of the skin's hue near the person's skin colour is never repainted
-  // (bare arms the clothing classes took for the top, a beige cuff).
+  // Skin stays skin (bare arms the clothing classes took for the top): a pixel nearer this person's
+  // own skin (clothing.ts skinProtos: face, neck, hands) or hair than the old garment's colours, and
+  // within TAKE_OFF_SKIN_D of it, is never repainted; a beige, tan or olive garment is nearer its
+  // own prototypes and comes off. With no skin found (face cut off, hands covered) every pixel of
+  // skin's hue stays (uncertain).
+  const oldProtos = [
+    ...(category !== 'lower' ? c.upperProtos : []),
+    ...(category !== 'upper' ? c.lowerProtos : []),
+  ]
+  const hairToV = Math.min(hl.y, hr.y)
   for (let j = 0; j < n; j++) {
     if (zone.data[j]! <= 0) continue
     const v = photoAt(j)
+    if (c.skinProtos.length > 0) {
+      // Hair only above the hips (dark leggings are nearer dark hair than their own shadows are).
+      const hairHere = c.hairProtos.length > 0 && Math.floor(j / w) < hairToV
+      const ds = Math.min(
+        nearestD2(v, c.skinProtos),
+        hairHere ? nearestD2(v, c.hairProtos) : Infinity,
+      )
+      const dg = oldProtos.length > 0 ? nearestD2(v, oldProtos) : Infinity
+      if (ds < TAKE_OFF_SKIN_D ** 2 && ds < dg) zone.data[j] = 0
+      continue
+    }
     const L = v[0] / L_WEIGHT
     const chroma = Math.hypot(v[1], v[2]) * (Math.max(L, 20) / 60)
     const hue = (Math.atan2(v[2], v[1]) * 180) / Math.PI

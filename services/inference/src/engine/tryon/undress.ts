@@ -11,10 +11,13 @@
  *
  * How (fields on the clothing work grid, upsampled; the blend at full resolution):
  * - The body under the clothes is modelled from the pose: tapered capsules for the upper arms,
- *   forearms, thighs and shins, a disc on each shoulder, the torso quadrilateral (shoulders → hips)
- *   and the pelvis. Radii are anthropometric fractions of the shoulder width (arms) and of the
- *   hip-joint distance (legs), never wider than 0.95 × the half-width of the person's silhouette
- *   across the limb (clothes are never narrower than the body in them).
+ *   forearms, thighs, calves and shins, a disc on each shoulder, the torso quadrilateral (shoulders →
+ *   hips) and the pelvis. Radii are anthropometric fractions of the shoulder width (arms) and of the
+ *   hip-joint distance (legs: THIGH_R, KNEE_R, CALF_R, ANKLE_R), never wider than 0.95 × the
+ *   half-width of the person's silhouette across the limb (clothes are never narrower than the body
+ *   in them); a bare knee narrower than KNEE_R scales its whole leg down (a slim leg in wide
+ *   shorts), so painted legs are leg-shaped, not the old trousers' silhouette. Where two capsules
+ *   overlap (knee, elbow) the lighter cylinder term wins: no seam at the joint.
  * - Skin colour: the median tone of the visible skin of the body (the face only when no other skin
  *   shows: hands, arms, neck, legs), and within SKIN_NEAR × the shoulder width of visible skin a
  *   push-pull fill (multi-scale weighted average) of it, so a new upper arm continues the forearm's
@@ -24,7 +27,10 @@
  *   Shading: the photo's own light carried over as the ratio of the old garment's local luminance
  *   (blurred over 12 % of the shoulder width: light direction and big folds, not print) to its broad
  *   luminance, clamped to [0.85, 1.1] (a print on the old garment must not show through), times a cylinder term across each limb (1 − 0.2 (d/r)²):
- *   arms and legs keep their shape and their light.
+ *   arms and legs keep their shape and their light. On the skin, at full resolution, the finer
+ *   relief too: the photo's luminance blurred over DETAIL_FINE × the shoulder width (the weave of
+ *   the cloth drops out) over its blur at DETAIL_R, clamped to [DETAIL_MIN, DETAIL_MAX]: folds and
+ *   fine light carry over, so painted legs have texture that follows the photo, not smooth columns.
  * - Background: a push-pull fill from the pixels outside the person mask: exact for plain studio
  *   backdrops, a smooth blend of the surroundings for others.
  * - Faces and hair in front of the body are never repainted; in the hand regions only pixels that
@@ -59,8 +65,27 @@ export const SHADE_MAX = 1.1
 export const LIMB_SHADE = 0.2
 /** The repainted region reaches this far (× shoulder width) past the old garment's edge. */
 export const WORN_GROW = 0.012
+/**
+ * Leg radii under the clothes, × the hip-joint distance: the thigh at the hip, the knee, the calf
+ * (a third of the way down the shin) and the ankle.
+ */
+export const THIGH_R = 0.52
+export const KNEE_R = 0.28
+export const CALF_R = 0.3
+export const ANKLE_R = 0.14
+/** The leg radii are scaled down by a bare knee narrower than KNEE_R, at most to this. */
+export const LEG_SCALE_MIN = 0.6
 /** Added to both luminances of the shading ratio: on a dark fabric a small highlight is not light. */
 export const SHADE_OFFSET = 0.12
+/**
+ * Fine shading on the skin painted: the photo's luminance over its blur at DETAIL_R × the shoulder
+ * width, clamped to [DETAIL_MIN, DETAIL_MAX] (folds and fine light carry over, a print does not).
+ */
+export const DETAIL_R = 0.03
+/** … of the luminance blurred over DETAIL_FINE × the shoulder width (the weave is not relief). */
+export const DETAIL_FINE = 0.008
+export const DETAIL_MIN = 0.9
+export const DETAIL_MAX = 1.06
 
 /**
  * The skin tone painted when no skin shows anywhere in the photo (covered arms and a face cut off or
@@ -229,6 +254,31 @@ export function takeOff(
   }
   const skinF = [0, 1, 2].map((ch) => chan(skinColour, ch))
   const bgF = [0, 1, 2].map((ch) => chan(bgField, ch))
+  // Fine shading at full resolution (the repainted box only): the photo's luminance over its own
+  // blur at DETAIL_R × the shoulder width, both over the worn region only, clamped: the folds and
+  // the fine light of the old cloth carry over as skin's relief, its print does not.
+  const bw = x1 - x0 + 1
+  const bh = y1 - y0 + 1
+  const lumF = plane(bw, bh)
+  const inF = plane(bw, bh)
+  for (let y = y0; y <= y1; y++) {
+    for (let x = x0; x < x1 + 1; x++) {
+      const i = y * W + x
+      if (worn.data[i]! <= 0.5) continue
+      const q = (y - y0) * bw + (x - x0)
+      const o = i * 3
+      lumF.data[q] =
+        (0.299 * img.data[o]! + 0.587 * img.data[o + 1]! + 0.114 * img.data[o + 2]!) / 255
+      inF.data[q] = 1
+    }
+  }
+  const dR = Math.max(1, DETAIL_R * a.shoulderWidth)
+  const lumB = boxBlur(lumF, dR).data
+  const inB = boxBlur(inF, dR).data
+  // The weave of the cloth (finer than DETAIL_FINE × the shoulder width) is not relief.
+  const fR = Math.max(1, DETAIL_FINE * a.shoulderWidth)
+  const lumS = boxBlur(lumF, fR).data
+  const inS = boxBlur(inF, fR).data
   for (let y = y0; y <= y1; y++) {
     for (let x = x0; x <= x1; x++) {
       const i = y * W + x
@@ -237,8 +287,17 @@ export function takeOff(
       const b = bgField === null ? 1 : bodyF[i]!
       const bg = 1 - b
       background.data[i] = r * bg
+      const q = (y - y0) * bw + (x - x0)
+      const detail =
+        inF.data[q]! > 0 && inB[q]! > 0.05 && inS[q]! > 0.05
+          ? clamp(
+              (lumS[q]! / inS[q]! + SHADE_OFFSET) / (lumB[q]! / inB[q]! + SHADE_OFFSET),
+              DETAIL_MIN,
+              DETAIL_MAX,
+            )
+          : 1
       for (let ch = 0; ch < 3; ch++) {
-        const s = clamp(skinF[ch]![i]! * shadeF[i]!, 0, 255)
+        const s = clamp(skinF[ch]![i]! * shadeF[i]! * detail, 0, 255)
         const g = bgField !== null ? bgF[ch]![i]! : 0
         const v = b * s + bg * g
         rgb[i * 3 + ch] = Math.round(img.data[i * 3 + ch]! * (1 - r) + v * r)
@@ -434,9 +493,13 @@ function bodyModel(
         const d = Math.hypot(x - (p.x + t * dx), y - (p.y + t * dy))
         const v = clamp(r + 0.5 - d, 0, 1)
         const j = y * w + x
+        const sh = 1 - LIMB_SHADE * clamp(d / Math.max(r, 1e-3), 0, 1) ** 2
         if (v > body.data[j]!) {
           body.data[j] = v
-          shape.data[j] = 1 - LIMB_SHADE * clamp(d / Math.max(r, 1e-3), 0, 1) ** 2
+          shape.data[j] = sh
+        } else if (v >= 1) {
+          // Inside two capsules (a knee, an elbow): the lighter term, so the joint shows no seam.
+          shape.data[j] = Math.max(shape.data[j]!, sh)
         }
       }
     }
@@ -487,8 +550,21 @@ function bodyModel(
     [LM.leftHip, LM.leftKnee, LM.leftAnkle],
     [LM.rightHip, LM.rightKnee, LM.rightAnkle],
   ] as const) {
-    bounded(pt(hp), pt(kn), 0.6 * hw, 0.34 * hw)
-    if (pt(an).score > 0.2) bounded(pt(kn), pt(an), 0.32 * hw, 0.18 * hw)
+    // Leg-shaped, not the old trousers' silhouette: the thigh tapers to the knee, the calf swells
+    // a third of the way down the shin and tapers to a slim ankle.
+    // A bare knee (below shorts or a skirt) gives the person's own leg width: the silhouette there
+    // narrower than KNEE_R scales the whole leg down (a slim leg under wide shorts); under trousers
+    // the silhouette is the cloth's, wider, and the proportions stand.
+    const k = pt(kn)
+    const knee =
+      k.x >= 0 && k.y >= 0 && k.x < w && k.y < h ? halfWidth(pt(hp), k, 1, 2 * KNEE_R * hw) : 0
+    const f = knee >= 1 ? clamp((0.95 * knee) / (KNEE_R * hw), LEG_SCALE_MIN, 1) : 1
+    bounded(pt(hp), k, f * THIGH_R * hw, f * KNEE_R * hw)
+    if (pt(an).score > 0.2) {
+      const calf = lerp(k, pt(an), 0.3)
+      bounded(k, calf, f * KNEE_R * hw, f * CALF_R * hw)
+      bounded(calf, pt(an), f * CALF_R * hw, f * ANKLE_R * hw)
+    }
     drawCapsule(legs, pt(hp), pt(kn), 0.6 * hw)
     drawCapsule(legs, pt(kn), pt(an), 0.32 * hw)
   }
