@@ -12,7 +12,8 @@
  * (below) → hands → face, neck and hair above the neck line (headInFront; not an arm raised beside
  * the head). Every garment part is clipped to the person's silhouette dilated by 6 % of the
  * shoulder width, 1.5 % above the shoulder line (clothes may stand off the body a little, never
- * float in the background), with a soft 1–2 px edge; the parts themselves are bilinearly resampled, so their outlines are
+ * float in the background), with a soft 1–2 px edge; a sleeve also along a sure arm where the
+ * segmentation is faint (armReach: a raised arm against trees); the parts themselves are bilinearly resampled, so their outlines are
  * anti-aliased.
  *
  * Shading: the photo's own light is carried onto the garment as a ratio of the photo's local
@@ -48,6 +49,7 @@ import {
   type Clothing,
   type Vec3,
 } from './clothing.ts'
+import { sureArm } from './fit-sleeve.ts'
 import { LM } from './pose.ts'
 import { neckLine, type PersonAnalysis } from './person.ts'
 import {
@@ -211,7 +213,12 @@ export function compositeGarment(
       const src = ((by0 + y) * w + bx0) * 3
       for (let k = 0; k < cw * 3; k++) out[y * cw * 3 + k] = photo[src + k]!
     }
+    // Sleeves may also go where the segmentation is faint on a sure arm (a raised arm against a busy
+    // background is often half lost by it).
+    const reach = armReach(a, envelope, bx0, by0)
+    const sleeveEnvelope = reach.envelope
     const paint = (p: WarpedPart) => {
+      const clip = p.part.layer === 'sleeve' ? sleeveEnvelope : envelope
       const d = p.rgba
       const n = p.width * p.height
       for (let yy = 0; yy < p.height; yy++) {
@@ -221,7 +228,7 @@ export function compositeGarment(
           const pa = d[3 * n + j]!
           if (pa <= 0.002) continue
           const ci = cy * cw + p.x0 + xx - bx0
-          const al = Math.min(1, pa) * envelope.data[ci]!
+          const al = Math.min(1, pa) * clip.data[ci]!
           if (al <= 0) continue
           const k = (255 * shade[ci]!) / pa // un-premultiply, shade, scale to 0..255
           const o3 = ci * 3
@@ -271,7 +278,7 @@ export function compositeGarment(
     keep(a.hands)
     // The head region is the silhouette above the neck: an arm raised beside or over the head is
     // in it, and its sleeve stays in front (the forearm over the hair, a hand on the head).
-    keep(offArms(headInFront(a, clothing, bx0, by0, cw, ch), a.arms))
+    keep(offArms(headInFront(a, clothing, bx0, by0, cw, ch), a.arms, reach.arms, bx0, by0))
     for (let y = 0; y < ch; y++) {
       const dst = ((by0 + y) * w + bx0) * 3
       for (let k = 0; k < cw * 3; k++) rgb[dst + k] = Math.round(out[y * cw * 3 + k]!)
@@ -300,10 +307,64 @@ export function compositeGarment(
   }
 }
 
-/** `m` without the arms' capsules (person.ts `arms`), in place. */
-function offArms(m: Plane, arms: Plane): Plane {
+/**
+ * The envelope a sleeve is clipped to (over the crop at x0, y0): the garment's envelope, and along
+ * each arm whose joints are sure and make an arm (fit-sleeve.ts `sureArm`: shoulder → elbow, and
+ * → wrist when that is sure too) a capsule SLEEVE_REACH × the shoulder width thick wherever the
+ * person mask is faint (from SLEEVE_FAINT_MASK, fully from twice that, to 0.5): a raised arm
+ * against trees or hair is often segmented at 0.2–0.4, below the envelope's 0.5, and its sleeve
+ * vanished (clipped, or kept under the head region when beside the head).
+ */
+export const SLEEVE_REACH = 0.22
+export const SLEEVE_FAINT_MASK = 0.08
+
+function armReach(
+  a: PersonAnalysis,
+  envelope: Plane,
+  x0: number,
+  y0: number,
+): { envelope: Plane; arms: Plane } {
+  const { width: cw, height: ch } = envelope
+  const reach = plane(cw, ch)
+  const at = (i: number): Point => ({ x: a.points[i]!.x - x0, y: a.points[i]!.y - y0 })
+  const r = SLEEVE_REACH * a.shoulderWidth
+  for (const arm of [
+    [LM.leftShoulder, LM.leftElbow, LM.leftWrist],
+    [LM.rightShoulder, LM.rightElbow, LM.rightWrist],
+  ] as const) {
+    const sure = sureArm(a, arm)
+    if (sure === 'none') continue
+    drawCapsule(reach, at(arm[0]), at(arm[1]), r)
+    if (sure === 'elbow-wrist') drawCapsule(reach, at(arm[1]), at(arm[2]), 0.8 * r)
+  }
+  const out = plane(cw, ch)
+  for (let y = 0; y < ch; y++) {
+    for (let x = 0; x < cw; x++) {
+      const j = y * cw + x
+      const m = a.mask.data[(y0 + y) * a.width + x0 + x]!
+      // Only where the mask is faint: elsewhere the envelope and person.ts `arms` already hold.
+      const faint = m < 0.5 ? clamp((m - SLEEVE_FAINT_MASK) / SLEEVE_FAINT_MASK, 0, 1) : 0
+      reach.data[j] = reach.data[j]! * faint
+      out.data[j] = Math.max(envelope.data[j]!, reach.data[j]!)
+    }
+  }
+  return { envelope: out, arms: reach }
+}
+
+/**
+ * `m` without the arms' capsules (person.ts `arms`) nor the sure arms where the mask is faint
+ * (armReach's `arms`, over the crop at x0, y0), in place.
+ */
+function offArms(m: Plane, arms: Plane, reach: Plane, x0: number, y0: number): Plane {
   for (let i = 0; i < m.data.length; i++) {
     if (m.data[i]! > 0) m.data[i] = m.data[i]! * (1 - arms.data[i]!)
+  }
+  for (let y = 0; y < reach.height; y++) {
+    for (let x = 0; x < reach.width; x++) {
+      const i = (y0 + y) * m.width + x0 + x
+      const r = reach.data[y * reach.width + x]!
+      if (m.data[i]! > 0 && r > 0) m.data[i] = m.data[i]! * (1 - r)
+    }
   }
   return m
 }

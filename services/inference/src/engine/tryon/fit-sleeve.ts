@@ -3,18 +3,39 @@
  * on the person's arm.
  *
  * Contract — in: the person analysis, the torso frame of the top (scale `s` garment → person pixels,
- * shoulder-joint distance `sw`, the centre between the placed shoulder seams), one sleeve's
- * landmarks and its mask on the garment photo, the arm's joint indices (shoulder, elbow, wrist) and
- * where the torso fit put that side's shoulder seam and armpit. Out: the sleeve's `WarpPart` (layer
- * 'sleeve'), or null when the garment has no sleeve on that side.
+ * shoulder-joint distance `sw`, the centre between the placed shoulder seams, the garment's
+ * shoulder-seam distance), one sleeve's landmarks and its mask on the garment photo, the arm's joint
+ * indices (shoulder, elbow, wrist) and where the torso fit put that side's shoulder seam and
+ * armpit. Out: the sleeve's `WarpPart` (layer 'sleeve'), or null when the garment has no sleeve on
+ * that side.
  *
- * Geometry: the sleeve's root stays on the shoulder–armpit seam and its cuff goes along
- * shoulder → elbow (→ wrist when the sleeve is longer than the upper arm) at the sleeve's scaled
- * length, never narrower than the arm.
+ * Geometry:
+ * - The arm (`armPath`): the sleeve's axis starts at the middle of the shoulder–armpit seam and runs
+ *   along the upper arm (shoulder → elbow joint) for the upper arm's length, then along the forearm
+ *   to the wrist joint. A joint is used only when the landmark model is sure of it (score ≥
+ *   MIN_ARM_SCORE, in the photo) and the chain is an arm: an upper arm ARM_UPPER × the torso length
+ *   long, a forearm FOREARM × the upper arm, the elbow and wrist no lower than an arm reaches
+ *   (ARM_REACH × the torso length below the shoulders, along the body axis) — a knee or ankle
+ *   taken for an elbow or wrist would draw the sleeve down a leg. Without a sure elbow the sleeve
+ *   keeps the direction it has on the garment photo (turned into the body's frame); without a sure
+ *   wrist it goes on straight past the elbow.
+ * - The length: a short sleeve keeps its own length (the garment's, scaled like the torso's widths);
+ *   a long one is a share of the person's arm, its length over LONG_ARM × the garment's
+ *   shoulder-seam distance (a sleeve that long reaches the wrist), so it ends at the wrist on a
+ *   bent or raised arm and on a three-quarter turn (whose shoulders look narrow, its arms do not);
+ *   between LONG_FROM and LONG_FULL of that share the two are blended.
+ * - The width: the sleeve's own (root to cuff) scaled like the torso, never narrower than the arm
+ *   in it (measured from the axis outwards on the person mask), at most 1.6 × its own.
+ * - The sides: a long sleeve's armpit edge goes on the arm's inner side, the side facing the body
+ *   when the arm hangs: its normal turns with the arm (same handedness as the body's down and
+ *   inward directions), so a hanging, raised or bent arm never swaps the sleeve's edges (which
+ *   folds it). A short sleeve (cuff before the elbow) keeps the side its root seam gives, as before.
+ * - The mask: a long sleeve's loses what lies beside it on the photo (`trimToSleeve`).
  */
 import type { SleeveLandmarks } from './garment-shape.ts'
 import type { WarpPart } from './fit.ts'
 import type { PersonAnalysis } from './person.ts'
+import { LM } from './pose.ts'
 import {
   add,
   clamp,
@@ -37,6 +58,115 @@ export interface SleeveFrame {
   sw: number
   /** Centre between the placed shoulder seams. */
   centre: Point
+  /** Distance between the garment's shoulder seams (garment pixels). */
+  garmentShoulders: number
+}
+
+/** A joint is used when the landmark model's score is at least this. */
+export const MIN_ARM_SCORE = 0.5
+/** Upper arm length (shoulder → elbow joint) / torso length (shoulder centre → hip centre). */
+export const ARM_UPPER = [0.3, 1.2] as const
+/** Forearm length (elbow → wrist) / upper arm length. */
+export const FOREARM = [0.5, 1.6] as const
+/** Elbow and wrist no lower than this × the torso length below the shoulder centre (body axis). */
+export const ARM_REACH = 1.5
+/** A sleeve this × the garment's shoulder-seam distance long reaches the wrist. */
+export const LONG_ARM = 1.4
+/**
+ * Sleeve length / (LONG_ARM × shoulder seams): below LONG_FROM its own length, above LONG_FULL the
+ * arm's share. Tees and short-sleeve shirts measure 0.1–0.45; a sleeve reaching past the middle of
+ * the forearm 0.7 and more. (The flared blouse tryon/garment_upper_03 measures 0.65: its
+ * ghost-mannequin sleeves hang foreshortened; with LONG_FROM 0.55 its longer, straight sleeve
+ * lowered person_03's paired SSIM from 0.810 to 0.778.)
+ */
+export const LONG_FROM = 0.7
+export const LONG_FULL = 0.9
+
+/** The person's arm as the sleeve axis follows it, from the seam's middle. */
+export interface ArmPath {
+  /** Polyline from the sleeve root: [root, elbow, wrist], [root, elbow] or [root]. */
+  points: Point[]
+  /** Direction past the last point (the garment's own when the elbow is not sure). */
+  dir: Point
+  /** Which joints were used. */
+  joints: 'elbow-wrist' | 'elbow' | 'none'
+}
+
+const cross = (a: Point, b: Point): number => a.x * b.y - a.y * b.x
+
+/**
+ * The arm chain for a sleeve rooted at `root`: the sure, plausible joints of `arm` (shoulder, elbow,
+ * wrist indices). `fallback` is the sleeve's direction on the garment turned into the body frame.
+ */
+export function armPath(
+  p: PersonAnalysis,
+  arm: readonly number[],
+  root: Point,
+  fallback: Point,
+): ArmPath {
+  const sure = sureArm(p, arm)
+  if (sure === 'none') return { points: [root], dir: fallback, joints: 'none' }
+  const jS = p.points[arm[0]!]!
+  const jE = p.points[arm[1]!]!
+  const jW = p.points[arm[2]!]!
+  const dir1 = norm(sub(jE, jS))
+  // The bend sits the upper arm's length from the root, along the upper arm (the root is beside
+  // the shoulder joint, so the sleeve's axis runs parallel to the bone, as worn).
+  const elbow = add(root, mul(dir1, dist(jS, jE)))
+  if (sure === 'elbow') return { points: [root, elbow], dir: dir1, joints: 'elbow' }
+  const wrist = add(jW, sub(elbow, jE))
+  return { points: [root, elbow, wrist], dir: norm(sub(jW, jE)), joints: 'elbow-wrist' }
+}
+
+/**
+ * Which joints of `arm` (shoulder, elbow, wrist indices) are sure and make an arm (see the
+ * module's comment): both elbow and wrist, the elbow only, or neither.
+ */
+export function sureArm(p: PersonAnalysis, arm: readonly number[]): ArmPath['joints'] {
+  const pts = p.points
+  const jS = pts[arm[0]!]!
+  const jE = pts[arm[1]!]!
+  const jW = pts[arm[2]!]!
+  const sMid = mid(pts[LM.leftShoulder]!, pts[LM.rightShoulder]!)
+  const hMid = mid(pts[LM.leftHip]!, pts[LM.rightHip]!)
+  const torso = dist(sMid, hMid)
+  const down = norm(sub(hMid, sMid))
+  const sure = (q: (typeof pts)[number]): boolean =>
+    q.score >= MIN_ARM_SCORE && q.x >= 0 && q.y >= 0 && q.x < p.width && q.y < p.height
+  const reachable = (q: Point): boolean => dot(sub(q, sMid), down) <= ARM_REACH * torso
+  const upper = dist(jS, jE)
+  const elbowOk =
+    torso > 0 &&
+    sure(jS) &&
+    sure(jE) &&
+    upper >= ARM_UPPER[0] * torso &&
+    upper <= ARM_UPPER[1] * torso &&
+    reachable(jE)
+  if (!elbowOk) return 'none'
+  const fore = dist(jE, jW)
+  const wristOk =
+    sure(jW) && fore >= FOREARM[0] * upper && fore <= FOREARM[1] * upper && reachable(jW)
+  return wristOk ? 'elbow-wrist' : 'elbow'
+}
+
+/** The point `a` along the path (past its end along `dir`) and the direction there. */
+function along(path: ArmPath, a: number): { at: Point; dir: Point } {
+  const P = path.points
+  let rest = a
+  for (let i = 0; i + 1 < P.length; i++) {
+    const l = dist(P[i]!, P[i + 1]!)
+    const dir = norm(sub(P[i + 1]!, P[i]!))
+    if (rest <= l) return { at: add(P[i]!, mul(dir, rest)), dir }
+    rest -= l
+  }
+  return { at: add(P[P.length - 1]!, mul(path.dir, rest)), dir: path.dir }
+}
+
+/** Length of the path from the root to its last point. */
+const pathLength = (path: ArmPath): number => {
+  let l = 0
+  for (let i = 0; i + 1 < path.points.length; i++) l += dist(path.points[i]!, path.points[i + 1]!)
+  return l
 }
 
 /** Distance from `from` along `dir` while inside the person mask (arms included). */
@@ -52,6 +182,23 @@ function scanMask(p: PersonAnalysis, from: Point, dir: Point, maxDist: number): 
   return d
 }
 
+/**
+ * The sleeve's length on the person: its own scaled length for a short sleeve, the arm's share for
+ * a long one (see the module's comment), blended in between.
+ */
+export function sleeveLength(
+  gLen: number,
+  frame: SleeveFrame,
+  path: ArmPath,
+): { length: number; armShare: number } {
+  const own = gLen * frame.s
+  const armShare = gLen / (LONG_ARM * frame.garmentShoulders)
+  if (path.joints !== 'elbow-wrist') return { length: own, armShare }
+  const t = clamp((armShare - LONG_FROM) / (LONG_FULL - LONG_FROM), 0, 1)
+  const onArm = Math.min(armShare, 1) * pathLength(path)
+  return { length: (1 - t) * own + t * onArm, armShare }
+}
+
 export function fitSleeve(
   p: PersonAnalysis,
   frame: SleeveFrame,
@@ -64,44 +211,104 @@ export function fitSleeve(
 ): WarpPart | null {
   if (sl === null) return null
   const { s, sw, centre: mp } = frame
-  const jS = p.points[arm[0]!]!
-  const jE = p.points[arm[1]!]!
-  const jW = p.points[arm[2]!]!
   const gRoot = mid(sl.shoulder, sl.armpit)
   const gAxis = norm(sub(sl.cuff, gRoot))
   const gLen = dist(sl.cuff, gRoot)
-  const gN = perp(gAxis)
   const tRoot = mid(tS, tA)
-  const len = gLen * s
-  // Person sleeve axis: from the root along the upper arm, bending at the elbow if longer.
-  const upper = dist(jS, jE)
-  const dir1 = norm(sub(jE, jS))
-  const dir2 = norm(sub(jW, jE))
-  const along = (a: number): { at: Point; dir: Point } =>
-    a <= upper
-      ? { at: add(tRoot, mul(dir1, a)), dir: dir1 }
-      : { at: add(add(tRoot, mul(dir1, upper)), mul(dir2, a - upper)), dir: dir2 }
+  // Body frame: down (shoulder centre → hip centre) and across (image-right).
+  const pts = p.points
+  const down = norm(
+    sub(
+      mid(pts[LM.leftHip]!, pts[LM.rightHip]!),
+      mid(pts[LM.leftShoulder]!, pts[LM.rightShoulder]!),
+    ),
+  )
+  const right = { x: down.y, y: -down.x }
+  const toBody = (v: Point): Point => add(mul(right, v.x), mul(down, v.y))
+  const path = armPath(p, arm, tRoot, norm(toBody(gAxis)))
+  const { length: len } = sleeveLength(gLen, frame, path)
+  // Inner (armpit-side) normals: towards the body for a sleeve hanging straight down, turning with
+  // the sleeve. On the garment photo down is +y and across +x; the image-left sleeve's inner side
+  // is towards +x.
+  const inward = name === 'sleeve-left' ? 1 : -1
+  const hand = Math.sign(cross({ x: 0, y: 1 }, { x: inward, y: 0 }))
+  const inner = (dir: Point): Point => {
+    const n = perp(dir)
+    return Math.sign(cross(dir, n)) === hand ? n : mul(n, -1)
+  }
+  const gIn = inner(gAxis)
+  const rootHalf = dist(sl.shoulder, sl.armpit) / 2
   const src: Point[] = [sl.shoulder, sl.armpit]
   const dst: Point[] = [tS, tA]
-  // The cuff's across-axis orientation must match: the garment normal points towards gN; on the
-  // person the normal that points the same way relative to shoulder→armpit is chosen.
+  // Control rows along the sleeve: its middle and cuff; a sleeve past the elbow also at the elbow
+  // (its bend) and halfway down the forearm.
+  const elbowAt = path.points.length > 1 ? dist(path.points[0]!, path.points[1]!) : Infinity
+  const long = len > 1.05 * elbowAt
+  const rows = long ? [0.5 * elbowAt, elbowAt, (elbowAt + len) / 2, len] : [0.5 * len, len]
+  // A short sleeve's rows lie beside its root seam (on a hanging arm the seam runs along the arm),
+  // where no side is right: it keeps the side the seam gives (the garment's armpit side of its
+  // axis matched to the person's), as before the sleeves followed the forearm. A long sleeve's rows
+  // are well clear of the seam: its armpit edge goes on the arm's inner side.
+  const gN = perp(gAxis)
   const gSide = Math.sign(dot(sub(sl.armpit, sl.shoulder), gN)) || 1
-  for (const f of [0.5, 1]) {
-    const a = f * len
-    const { at, dir } = along(a)
-    let n = perp(dir)
+  const normal = (dir: Point): Point => {
+    if (long) return inner(dir)
+    const n = perp(dir)
     const pSide = Math.sign(dot(sub(tA, tS), n)) || 1
-    if (pSide !== gSide) n = mul(n, -1)
+    return pSide !== gSide ? mul(n, -1) : n
+  }
+  const gNormal = long ? gIn : gN
+  for (const a of rows) {
+    const f = a / len
+    const { at, dir } = along(path, a)
+    let n = normal(dir)
+    if (long && a === elbowAt && path.points.length > 2) {
+      // At the bend: the normal halfway between the upper arm's and the forearm's.
+      const d1 = norm(sub(path.points[1]!, path.points[0]!))
+      n = norm(add(inner(d1), inner(path.dir)))
+    }
     const gc = add(gRoot, mul(gAxis, f * gLen))
-    const hw =
-      f === 1 ? sl.cuffHalfWidth : (sl.cuffHalfWidth + dist(sl.shoulder, sl.armpit) / 2) / 2
+    const hw = rootHalf + (sl.cuffHalfWidth - rootHalf) * f
     // A sleeve is never narrower than the arm in it: measure the arm from the axis outwards (away
     // from the torso, where the arm's edge is the silhouette's edge).
     const out = dot(n, sub(at, mp)) >= 0 ? n : mul(n, -1)
     const armHalf = scanMask(p, at, out, 0.5 * sw)
     const hwP = clamp(Math.max(hw * s, 1.1 * armHalf), hw * s, 1.6 * hw * s)
-    src.push(add(gc, mul(gN, hw)), sub(gc, mul(gN, hw)))
+    src.push(add(gc, mul(gNormal, hw)), sub(gc, mul(gNormal, hw)))
     dst.push(add(at, mul(n, hwP)), sub(at, mul(n, hwP)))
   }
-  return { name, mask, targets: dst, sources: src, layer: 'sleeve' }
+  const partMask = long ? trimToSleeve(mask, sl) : mask
+  return { name, mask: partMask, targets: dst, sources: src, layer: 'sleeve' }
+}
+
+/** Sleeve mask pixels farther than this × the sleeve's local half-width (+ 4 px) from its axis go. */
+export const SLEEVE_TRIM = 1.3
+
+/**
+ * The sleeve's mask without what lies beside it past its first quarter (the torso's side beside a
+ * sleeve that hangs along it on the photo, which the side-line split gives the sleeve): those
+ * pixels would be dragged along the arm and hang off the sleeve as strips. Near the root the mask is
+ * kept whole (the seam with the torso overlaps on purpose).
+ */
+export function trimToSleeve(mask: Plane, sl: SleeveLandmarks): Plane {
+  const root = mid(sl.shoulder, sl.armpit)
+  const axis = sub(sl.cuff, root)
+  const len2 = dot(axis, axis)
+  if (len2 <= 0) return mask
+  const rootHalf = dist(sl.shoulder, sl.armpit) / 2
+  const out = { width: mask.width, height: mask.height, data: Float32Array.from(mask.data) }
+  for (let y = 0; y < mask.height; y++) {
+    for (let x = 0; x < mask.width; x++) {
+      const i = y * mask.width + x
+      if (out.data[i]! <= 0) continue
+      const v = { x: x - root.x, y: y - root.y }
+      const f = dot(v, axis) / len2
+      if (f < 0.25) continue
+      const fc = Math.min(1, f)
+      const off = Math.abs(cross(axis, v)) / Math.sqrt(len2)
+      const hw = rootHalf + (sl.cuffHalfWidth - rootHalf) * fc
+      if (off > SLEEVE_TRIM * hw + 4) out.data[i] = 0
+    }
+  }
+  return out
 }

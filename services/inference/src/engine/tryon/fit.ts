@@ -15,8 +15,9 @@
  *   and the person's torso (a three-quarter turn narrows the shoulders, not the torso).
  *   Waist and hem widths are widened to the person's torso silhouette where the garment would be
  *   narrower than the body (clothes stretch). Each sleeve (fit-sleeve.ts) follows the arm: its root stays
- *   on the shoulder–armpit seam and its cuff goes along shoulder → elbow (→ wrist when the sleeve
- *   is longer than the upper arm) at the sleeve's scaled length, never narrower than the arm.
+ *   on the shoulder–armpit seam and its axis goes along shoulder → elbow → wrist where those joints
+ *   are sure and make an arm; a short sleeve ends at its own scaled length, a long one at the
+ *   share of the arm its length says (at the wrist); never narrower than the arm.
  * - Bottoms are placed from the waist: the waistband sits WAIST_RISE × the hip-joint distance above
  *   the hip joints and its width matches the person's silhouette there; rise and leg length keep
  *   the garment's proportions, and each leg follows hip → knee → ankle for the scaled leg length,
@@ -247,7 +248,7 @@ function fitTop(
   const armR = leftArmIsImageLeft
     ? [LM.rightShoulder, LM.rightElbow, LM.rightWrist]
     : [LM.leftShoulder, LM.leftElbow, LM.leftWrist]
-  const frame: SleeveFrame = { s, sw, centre: mp }
+  const frame: SleeveFrame = { s, sw, centre: mp, garmentShoulders: gsw }
   for (const part of [
     fitSleeve(p, frame, 'sleeve-left', g.sleeveL, sleeveLMask, armL, tShoulderL, tArmpitL),
     fitSleeve(p, frame, 'sleeve-right', g.sleeveR, sleeveRMask, armR, tShoulderR, tArmpitR),

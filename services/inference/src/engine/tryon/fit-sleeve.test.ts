@@ -1,0 +1,233 @@
+/**
+ * Sleeve geometry (fit-sleeve.ts) on real photos of the try-on set with the real person networks:
+ * tryon/person_06 (TUNE: full body, three-quarter, her right arm hanging, her left arm raised
+ * with the hand on her head, the wrist hidden behind it). The garment side is a sleeve's landmarks
+ * written by hand (a flat-lay long sleeve and a tee's short one), so each figure can be checked.
+ */
+import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { decodeImage } from '../../media/image.ts'
+import { loadModelSpec } from '../manifest.ts'
+import { ModelSession } from '../session.ts'
+import {
+  armPath,
+  fitSleeve,
+  sleeveLength,
+  sureArm,
+  trimToSleeve,
+  LONG_ARM,
+  type SleeveFrame,
+} from './fit-sleeve.ts'
+import type { SleeveLandmarks } from './garment-shape.ts'
+import { analyzePerson, type PersonAnalysis } from './person.ts'
+import { LM } from './pose.ts'
+import { dist, dot, mid, plane, sub, type Point } from './raster.ts'
+import { TRYON_MODELS } from './tryon-engine.ts'
+
+const ROOT = resolve(fileURLToPath(new URL('../../../../..', import.meta.url)))
+const SET = resolve(ROOT, '../shared/media/tryon')
+const MODELS = join(ROOT, 'models', 'dist')
+const TIMEOUT_MS = 120_000
+
+const opened: ModelSession[] = []
+let p06: PersonAnalysis
+
+beforeAll(async () => {
+  const open = async (name: string) => {
+    const s = await ModelSession.open(await loadModelSpec(MODELS, name), {
+      executionProviders: ['cpu'],
+    })
+    opened.push(s)
+    return s
+  }
+  const models = {
+    detector: await open(TRYON_MODELS.detector),
+    poseFull: await open(TRYON_MODELS.poseFull),
+    poseHeavy: await open(TRYON_MODELS.poseHeavy),
+    selfie: await open(TRYON_MODELS.selfie),
+  }
+  const img = await decodeImage(join(SET, 'person_06.jpg'), { what: 'person image' })
+  p06 = await analyzePerson({ width: img.width, height: img.height, data: img.rgb }, models)
+}, TIMEOUT_MS)
+
+afterAll(async () => {
+  await Promise.all(opened.map((s) => s.release()))
+})
+
+const HANGING = [LM.rightShoulder, LM.rightElbow, LM.rightWrist] as const
+const RAISED = [LM.leftShoulder, LM.leftElbow, LM.leftWrist] as const
+
+/** A flat-lay garment's image-left sleeve hanging beside the body: shoulder seams 300 px apart. */
+const GARMENT_SHOULDERS = 300
+const longSleeve = (lengthPx: number): SleeveLandmarks => ({
+  shoulder: { x: 100, y: 100 },
+  armpit: { x: 104, y: 200 },
+  cuff: { x: 102 - 0.15 * lengthPx, y: 150 + lengthPx },
+  cuffHalfWidth: 30,
+})
+
+function frameOf(p: PersonAnalysis): SleeveFrame {
+  const sw = p.shoulderWidth
+  const sMid = mid(p.points[LM.leftShoulder]!, p.points[LM.rightShoulder]!)
+  return {
+    s: (0.9 * sw) / GARMENT_SHOULDERS,
+    sw,
+    centre: sMid,
+    garmentShoulders: GARMENT_SHOULDERS,
+  }
+}
+
+/** The seam the torso fit gives the image-left sleeve (person_06's right arm): beside the joint. */
+function seam(p: PersonAnalysis, arm: readonly number[], side: -1 | 1): [Point, Point] {
+  const j = p.points[arm[0]!]!
+  const sw = p.shoulderWidth
+  return [
+    { x: j.x + side * 0.05 * sw, y: j.y - 0.22 * sw },
+    { x: j.x - side * 0.05 * sw, y: j.y + 0.3 * sw },
+  ]
+}
+
+describe('sureArm / armPath: the joints a sleeve follows', () => {
+  it('the hanging arm has a sure elbow and wrist; the raised one only its elbow (the wrist is behind the head)', () => {
+    expect(sureArm(p06, HANGING)).toBe('elbow-wrist')
+    expect(sureArm(p06, RAISED)).toBe('elbow')
+    const root = p06.points[LM.rightShoulder]!
+    const path = armPath(p06, HANGING, root, { x: 0, y: 1 })
+    expect(path.points).toHaveLength(3)
+    // From the shoulder joint, the path is the joints themselves.
+    expect(dist(path.points[1]!, p06.points[LM.rightElbow]!)).toBeLessThan(1)
+    expect(dist(path.points[2]!, p06.points[LM.rightWrist]!)).toBeLessThan(1)
+    // The raised arm goes up to its elbow and on past it the way the upper arm points.
+    const up = armPath(p06, RAISED, p06.points[LM.leftShoulder]!, { x: 0, y: 1 })
+    expect(up.joints).toBe('elbow')
+    expect(up.dir.y).toBeLessThan(0)
+  })
+
+  it('an elbow or wrist where no arm reaches (a knee taken for it) is not followed', () => {
+    const legAsArm: PersonAnalysis = {
+      ...p06,
+      points: p06.points.map((q, i) =>
+        i === LM.rightElbow ? { ...p06.points[LM.rightKnee]! } : q,
+      ),
+    }
+    expect(sureArm(legAsArm, HANGING)).toBe('none')
+    const path = armPath(legAsArm, HANGING, p06.points[LM.rightShoulder]!, { x: -0.3, y: 1 })
+    expect(path.joints).toBe('none')
+    expect(path.dir).toEqual({ x: -0.3, y: 1 })
+    const ankleAsWrist: PersonAnalysis = {
+      ...p06,
+      points: p06.points.map((q, i) =>
+        i === LM.rightWrist ? { ...p06.points[LM.rightAnkle]! } : q,
+      ),
+    }
+    expect(sureArm(ankleAsWrist, HANGING)).toBe('elbow')
+    const unsure: PersonAnalysis = {
+      ...p06,
+      points: p06.points.map((q, i) => (i === LM.rightElbow ? { ...q, score: 0.2 } : q)),
+    }
+    expect(sureArm(unsure, HANGING)).toBe('none')
+  })
+})
+
+describe('fitSleeve: a long sleeve follows the arm to the wrist', () => {
+  it('on the hanging arm its cuff is at the wrist, its armpit edge towards the body, never narrower than the arm', () => {
+    const sl = longSleeve(LONG_ARM * GARMENT_SHOULDERS)
+    const frame = frameOf(p06)
+    const [tS, tA] = seam(p06, HANGING, -1)
+    const part = fitSleeve(p06, frame, 'sleeve-left', sl, plane(400, 800), HANGING, tS, tA)!
+    expect(part.layer).toBe('sleeve')
+    // Root seam, then four rows (upper arm, elbow, forearm, cuff), inner point first.
+    expect(part.targets).toHaveLength(10)
+    const cuffIn = part.targets[8]!
+    const cuffOut = part.targets[9]!
+    const cuff = mid(cuffIn, cuffOut)
+    const wrist = p06.points[LM.rightWrist]!
+    expect(dist(cuff, wrist)).toBeLessThan(0.15 * p06.shoulderWidth)
+    // The arm hangs on the image left of the torso: the inner edge is to its right.
+    for (let r = 0; r < 4; r++) {
+      expect(part.targets[2 + 2 * r]!.x).toBeGreaterThan(part.targets[3 + 2 * r]!.x)
+      expect(part.sources[2 + 2 * r]!.x).toBeGreaterThan(part.sources[3 + 2 * r]!.x)
+    }
+    // The elbow row sits at the elbow (offset by the seam's middle from the joint).
+    const elbowRow = mid(part.targets[4]!, part.targets[5]!)
+    const offset = sub(mid(tS, tA), p06.points[LM.rightShoulder]!)
+    const elbow = p06.points[LM.rightElbow]!
+    expect(dist(elbowRow, { x: elbow.x + offset.x, y: elbow.y + offset.y })).toBeLessThan(1)
+    expect(dist(cuffIn, cuffOut) / 2).toBeGreaterThanOrEqual(30 * frame.s - 1e-9)
+  })
+
+  it('on the raised arm it goes up the upper arm, its armpit edge underneath', () => {
+    const sl = longSleeve(LONG_ARM * GARMENT_SHOULDERS)
+    // The image-right sleeve: mirror the landmarks.
+    const mirror = (q: Point): Point => ({ x: 600 - q.x, y: q.y })
+    const slR: SleeveLandmarks = {
+      shoulder: mirror(sl.shoulder),
+      armpit: mirror(sl.armpit),
+      cuff: mirror(sl.cuff),
+      cuffHalfWidth: sl.cuffHalfWidth,
+    }
+    const [tS, tA] = seam(p06, RAISED, 1)
+    const part = fitSleeve(p06, frameOf(p06), 'sleeve-right', slR, plane(600, 800), RAISED, tS, tA)!
+    const jS = p06.points[LM.leftShoulder]!
+    const jE = p06.points[LM.leftElbow]!
+    const up = sub(jE, jS)
+    // Rows go up along the arm (the wrist is not sure: straight on past the elbow).
+    const rows = [0, 1, 2, 3].map((r) => mid(part.targets[2 + 2 * r]!, part.targets[3 + 2 * r]!))
+    for (let r = 1; r < 4; r++) expect(rows[r]!.y).toBeLessThan(rows[r - 1]!.y)
+    // The inner (armpit) point of each row is below the arm's axis: on the side away from the head.
+    const below = { x: -up.y, y: up.x } // perpendicular, pointing down for an arm going up-right
+    const sign = below.y > 0 ? 1 : -1
+    for (let r = 0; r < 4; r++) {
+      const inner = part.targets[2 + 2 * r]!
+      expect(sign * dot(sub(inner, rows[r]!), below)).toBeGreaterThan(0)
+    }
+  })
+
+  it('a short sleeve keeps its own length; a long one is the share of the arm its length says', () => {
+    const frame = frameOf(p06)
+    const [tS, tA] = seam(p06, HANGING, -1)
+    const path = armPath(p06, HANGING, mid(tS, tA), { x: 0, y: 1 })
+    const armLength =
+      dist(path.points[0]!, path.points[1]!) + dist(path.points[1]!, path.points[2]!)
+    const tee = sleeveLength(0.45 * GARMENT_SHOULDERS, frame, path)
+    expect(tee.length).toBeCloseTo(0.45 * GARMENT_SHOULDERS * frame.s, 6)
+    const long = sleeveLength(LONG_ARM * GARMENT_SHOULDERS, frame, path)
+    expect(long.length).toBeCloseTo(armLength, 6)
+    // Longer than the arm on the photo: still ends at the wrist.
+    expect(sleeveLength(2 * GARMENT_SHOULDERS, frame, path).length).toBeCloseTo(armLength, 6)
+    // A three-quarter turn: person_06's shoulders look narrow, so the garment's own length
+    // (scaled by them) would end the long sleeve near the elbow.
+    expect(LONG_ARM * GARMENT_SHOULDERS * frame.s).toBeLessThan(0.75 * armLength)
+    // The tee's part: the seam and two rows, as before the sleeves followed the forearm.
+    const part = fitSleeve(
+      p06,
+      frame,
+      'sleeve-left',
+      longSleeve(0.45 * GARMENT_SHOULDERS),
+      plane(400, 800),
+      HANGING,
+      tS,
+      tA,
+    )!
+    expect(part.targets).toHaveLength(6)
+  })
+})
+
+describe('trimToSleeve', () => {
+  it('drops what lies beside a hanging sleeve past its first quarter, keeps its root whole', () => {
+    const sl = longSleeve(400)
+    const m = plane(400, 700)
+    m.data.fill(1)
+    const t = trimToSleeve(m, sl)
+    const at = (x: number, y: number) => t.data[y * 400 + x]!
+    // On the axis, at the cuff and halfway: kept.
+    expect(at(Math.round(sl.cuff.x), Math.round(sl.cuff.y) - 5)).toBe(1)
+    const half = mid(mid(sl.shoulder, sl.armpit), sl.cuff)
+    expect(at(Math.round(half.x), Math.round(half.y))).toBe(1)
+    // 120 px beside it (the torso's side on the photo): gone.
+    expect(at(Math.round(half.x) + 120, Math.round(half.y))).toBe(0)
+    // Beside the root (the armhole seam with the torso): kept.
+    expect(at(160, 160)).toBe(1)
+  })
+})
