@@ -71,6 +71,9 @@ const P15 = {
   hand: [0.35, 0.475, 0.38, 0.505],
   /** His right shin (image left), bare below the shorts. */
   shin: [0.43, 0.7, 0.46, 0.76],
+  /** His light grey tee's short sleeves, below where a new tee's sleeves end (image left, right). */
+  sleeveLeft: [0.36, 0.27, 0.39, 0.31],
+  sleeveRight: [0.62, 0.27, 0.66, 0.3],
 } as const satisfies Record<string, Box>
 
 /**
@@ -235,6 +238,25 @@ describe('the old garment does not show through (undress.ts)', () => {
       )
       // The jeans stay: a top replaces the top only.
       expect(mae(r.rgb, person.rgb, person, P11.shinLeft)).toBeLessThan(1)
+    },
+    CASE_TIMEOUT_MS,
+  )
+
+  it(
+    'person_15 × a navy tee with white trims: his light grey sleeves come off too (a trim is not the new garment’s colour)',
+    async () => {
+      const { person, r } = await dress('person_15', 'garment_upper_02', 'upper')
+      const out = { width: person.width, height: person.height, rgb: r.rgb }
+      expect(r.details.composite.takeOff?.skipped).toBeNull()
+      for (const box of [P15.sleeveLeft, P15.sleeveRight]) {
+        const sleeve = median(person, box)
+        const before = share(person, box, near(person.rgb, sleeve))
+        const after = share(out, box, near(r.rgb, sleeve))
+        expect(before).toBeGreaterThan(0.6)
+        // Before TAKE_OFF_SAME_SHARE the grey was within TAKE_OFF_SAME of the trims' white: nothing
+        // was taken off and both boxes stayed as they were.
+        expect(after).toBeLessThan(0.2 * before)
+      }
     },
     CASE_TIMEOUT_MS,
   )

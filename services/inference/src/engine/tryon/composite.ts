@@ -510,10 +510,13 @@ function halfLuma(img: Rgb, x0: number, y0: number, cw: number, ch: number): Pla
  *   stays), and on the feet (capsules ankle → heel → toes, SHOE_REACH) only what has the old
  *   bottom's colours rather than the shoes' (shoes stay). An old dress's skirt counts as a bottom.
  * - never where the old garment looks like the new one (colour within TAKE_OFF_SAME of one of the
- *   new garment's colour prototypes; below the hips only within TAKE_OFF_NEAR × the shoulder width
- *   of the new garment): there the old cloth reads as the new garment's own fit, and
- *   painting skin would only show the warp's error (the paired photos, where the person wears the
- *   very garment). The price: old sleeves of the new top's colour stay.
+ *   new garment's main colours: its colour prototypes that hold at least TAKE_OFF_SAME_SHARE of its
+ *   pixels; below the hips only within TAKE_OFF_NEAR × the shoulder width of the new garment):
+ *   there the old cloth reads as the new garment's own fit, and painting skin would only show the
+ *   warp's error (the paired photos, where the person wears the very garment). A trim, a cuff or a
+ *   print is not a main colour: a light grey old tee (7–10 from white here, L* weighted) under a
+ *   navy tee with white trims came off nowhere before. The price: old sleeves of the new top's main
+ *   colour stay.
  * - never the person's own skin: a pixel nearer the skin prototypes found on this person
  *   (clothing.ts `skinProtos`: face, neck, hands) or, above the hips, the hair's than the old
  *   garment's own prototypes, and within TAKE_OFF_SKIN_D of them (shaded skin is far from the lit
@@ -525,6 +528,7 @@ function halfLuma(img: Rgb, x0: number, y0: number, cw: number, ch: number): Pla
 export const TAKE_OFF_MIN_COVER = 0.6
 export const TAKE_OFF_ARM = 0.3
 export const TAKE_OFF_SAME = 24
+export const TAKE_OFF_SAME_SHARE = 0.12
 export const TAKE_OFF_TORSO = 0.2
 export const TAKE_OFF_SKIN_CHROMA = 5
 export const TAKE_OFF_SKIN_D = 22
@@ -740,7 +744,7 @@ function takeOffZone(
     const col = [0, 1, 2].map((ch) => clamp(Math.round(nc[j * 3 + ch]! / na[j]!), 0, 255))
     samples.push(labOf(col[0]!, col[1]!, col[2]!))
   }
-  const protos = kmeans(samples, 6)
+  const protos = mainColours(samples, kmeans(samples, 6), TAKE_OFF_SAME_SHARE)
   // On the legs only right beside it: farther than TAKE_OFF_NEAR × the shoulder width from the new
   // garment the old cloth is not the new garment's fit (a black dress below new black shorts is the
   // dress). On the arms anywhere (old sleeves of the new top's colour stay).
@@ -754,6 +758,21 @@ function takeOffZone(
     if (nearestD2(photoAt(j), protos) < TAKE_OFF_SAME ** 2) zone.data[j] = 0
   }
   return { zone: upsample(boxBlur(zone, 1), W, H), cover, skipped: null }
+}
+
+/** The prototypes nearest to at least `share` of the samples (a garment's main colours). */
+function mainColours(samples: readonly Vec3[], protos: readonly Vec3[], share: number): Vec3[] {
+  const counts = protos.map(() => 0)
+  for (const v of samples) {
+    let best = 0
+    let bd = Infinity
+    for (let i = 0; i < protos.length; i++) {
+      const d = nearestD2(v, [protos[i]!])
+      if (d < bd) ((bd = d), (best = i))
+    }
+    counts[best]!++
+  }
+  return protos.filter((_, i) => counts[i]! >= share * samples.length)
 }
 
 /**
