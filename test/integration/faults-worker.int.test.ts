@@ -263,6 +263,9 @@ describe('worker faults (real processes)', () => {
     const s = await api.wait(id, JOB_TIMEOUT_MS)
     timings.handedBackCompletedMs = Date.now() - t1
     expect(s).toMatchObject({ status: 'completed', progress: 1 })
+    // The worker logs 'job completed' after the record says completed and the message is acked
+    // (consume-jobs.ts), so the line can come a moment after api.wait returns: wait for it.
+    await inference.waitFor('"msg":"job completed"', 10_000)
     // Completed once, by the new worker, on a later delivery (2, or 3 when the stopping worker's
     // last pull caught the handed-back message and handed it back again).
     const done = inference
