@@ -20,8 +20,12 @@
  *    lies in the range of human skin of every tone (Lab hue 15°–85°, chroma 6–60) and near the
  *    robust centre of the face / hand seeds (the face wins over a beige sleeve); top and bottom
  *    seeds that look like that skin are dropped (a V-neck, bare legs under shorts).
- * 3. Each class is summarised by up to PROTOTYPES colour prototypes (k-means on its seeds); each
- *    pixel of the person mask goes to the class of its nearest prototype, with spatial rules from
+ * 3. Each class is summarised by up to PROTOTYPES colour prototypes (k-means on its seeds; skin:
+ *    the person's own skin prototypes, `skinProtos`); each pixel of the person mask goes to the
+ *    class of its nearest prototype (skin: the strict test above, or its distance to `skinProtos`
+ *    plus SKIN_PROTO_MARGIN where that is under SKIN_PROTO_R and under the distance to every
+ *    garment prototype, top's and bottom's alike, so pale shins below beige shorts are skin and
+ *    the shorts' shaded folds are not), with spatial rules from
  *    the pose: the split between top and bottom is where the top's colours end on the body axis,
  *    or the hip line when they run on well into the thighs (a dress, DRESS_REACH: its skirt is the
  *    bottom); the bottom never above the waist band (half way from the hips up to the shoulders)
@@ -64,6 +68,14 @@ export const SKIN_R0 = 8
 export const HAIR_MARGIN = 2
 /** The skin class competes with the garments up to this multiple of the strict skin radius. */
 export const SKIN_LOOSE = 1.6
+/**
+ * A pixel within this distance (features as `labOf`) of one of the person's own skin prototypes,
+ * and nearer them by SKIN_PROTO_MARGIN than every garment prototype, costs the skin class that
+ * distance plus the margin, as a garment costs its distance to its own prototypes. With no skin
+ * found (face cut off, arms covered) only the strict skin test applies.
+ */
+export const SKIN_PROTO_R = 8
+export const SKIN_PROTO_MARGIN = 1
 /** Strands finer than the work grid are looked for this far (× shoulder width) around the hair found on it. */
 export const HAIR_REACH = 0.05
 /**
@@ -343,6 +355,23 @@ export function segmentClothing(img: Rgb, a: PersonAnalysis): Clothing {
   if (anchor.length < 8) anchor = [...anchor, ...limbSeeds.filter(hued)]
   const skin = skinModel(f, anchor, [...faceSeeds, ...handSeeds, ...limbSeeds].filter(hued))
   const skinLike = (j: number) => skin !== null && skinCost(f, j, skin) < 1
+  // The person's skin prototypes: the accepted seeds plus the palms within 2 × SKIN_R0 of their
+  // centre (a hand in a pocket of beige trousers is farther from the face's tone than that, mostly).
+  // They compete with the garments' prototypes pixel by pixel (below) and are handed on to
+  // composite.ts, which tells skin from a skin-hued old garment with them.
+  const palms = handSeeds.filter(
+    (j) =>
+      hued(j) &&
+      (skin === null || Math.hypot(f.ca[j]! - skin.ca, f.cb[j]! - skin.cb) < 2 * SKIN_R0),
+  )
+  const skinCells = [...(skin?.cells ?? []), ...palms]
+  const skinProtos =
+    skinCells.length >= 8
+      ? kmeans(
+          skinCells.map((j) => fvec(f, j)),
+          4,
+        )
+      : []
 
   // --- clothing seeds ---
   const sl = pt(LM.leftShoulder)
@@ -480,6 +509,7 @@ export function segmentClothing(img: Rgb, a: PersonAnalysis): Clothing {
   const pu = flat(protos.upper)
   const pl = flat(protos.lower)
   const ph = flat(protos.hair)
+  const ps = flat(skinProtos)
   const nearest = (pr: Float32Array, l: number, a1: number, b1: number): number => {
     let bd = Infinity
     for (let q = 0; q < pr.length; q += 3) {
@@ -504,6 +534,21 @@ export function segmentClothing(img: Rgb, a: PersonAnalysis): Clothing {
         // was seeded is nearer its own prototype).
         const c = skinCost(f, j, skin)
         cost.skin.data[j] = c < SKIN_LOOSE ? c * 0.45 * FAR : BIG
+      }
+      if (ps.length > 0) {
+        // This person's own skin colours, in the garments' units: pale shins under beige shorts
+        // are nearer the skin prototypes (seeded on them) than the shorts' own, the shorts nearer
+        // theirs.
+        const d = nearest(ps, l, a1, b1)
+        // … and nearer them than any of the garments' own colours, wherever those are (a shaded
+        // fold of beige shorts is nearer the top's beige than the face's tone).
+        const dg = Math.min(
+          pu.length > 0 ? nearest(pu, l, a1, b1) : Infinity,
+          pl.length > 0 ? nearest(pl, l, a1, b1) : Infinity,
+        )
+        if (d < SKIN_PROTO_R && d + SKIN_PROTO_MARGIN < dg) {
+          cost.skin.data[j] = Math.min(cost.skin.data[j]!, d + SKIN_PROTO_MARGIN)
+        }
       }
       if (pu.length > 0 && y <= kneeY) cost.upper.data[j] = nearest(pu, l, a1, b1) + upperPenalty
       if (pl.length > 0 && y >= waistBandY && y <= footY && !(armsW[j]! > 0.5 && y < hipY)) {
@@ -669,21 +714,6 @@ export function segmentClothing(img: Rgb, a: PersonAnalysis): Clothing {
   if (dress && topHemY !== null) topHemY = Math.min(topHemY, hipLineY / k)
 
   const skinRgb = skin === null ? null : medianRgb(img, skin.cells, w, k)
-  // The person's skin prototypes: the accepted seeds plus the palms within 2 × SKIN_R0 of their
-  // centre (a hand in a pocket of beige trousers is farther from the face's tone than that, mostly).
-  const palms = handSeeds.filter(
-    (j) =>
-      hued(j) &&
-      (skin === null || Math.hypot(f.ca[j]! - skin.ca, f.cb[j]! - skin.cb) < 2 * SKIN_R0),
-  )
-  const skinCells = [...(skin?.cells ?? []), ...palms]
-  const skinProtos =
-    skinCells.length >= 8
-      ? kmeans(
-          skinCells.map((j) => fvec(f, j)),
-          4,
-        )
-      : []
   const up = (p: Plane) => upsample(boxBlur(p, 0.5), img.width, img.height)
   // Strands are finer than the work grid: near the hair found there, each photo pixel is hair when
   // its own colour is nearer the hair than the top.
