@@ -15,6 +15,7 @@ import {
   fitSleeve,
   sleeveLength,
   sureArm,
+  raiseTurn,
   trimToSleeve,
   LONG_ARM,
   type SleeveFrame,
@@ -22,7 +23,7 @@ import {
 import type { SleeveLandmarks } from './garment-shape.ts'
 import { analyzePerson, type PersonAnalysis } from './person.ts'
 import { LM } from './pose.ts'
-import { dist, dot, mid, plane, sub, type Point } from './raster.ts'
+import { dist, dot, mid, norm, plane, sub, type Point } from './raster.ts'
 import { TRYON_MODELS } from './tryon-engine.ts'
 
 const ROOT = resolve(fileURLToPath(new URL('../../../../..', import.meta.url)))
@@ -211,6 +212,93 @@ describe('fitSleeve: a long sleeve follows the arm to the wrist', () => {
       tA,
     )!
     expect(part.targets).toHaveLength(6)
+  })
+})
+
+describe('fitSleeve: a short sleeve on a raised arm lies along the upper arm', () => {
+  /** A tee's image-right sleeve (0.45 × the shoulder seams long), mirrored from the image-left one. */
+  const mirror = (q: Point): Point => ({ x: 600 - q.x, y: q.y })
+  const tee = longSleeve(0.45 * GARMENT_SHOULDERS)
+  const teeR: SleeveLandmarks = {
+    shoulder: mirror(tee.shoulder),
+    armpit: mirror(tee.armpit),
+    cuff: mirror(tee.cuff),
+    cuffHalfWidth: tee.cuffHalfWidth,
+  }
+
+  it('on person_06 raised arm: root seam turned about the shoulder, cuff its own length up the upper arm, not folded', () => {
+    const frame = frameOf(p06)
+    const [tS, tA] = seam(p06, RAISED, 1)
+    const part = fitSleeve(p06, frame, 'sleeve-right', teeR, plane(600, 800), RAISED, tS, tA)!
+    // The seam and two rows (middle, cuff), as for any short sleeve.
+    expect(part.targets).toHaveLength(6)
+    const jS = p06.points[LM.leftShoulder]!
+    const jE = p06.points[LM.leftElbow]!
+    const up = norm(sub(jE, jS))
+    expect(up.y).toBeLessThan(0)
+    // The shoulder seam point stays; the armpit point turns with the arm, by the angle between
+    // the sleeve's direction on the garment (in the body's frame) and the upper arm.
+    expect(part.targets[0]).toEqual(tS)
+    expect(dist(part.targets[1]!, tA)).toBeGreaterThan(0.3 * p06.shoulderWidth)
+    const root = mid(part.targets[0]!, part.targets[1]!)
+    const angle = (a: Point, b: Point): number =>
+      Math.atan2(a.x * b.y - a.y * b.x, a.x * b.x + a.y * b.y)
+    const body = norm(
+      sub(
+        mid(p06.points[LM.leftHip]!, p06.points[LM.rightHip]!),
+        mid(p06.points[LM.leftShoulder]!, p06.points[LM.rightShoulder]!),
+      ),
+    )
+    const gAxis = norm(sub(teeR.cuff, mid(teeR.shoulder, teeR.armpit)))
+    const gDir = {
+      x: body.y * gAxis.x + body.x * gAxis.y,
+      y: -body.x * gAxis.x + body.y * gAxis.y,
+    }
+    const turned = angle(gDir, up)
+    expect(Math.abs(turned)).toBeGreaterThan(Math.PI / 2)
+    expect(angle(sub(tA, tS), sub(part.targets[1]!, tS))).toBeCloseTo(turned, 6)
+    // The rows lie on the upper arm's line from the root, the cuff at the sleeve's own length.
+    const len = dist(teeR.cuff, mid(teeR.shoulder, teeR.armpit)) * frame.s
+    const rows = [0, 1].map((r) => mid(part.targets[2 + 2 * r]!, part.targets[3 + 2 * r]!))
+    const across = { x: -up.y, y: up.x }
+    for (const [r, f] of [
+      [0, 0.5],
+      [1, 1],
+    ] as const) {
+      const v = sub(rows[r]!, root)
+      expect(dot(v, up)).toBeCloseTo(f * len, 6)
+      expect(Math.abs(dot(v, across))).toBeLessThan(1e-6)
+    }
+    // The cuff is up the arm, above the shoulder seam (the old geometry left it on the torso).
+    expect(rows[1]!.y).toBeLessThan(tS.y)
+    // Not folded: the garment's armpit point and the rows' armpit-side points keep one side of the
+    // axis on the person as on the garment.
+    const gAcross = { x: -gAxis.y, y: gAxis.x }
+    const gSide = Math.sign(dot(sub(teeR.armpit, teeR.shoulder), gAcross))
+    const pSide = Math.sign(dot(sub(part.targets[1]!, part.targets[0]!), across))
+    for (let r = 0; r < 2; r++) {
+      const gRowSide = Math.sign(
+        dot(sub(part.sources[2 + 2 * r]!, part.sources[3 + 2 * r]!), gAcross),
+      )
+      const pRowSide = Math.sign(
+        dot(sub(part.targets[2 + 2 * r]!, part.targets[3 + 2 * r]!), across),
+      )
+      expect(gRowSide * gSide).toBe(pRowSide * pSide)
+    }
+  })
+
+  it('on the hanging arm, or without a sure elbow, it does not turn', () => {
+    const frame = frameOf(p06)
+    const [tS, tA] = seam(p06, HANGING, -1)
+    const part = fitSleeve(p06, frame, 'sleeve-left', tee, plane(400, 800), HANGING, tS, tA)!
+    expect(part.targets[0]).toEqual(tS)
+    expect(part.targets[1]).toEqual(tA)
+    const down = { x: 0, y: 1 }
+    const hanging = armPath(p06, HANGING, mid(tS, tA), down)
+    expect(raiseTurn(norm({ x: -0.3, y: 1 }), hanging, down)).toBe(0)
+    const none = armPath(p06, [LM.leftShoulder, LM.leftKnee, LM.leftAnkle], mid(tS, tA), down)
+    expect(none.joints).toBe('none')
+    expect(raiseTurn(norm({ x: 0.3, y: 1 }), none, down)).toBe(0)
   })
 })
 

@@ -30,6 +30,11 @@
  *   when the arm hangs: its normal turns with the arm (same handedness as the body's down and
  *   inward directions), so a hanging, raised or bent arm never swaps the sleeve's edges (which
  *   folds it). A short sleeve (cuff before the elbow) keeps the side its root seam gives, as before.
+ * - A raised arm (`raiseTurn`): a short sleeve on a sure upper arm that stands out from the body
+ *   farther than the sleeve does on the garment photo turns about its shoulder seam point, root
+ *   seam and all, by the angle between the sleeve and the upper arm (blended in over RAISE_BLEND),
+ *   so it lies along the upper arm, its armpit edge underneath; left upright on the torso, the
+ *   seam and the rows up the arm folded it into a band across the torso. Hanging arms: unchanged.
  * - The mask: a long sleeve's loses what lies beside it on the photo (`trimToSleeve`).
  */
 import type { SleeveLandmarks } from './garment-shape.ts'
@@ -225,7 +230,7 @@ export function fitSleeve(
   )
   const right = { x: down.y, y: -down.x }
   const toBody = (v: Point): Point => add(mul(right, v.x), mul(down, v.y))
-  const path = armPath(p, arm, tRoot, norm(toBody(gAxis)))
+  let path = armPath(p, arm, tRoot, norm(toBody(gAxis)))
   const { length: len } = sleeveLength(gLen, frame, path)
   // Inner (armpit-side) normals: towards the body for a sleeve hanging straight down, turning with
   // the sleeve. On the garment photo down is +y and across +x; the image-left sleeve's inner side
@@ -238,12 +243,18 @@ export function fitSleeve(
   }
   const gIn = inner(gAxis)
   const rootHalf = dist(sl.shoulder, sl.armpit) / 2
-  const src: Point[] = [sl.shoulder, sl.armpit]
-  const dst: Point[] = [tS, tA]
   // Control rows along the sleeve: its middle and cuff; a sleeve past the elbow also at the elbow
   // (its bend) and halfway down the forearm.
   const elbowAt = path.points.length > 1 ? dist(path.points[0]!, path.points[1]!) : Infinity
   const long = len > 1.05 * elbowAt
+  // A short sleeve on a raised or outstretched arm turns about its shoulder seam point with the
+  // upper arm (`raiseTurn`): its root seam with it, so the sleeve lies along the upper arm instead
+  // of folding between a seam left upright on the torso and rows up the arm.
+  const turn = long ? 0 : raiseTurn(norm(toBody(gAxis)), path, down)
+  const tA2 = turn === 0 ? tA : add(tS, rotate(sub(tA, tS), turn))
+  if (turn !== 0) path = armPath(p, arm, mid(tS, tA2), norm(toBody(gAxis)))
+  const src: Point[] = [sl.shoulder, sl.armpit]
+  const dst: Point[] = [tS, tA2]
   const rows = long ? [0.5 * elbowAt, elbowAt, (elbowAt + len) / 2, len] : [0.5 * len, len]
   // A short sleeve's rows lie beside its root seam (on a hanging arm the seam runs along the arm),
   // where no side is right: it keeps the side the seam gives (the garment's armpit side of its
@@ -254,7 +265,7 @@ export function fitSleeve(
   const normal = (dir: Point): Point => {
     if (long) return inner(dir)
     const n = perp(dir)
-    const pSide = Math.sign(dot(sub(tA, tS), n)) || 1
+    const pSide = Math.sign(dot(sub(tA2, tS), n)) || 1
     return pSide !== gSide ? mul(n, -1) : n
   }
   const gNormal = long ? gIn : gN
@@ -279,6 +290,33 @@ export function fitSleeve(
   }
   const partMask = long ? trimToSleeve(mask, sl) : mask
   return { name, mask: partMask, targets: dst, sources: src, layer: 'sleeve' }
+}
+
+/**
+ * A short sleeve on a raised arm turns fully once the upper arm stands out from the body (its angle
+ * to the body's down direction) this much (radians) farther than the sleeve does on the garment
+ * photo; not at all when it stands out no farther (a hanging arm: unchanged), blended in between.
+ */
+export const RAISE_BLEND = Math.PI / 9
+
+const rotate = (v: Point, a: number): Point => ({
+  x: v.x * Math.cos(a) - v.y * Math.sin(a),
+  y: v.x * Math.sin(a) + v.y * Math.cos(a),
+})
+
+/**
+ * The angle (radians, image coordinates) a short sleeve turns about its shoulder seam point: from
+ * its own direction on the garment (`gDir`, in the body frame) to the upper arm's, times how far the
+ * arm is raised past the sleeve (RAISE_BLEND). 0 without a sure elbow (the same trust as a long
+ * sleeve's: `sureArm`) or on an arm that hangs no farther out than the sleeve.
+ */
+export function raiseTurn(gDir: Point, path: ArmPath, down: Point): number {
+  if (path.joints === 'none' || path.points.length < 2) return 0
+  const aDir = norm(sub(path.points[1]!, path.points[0]!))
+  const out = (v: Point): number => Math.acos(clamp(dot(v, down), -1, 1))
+  const w = clamp((out(aDir) - out(gDir)) / RAISE_BLEND, 0, 1)
+  if (w === 0) return 0
+  return w * Math.atan2(cross(gDir, aDir), dot(gDir, aDir))
 }
 
 /** Sleeve mask pixels farther than this × the sleeve's local half-width (+ 4 px) from its axis go. */
