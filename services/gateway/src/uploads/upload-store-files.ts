@@ -84,13 +84,17 @@ export async function openFileUploadStore(
       const room = o.maxTotalBytes === undefined ? Infinity : o.maxTotalBytes - (await totalBytes())
       if (room <= 0) throw storageFull('uploads')
       const limited = limitStream(body, Math.min(maxBytes, room))
+      const out = createWriteStream(tmp, { mode: 0o600 })
       try {
         await pipeline(
           Readable.fromWeb(limited.stream as import('node:stream/web').ReadableStream<Uint8Array>),
-          createWriteStream(tmp, { mode: 0o600 }),
+          out,
         )
         await rename(tmp, join(dir, m.id))
       } catch (err) {
+        // pipeline rejects as soon as the body fails, while the file may still be opening: remove
+        // it only once the write stream has closed, or the open creates it after the rm.
+        if (!out.closed) await new Promise<void>((res) => out.once('close', () => res()))
         await rm(tmp, { force: true })
         if (room < maxBytes && err instanceof AppError && err.code === 'file_size_too_large') {
           throw storageFull('uploads', err)
