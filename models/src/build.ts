@@ -115,20 +115,9 @@ export async function buildModels(
     const file = `${entry.name}.onnx`
     const onnxPath = path.join(DIST_DIR, file)
     const prev = prevModels.get(entry.name)
-    if (
-      prev &&
-      prev.buildKey === buildKey &&
-      existsSync(onnxPath) &&
-      sha256(await readFile(onnxPath)) === prev.sha256
-    ) {
+    if (prev && (await isUpToDate(prev, buildKey, onnxPath))) {
       out.push(prev)
-      reports.push({
-        name: entry.name,
-        status: 'up-to-date',
-        ms: performance.now() - t0,
-        bytes: prev.bytes,
-        nodes: prev.onnxNodeCount,
-      })
+      reports.push(upToDateReport(prev, performance.now() - t0))
       log(`${entry.name}: up to date`)
       continue
     }
@@ -222,6 +211,19 @@ export async function buildModels(
   return reports
 }
 
+/** The manifest's entry still describes the file on disk, built with the same key. */
+async function isUpToDate(prev: ManifestModel, buildKey: string, onnxPath: string) {
+  return (
+    prev.buildKey === buildKey &&
+    existsSync(onnxPath) &&
+    sha256(await readFile(onnxPath)) === prev.sha256
+  )
+}
+
+function upToDateReport(prev: ManifestModel, ms: number): BuildReport {
+  return { name: prev.name, status: 'up-to-date', ms, bytes: prev.bytes, nodes: prev.onnxNodeCount }
+}
+
 async function buildGenerated(
   gen: GeneratedEntry,
   prev: ManifestModel | undefined,
@@ -232,23 +234,9 @@ async function buildGenerated(
   const buildKey = sha256(`${fingerprint}|${gen.name}`)
   const file = `${gen.name}.onnx`
   const onnxPath = path.join(DIST_DIR, file)
-  if (
-    prev &&
-    prev.buildKey === buildKey &&
-    existsSync(onnxPath) &&
-    sha256(await readFile(onnxPath)) === prev.sha256
-  ) {
+  if (prev && (await isUpToDate(prev, buildKey, onnxPath))) {
     log(`${gen.name}: up to date`)
-    return {
-      entry: prev,
-      report: {
-        name: gen.name,
-        status: 'up-to-date',
-        ms: performance.now() - t0,
-        bytes: prev.bytes,
-        nodes: prev.onnxNodeCount,
-      },
-    }
+    return { entry: prev, report: upToDateReport(prev, performance.now() - t0) }
   }
   const built = gen.build()
   const tmp = `${onnxPath}.tmp-${process.pid}`
@@ -315,15 +303,9 @@ async function buildDerived(
   const buildKey = h.update(d.name).digest('hex')
   const file = `${d.name}.onnx`
   const onnxPath = path.join(DIST_DIR, file)
-  if (
-    prev &&
-    prev.buildKey === buildKey &&
-    existsSync(onnxPath) &&
-    sha256(await readFile(onnxPath)) === prev.sha256
-  ) {
+  if (prev && (await isUpToDate(prev, buildKey, onnxPath))) {
     log(`${d.name}: up to date`)
-    const report = { name: d.name, status: 'up-to-date' as const, ms: 0, bytes: prev.bytes }
-    return { entry: prev, report: { ...report, nodes: prev.onnxNodeCount } }
+    return { entry: prev, report: upToDateReport(prev, 0) }
   }
   const bytes = await d.build(await readFile(path.join(DIST_DIR, from.file)))
   const tmp = `${onnxPath}.tmp-${process.pid}`
