@@ -175,6 +175,25 @@ describe('API keys across gateway replicas (NATS KV)', () => {
     ).toEqual(expect.any(String))
   })
 
+  it('a new key works on its very first request on every replica, with no wait after it is created; an unknown key is still refused', async () => {
+    // Read-your-writes: a replica that does not know a presented key asks the bucket for its last
+    // change and waits for its watch to deliver it, instead of answering 401 while the watch lags.
+    const nc = await connect({ servers: nats.url })
+    try {
+      const store = await openKvKeyStore(nc)
+      const got: number[] = []
+      for (let i = 0; i < 20; i++) {
+        const { key, record } = generateApiKey({ name: `first-request ${i}` })
+        await store.create(record)
+        got.push(...(await Promise.all(urls.map((u) => status(u, key)))))
+      }
+      expect(got).toEqual(Array.from({ length: 40 }, () => 404))
+      expect(await status(urls[0]!, `tk_${'x'.repeat(43)}`)).toBe(401)
+    } finally {
+      await nc.close()
+    }
+  })
+
   it("a burst spread over both replicas is held to the key's one budget; 429s carry Retry-After and RateLimit-*", async () => {
     const { key } = await createKey({ rateLimitPerS: 10, maxConcurrentJobs: 0 })
     // The budgets' clock stands still during the burst: nothing refills, however slow the host, so

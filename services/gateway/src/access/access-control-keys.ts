@@ -8,8 +8,19 @@ import {
   keyWebhookSecrets,
   type ApiKeyRecord,
 } from './api-key.ts'
-import type { KeyStore } from './key-store.ts'
+import type { KeyStore, KeyWatch } from './key-store.ts'
 import type { RateLimiter } from './rate-limiter.ts'
+
+/** How long a request with an unknown key waits for the key store to catch up before its 401. */
+export const CATCH_UP_MS = 1_000
+
+/** `p`, or a rejection after `ms` (the timer does not hold the process open). */
+const withTimeout = (p: Promise<void>, ms: number): Promise<void> =>
+  new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms)
+    t.unref()
+    p.then(resolve, reject).finally(() => clearTimeout(t))
+  })
 
 export interface AccessLimits {
   /** DEFAULT_RATE_LIMIT_PER_S: keys without their own limit. */
@@ -52,6 +63,11 @@ export function createKeyAccessControl(o: {
   limits: AccessLimits
   limiter: RateLimiter
   onClose?: () => void
+  /**
+   * Brings the stored keys up to date with the store (`KeyWatch.catchUp`): asked when a presented
+   * key is not known, so that a key created a moment ago works on its first request.
+   */
+  catchUp?: () => Promise<void>
 }): KeyAccessControl {
   const envEntries = new Map<string, Entry>()
   for (const h of o.envHashes) {
@@ -88,7 +104,14 @@ export function createKeyAccessControl(o: {
       const h = createHash('sha256').update(presentedKey, 'utf8').digest()
       const hex = h.toString('hex')
       // Found by digest (the digest of an unknown key tells nothing about a known one), then compared in constant time.
-      const e = stored.get(hex) ?? envEntries.get(hex)
+      const find = (): Entry | undefined => stored.get(hex) ?? envEntries.get(hex)
+      let e = find()
+      if (e === undefined && o.catchUp !== undefined) {
+        // Not known yet: it may have been created since the watch last reported. The store is
+        // asked (one request shared by every miss meanwhile), for CATCH_UP_MS at most.
+        await withTimeout(o.catchUp(), CATCH_UP_MS).catch(() => undefined)
+        e = find()
+      }
       if (e === undefined || !timingSafeEqual(e.hash, h) || e.revoked) return null
       return e.principal
     },
@@ -121,9 +144,13 @@ export async function openKeyAccessControl(o: {
   limiter: RateLimiter
   onWatchError?: (err: unknown) => void
 }): Promise<KeyAccessControl> {
-  let stop: () => void = () => undefined
-  const ac = createKeyAccessControl({ ...o, onClose: () => stop() })
-  stop = await o.keys.watch(
+  let watch: KeyWatch | null = null
+  const ac = createKeyAccessControl({
+    ...o,
+    onClose: () => watch?.stop(),
+    catchUp: () => watch?.catchUp() ?? Promise.resolve(),
+  })
+  watch = await o.keys.watch(
     (all) => ac.setStoredKeys(all),
     (err) => o.onWatchError?.(err),
   )

@@ -150,6 +150,25 @@ describe('API keys', () => {
     expect(await r.json()).toMatchObject({ error_code: 'invalid_auth_token' })
   })
 
+  it('a key written to the file a moment ago works on its first request, long before the next poll', async () => {
+    // Another process (`tailor keys create`) writes the file; this gateway polls it only hourly.
+    const slow = openFileKeyStore(dir, { pollMs: 3_600_000 })
+    const ac = await openKeyAccessControl({
+      keys: slow,
+      envHashes: [],
+      limits: { rateLimitPerS: 5, maxConcurrentJobs: 0 },
+      limiter: new RateLimiter(createMemoryRateBudget()),
+    })
+    try {
+      const { key, record } = generateApiKey({ name: 'just made' })
+      await keys.create(record)
+      expect((await ac.authenticate(key))?.keyId).toBe(record.id)
+      expect(await ac.authenticate(`tk_${'y'.repeat(43)}`)).toBeNull()
+    } finally {
+      await ac.close()
+    }
+  })
+
   it('keys from the environment are principals with the default limits and a stable id', async () => {
     const p = await access.authenticate(ENV_KEY)
     expect(p).toMatchObject({

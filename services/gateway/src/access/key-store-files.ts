@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { AppError } from '@tailor/proto'
 import { isApiKeyRecord, type ApiKeyRecord } from './api-key.ts'
 import type { KeyStore } from './key-store.ts'
+import { sharedRuns } from './shared-runs.ts'
 
 export const KEYS_FILE = 'api-keys.json'
 /** How often a watcher looks at the file (a revoke reaches the gateway within this, well under 1 s). */
@@ -104,18 +105,18 @@ export function openFileKeyStore(dataDir: string, o: { pollMs?: number } = {}): 
         if (!stopped) onChange(keys)
       }
       await check()
-      let busy = false
+      // The poll and catchUp share runs: a catchUp is answered by a stat made after it was asked.
+      const run = sharedRuns(check)
       const timer = setInterval(() => {
-        if (busy) return
-        busy = true
-        check()
-          .catch(onError)
-          .finally(() => (busy = false))
+        run().catch(onError)
       }, o.pollMs ?? KEYS_FILE_POLL_MS)
       timer.unref()
-      return () => {
-        stopped = true
-        clearInterval(timer)
+      return {
+        stop() {
+          stopped = true
+          clearInterval(timer)
+        },
+        catchUp: run,
       }
     },
     async close() {},

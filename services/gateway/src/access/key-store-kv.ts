@@ -5,6 +5,7 @@ import { AppError } from '@tailor/proto'
 import { compareAndSet } from '../compare-and-set.ts'
 import { isApiKeyRecord, KEY_ID_RE, type ApiKeyRecord } from './api-key.ts'
 import type { KeyStore } from './key-store.ts'
+import { sharedRuns } from './shared-runs.ts'
 
 export const KEYS_BUCKET = 'api_keys'
 /** Wait before opening a watch again after it ended. */
@@ -51,10 +52,21 @@ export async function openKvKeyStore(nc: NatsConnection): Promise<KeyStore> {
     async watch(onChange, onError) {
       let stopped = false
       let it: Awaited<ReturnType<KV['watch']>> | null = null
+      // The bucket's stream sequence the watch has delivered up to, and catchUps waiting for one.
+      let applied = 0
+      let waiting: { seq: number; done: () => void }[] = []
+      const reached = (seq: number): void => {
+        applied = Math.max(applied, seq)
+        const ready = waiting.filter((w) => w.seq <= applied)
+        waiting = waiting.filter((w) => w.seq > applied)
+        for (const w of ready) w.done()
+      }
       // The watch starts from each key's last value; records are also loaded first so that a
       // gateway knows every key before it answers its first request.
       const open = async (): Promise<void> => {
         const all = new Map<string, ApiKeyRecord>()
+        // A stream made anew (NATS restarted without it) counts from 1 again.
+        applied = 0
         it = await kv.watch({ key: '>' })
         for (const r of await list()) all.set(r.id, r)
         onChange([...all.values()])
@@ -67,6 +79,7 @@ export async function openKvKeyStore(nc: NatsConnection): Promise<KeyStore> {
               if (isApiKeyRecord(rec)) all.set(e.key, rec)
               else all.delete(e.key)
               onChange([...all.values()])
+              reached(e.revision)
             }
           } catch (err) {
             if (!stopped) onError(err)
@@ -85,9 +98,19 @@ export async function openKvKeyStore(nc: NatsConnection): Promise<KeyStore> {
         })()
       }
       await open()
-      return () => {
-        stopped = true
-        it?.stop()
+      return {
+        stop() {
+          stopped = true
+          it?.stop()
+          for (const w of waiting.splice(0)) w.done()
+        },
+        // The bucket's last sequence now, then the watch's delivery of it. With history 1 every
+        // subject keeps its last message, so the stream's last one is always delivered.
+        catchUp: sharedRuns(async () => {
+          const last = (await kv.status()).streamInfo.state.last_seq
+          if (stopped || last <= applied) return
+          await new Promise<void>((done) => waiting.push({ seq: last, done }))
+        }),
       }
     },
     async close() {},

@@ -16,11 +16,19 @@ export interface KeyStore {
   ): Promise<ApiKeyRecord | null>
   /**
    * Calls `onChange` with the full set of records now, then again whenever any record changes (a
-   * revoke made by any process reaches every watcher within a second). Returns a stop function.
+   * revoke made by any process reaches every watcher within a second).
    */
-  watch(
-    onChange: (all: ApiKeyRecord[]) => void,
-    onError: (err: unknown) => void,
-  ): Promise<() => void>
+  watch(onChange: (all: ApiKeyRecord[]) => void, onError: (err: unknown) => void): Promise<KeyWatch>
   close(): Promise<void>
+}
+
+/** A running `KeyStore.watch`. */
+export interface KeyWatch {
+  stop(): void
+  /**
+   * Resolves once every change made to the store before the call has been passed to `onChange`
+   * (read-your-writes: a key created a moment ago by `tailor keys` or another replica is known
+   * after it). Rejects when the store cannot be reached.
+   */
+  catchUp(): Promise<void>
 }
