@@ -12,6 +12,8 @@ import { loadModelSpec } from '../manifest.ts'
 import { ModelSession } from '../session.ts'
 import {
   armPath,
+  belowArmpitCut,
+  bodyStop,
   fitSleeve,
   sleeveLength,
   sureArm,
@@ -20,7 +22,9 @@ import {
   LONG_ARM,
   type SleeveFrame,
 } from './fit-sleeve.ts'
-import type { SleeveLandmarks } from './garment-shape.ts'
+import { fitParts } from './fit.ts'
+import { extractGarmentMask } from './garment-mask.ts'
+import { maskBbox, topLandmarks, type SleeveLandmarks } from './garment-shape.ts'
 import { analyzePerson, type PersonAnalysis } from './person.ts'
 import { LM } from './pose.ts'
 import { dist, dot, mid, norm, plane, sub, type Point } from './raster.ts'
@@ -299,6 +303,104 @@ describe('fitSleeve: a short sleeve on a raised arm lies along the upper arm', (
     const none = armPath(p06, [LM.leftShoulder, LM.leftKnee, LM.leftAnkle], mid(tS, tA), down)
     expect(none.joints).toBe('none')
     expect(raiseTurn(norm({ x: 0.3, y: 1 }), none, down)).toBe(0)
+  })
+})
+
+describe('a short sleeve on a hanging arm hangs from the armpit, not over the chest', () => {
+  const inwardOf = (tA: Point, dir: Point, centre: Point): Point => {
+    const across = { x: -dir.y, y: dir.x }
+    return dot(across, sub(centre, tA)) >= 0 ? across : { x: -across.x, y: -across.y }
+  }
+
+  it('bodyStop moves a row out by what it reaches past the armpit line, and leaves one clear of it', () => {
+    const dir = { x: 0, y: 1 }
+    const tA = { x: 100, y: 50 }
+    const centre = { x: 300, y: 0 }
+    // Centred 10 px outside the line, 40 px half-wide: 30 px past it, moved 30 px out.
+    expect(bodyStop({ x: 90, y: 120 }, { x: 1, y: 0 }, 40, dir, tA, centre)).toEqual({
+      x: -30,
+      y: 0,
+    })
+    // 50 px outside, 40 px half-wide: clear.
+    const clear = bodyStop({ x: 50, y: 120 }, { x: -1, y: 0 }, 40, dir, tA, centre)
+    expect(Math.hypot(clear.x, clear.y)).toBe(0)
+  })
+
+  it('on person_06 hanging arm: the tee sleeve keeps its seam and width, no row past the armpit line', () => {
+    const frame = frameOf(p06)
+    const [tS, tA] = seam(p06, HANGING, -1)
+    const tee = longSleeve(0.45 * GARMENT_SHOULDERS)
+    const part = fitSleeve(p06, frame, 'sleeve-left', tee, plane(400, 800), HANGING, tS, tA)!
+    expect(part.targets).toHaveLength(6)
+    expect(part.targets[0]).toEqual(tS)
+    expect(part.targets[1]).toEqual(tA)
+    const dir = norm(sub(p06.points[LM.rightElbow]!, p06.points[LM.rightShoulder]!))
+    const inward = inwardOf(tA, dir, frame.centre)
+    for (let r = 0; r < 2; r++) {
+      const a = part.targets[2 + 2 * r]!
+      const b = part.targets[3 + 2 * r]!
+      const past = [a, b].map((q) => dot(sub(q, tA), inward))
+      // The seam's armpit end is 0.05 × sw inside the arm's axis and the sleeve is wider than
+      // that: centred on the arm its armpit half lay over the chest; now its edge is on the line.
+      expect(Math.max(...past)).toBeCloseTo(0, 6)
+      // …and the row keeps its width (at least the sleeve's own).
+      expect(dist(a, b) / 2).toBeGreaterThanOrEqual(30 * frame.s - 1e-9)
+    }
+  })
+
+  it(
+    'on a real tee (tryon/garment_upper_05, white tape trims) fitted to person_06: the sleeve part loses the torso under the armpit, keeps its cuff, and hangs outside the armpit',
+    async () => {
+      const img = await decodeImage(join(SET, 'garment_upper_05.jpg'), {
+        what: 'garment',
+        maxWorkSidePx: 768,
+      })
+      const rgb = { width: img.width, height: img.height, data: img.rgb }
+      const gm = extractGarmentMask(rgb, null, { preprocess: true })
+      const lm = topLandmarks(gm, maskBbox(gm)!, 'upper')
+      const parts = fitParts('upper', lm, gm, p06)
+      const sleeve = parts.find((q) => q.name === 'sleeve-left')!
+      const sl = lm.sleeveL!
+      const w = gm.width
+      // Below the garment's armpit, inside the torso's side line: torso, never the sleeve.
+      let under = 0
+      let inTorso = 0
+      for (let y = Math.ceil(sl.armpit.y) + 3; y < gm.height; y++) {
+        for (let x = Math.ceil(lm.sideL(y)) + 3; x < w; x++) {
+          if (gm.data[y * w + x]! < 0.5) continue
+          under++
+          if (sleeve.mask.data[y * w + x]! > 0) inTorso++
+        }
+      }
+      expect(under).toBeGreaterThan(1000)
+      expect(inTorso).toBe(0)
+      // The cuff (the garment's own pixels there) is kept.
+      const cx = Math.round(sl.cuff.x)
+      const cy = Math.round(sl.cuff.y - 0.5 * sl.cuffHalfWidth)
+      expect(gm.data[cy * w + cx]).toBeGreaterThan(0.5)
+      expect(sleeve.mask.data[cy * w + cx]).toBeGreaterThan(0.5)
+      // On the person, the sleeve's rows stay outside the line through its armpit along the arm.
+      const tA = sleeve.targets[1]!
+      const mp = mid(p06.points[LM.leftShoulder]!, p06.points[LM.rightShoulder]!)
+      // The image-left sleeve is on her hanging right arm; its rows follow the upper arm.
+      expect(p06.points[LM.rightShoulder]!.x).toBeLessThan(p06.points[LM.leftShoulder]!.x)
+      const dir = norm(sub(p06.points[LM.rightElbow]!, p06.points[LM.rightShoulder]!))
+      const inward = inwardOf(tA, dir, mp)
+      for (const q of sleeve.targets.slice(2)) expect(dot(sub(q, tA), inward)).toBeLessThan(1)
+    },
+    TIMEOUT_MS,
+  )
+})
+
+describe('belowArmpitCut', () => {
+  it('drops the pixels past the armpit edge by more than ARMPIT_EDGE_PX, keeps the rest', () => {
+    const m = plane(100, 100)
+    m.data.fill(1)
+    const out = belowArmpitCut(m, { x: 50, y: 50 }, { x: 1, y: 0 })
+    expect(out.data[50 * 100 + 52]).toBe(1)
+    expect(out.data[50 * 100 + 53]).toBe(0)
+    expect(out.data[10 * 100 + 20]).toBe(1)
+    expect(m.data[50 * 100 + 53]).toBe(1)
   })
 })
 

@@ -36,7 +36,13 @@
  *   (blended in over RAISE_BLEND), so it lies along the upper arm, its armpit edge underneath; left
  *   upright on the torso, the seam and the rows up the arm folded it into a band across the torso.
  *   Hanging arms: unchanged.
- * - The mask: a long sleeve's loses what lies beside it on the photo (`trimToSleeve`).
+ * - A short sleeve hangs from its seam, its armpit edge against the body: on an arm that is not
+ *   turned, no row reaches in past the line through the placed armpit along the arm (`bodyStop`
+ *   moves the row out). Centred on a hanging arm, a sleeve wider than the arm covered the chest
+ *   with its armpit half, its cuff (a white trim) a streak across the torso.
+ * - The mask: a long sleeve's loses what lies beside it on the photo (`trimToSleeve`); a short
+ *   sleeve's what lies on the body's side of its armpit edge (`belowArmpitCut`: the torso under the
+ *   armpit, which its spline dragged in over the chest as a wedge).
  */
 import type { SleeveLandmarks } from './garment-shape.ts'
 import type { WarpPart } from './fit.ts'
@@ -286,11 +292,38 @@ export function fitSleeve(
     const out = dot(n, sub(at, mp)) >= 0 ? n : mul(n, -1)
     const armHalf = scanMask(p, at, out, 0.5 * sw)
     const hwP = clamp(Math.max(hw * s, 1.1 * armHalf), hw * s, 1.6 * hw * s)
+    // A short sleeve hangs from its root seam, its armpit edge against the body: no row reaches
+    // in past the line through the placed armpit along the arm (`bodyStop`). Centred on a
+    // hanging arm, a sleeve wider than the arm covered the chest with its armpit half and drew
+    // its cuff (a white trim) as a streak across the torso.
+    const shift = long || turn !== 0 ? { x: 0, y: 0 } : bodyStop(at, n, hwP, dir, tA, mp)
     src.push(add(gc, mul(gNormal, hw)), sub(gc, mul(gNormal, hw)))
-    dst.push(add(at, mul(n, hwP)), sub(at, mul(n, hwP)))
+    dst.push(add(add(at, mul(n, hwP)), shift), add(sub(at, mul(n, hwP)), shift))
   }
-  const partMask = long ? trimToSleeve(mask, sl) : mask
+  const partMask = long ? trimToSleeve(mask, sl) : belowArmpitCut(mask, sl.armpit, gIn)
   return { name, mask: partMask, targets: dst, sources: src, layer: 'sleeve' }
+}
+
+/**
+ * How far (a vector) a short sleeve's row, centred at `at` with half-width `hw` along ±`n`, moves
+ * out so that neither end lies inward (towards the body's centre `centre`) of the line through the
+ * placed armpit `armpit` along the sleeve's direction `dir`; zero when neither does.
+ */
+export function bodyStop(
+  at: Point,
+  n: Point,
+  hw: number,
+  dir: Point,
+  armpit: Point,
+  centre: Point,
+): Point {
+  const across = perp(dir)
+  const inward = dot(across, sub(centre, armpit)) >= 0 ? across : mul(across, -1)
+  const past = Math.max(
+    dot(sub(add(at, mul(n, hw)), armpit), inward),
+    dot(sub(sub(at, mul(n, hw)), armpit), inward),
+  )
+  return past > 0 ? mul(inward, -past) : { x: 0, y: 0 }
 }
 
 /**
@@ -326,6 +359,28 @@ export function raiseTurn(gDir: Point, path: ArmPath, down: Point): number {
   const w = clamp((out(aDir) - Math.max(out(gDir), RAISE_FROM)) / RAISE_BLEND, 0, 1)
   if (w === 0) return 0
   return w * Math.atan2(cross(gDir, aDir), dot(gDir, aDir))
+}
+
+/** Pixels this far (garment px) past a short sleeve's armpit edge stay in its mask (anti-aliasing). */
+export const ARMPIT_EDGE_PX = 2
+
+/**
+ * A short sleeve's mask without what lies on the body's side of its armpit edge (the line through
+ * the garment's armpit along the sleeve, `inner` its armpit-side normal): the torso's side under the
+ * armpit, which the side-line split gives the sleeve. The sleeve's spline drags those pixels in
+ * over the chest as a wedge; the torso part draws them in place.
+ */
+export function belowArmpitCut(mask: Plane, armpit: Point, inner: Point): Plane {
+  const out = { width: mask.width, height: mask.height, data: Float32Array.from(mask.data) }
+  for (let y = 0; y < mask.height; y++) {
+    for (let x = 0; x < mask.width; x++) {
+      const i = y * mask.width + x
+      if (out.data[i]! > 0 && dot({ x: x - armpit.x, y: y - armpit.y }, inner) > ARMPIT_EDGE_PX) {
+        out.data[i] = 0
+      }
+    }
+  }
+  return out
 }
 
 /** Sleeve mask pixels farther than this × the sleeve's local half-width (+ 4 px) from its axis go. */
