@@ -2,8 +2,9 @@ import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { decodeImage } from '../../media/image.ts'
-import { extractGarmentMask, KEY_DISTANCE, maskArea } from './garment-mask.ts'
+import { backgroundField, extractGarmentMask, KEY_DISTANCE, maskArea } from './garment-mask.ts'
 import { bottomLandmarks, maskBbox } from './garment-shape.ts'
+import { components } from './raster.ts'
 
 const MEDIA = resolve(fileURLToPath(new URL('../../../../../../shared/media', import.meta.url)))
 
@@ -143,5 +144,65 @@ describe('preprocess_garment "true": background removal on product photos', () =
       }
     }
     expect(on).toBe(21 * 21)
+  })
+
+  it("a big print whose white is the backdrop's own colour, on a sweep a few levels darker at the top, is found whole (garment_lower_03)", async () => {
+    // Navy swim shorts with a white lettering print and white bands down to the hem, on a light
+    // grey sweep (219 at the top, 227 at the sides, 224 at the bottom): the white is 0–6 levels
+    // from the backdrop beside it. Measured against one border colour the gradient read as a noisy
+    // backdrop and the growth ran through the white bands (0.35 of the photo left, in three pieces).
+    const img = await decodeImage(join(MEDIA, 'tryon', 'garment_lower_03.jpg'), {
+      what: 'garment',
+      maxWorkSidePx: 768,
+    })
+    const w = img.width
+    const m = extractGarmentMask({ width: w, height: img.height, data: img.rgb }, null, {
+      preprocess: true,
+    })
+    expect(maskArea(m)).toBeGreaterThan(0.42)
+    expect(maskArea(m)).toBeLessThan(0.5)
+    const { sizes } = components({ ...m, data: m.data.map((v) => (v > 0.5 ? 1 : 0)) })
+    const big = sizes.slice(1).filter((n) => n > 0.01 * w * img.height)
+    expect(big).toHaveLength(1)
+    // Across the white band at two thirds of the height, the row is garment from side to side.
+    const box = maskBbox(m)!
+    const y = Math.round(box.y0 + 0.62 * (box.y1 - box.y0))
+    let on = 0
+    for (let x = box.x0; x <= box.x1; x++) on += m.data[y * w + x]! > 0.5 ? 1 : 0
+    expect(on / (box.x1 - box.x0 + 1)).toBeGreaterThan(0.9)
+    for (const [x, yy] of [
+      [2, 2],
+      [w - 3, img.height - 3],
+    ]) {
+      expect(m.data[yy! * w + x!]).toBe(0)
+    }
+  })
+})
+
+describe('backgroundField: the backdrop colour at every pixel from the border ring', () => {
+  it('follows a vertical light gradient and ignores a garment cut by the frame', () => {
+    const w = 64
+    const h = 96
+    const data = new Uint8Array(w * h * 3)
+    for (let y = 0; y < h; y++) {
+      for (let x = 0; x < w; x++) {
+        data.fill(200 + Math.round((20 * y) / (h - 1)), (y * w + x) * 3, (y * w + x) * 3 + 3)
+      }
+    }
+    // A dark garment through the bottom edge, a fifth of its width.
+    for (let y = 60; y < h; y++) {
+      for (let x = 26; x < 38; x++) data.fill(30, (y * w + x) * 3, (y * w + x) * 3 + 3)
+    }
+    const f = backgroundField({ width: w, height: h, data })
+    for (const [x, y] of [
+      [32, 0],
+      [32, 48],
+      [5, 80],
+      [32, 90],
+      [60, 95],
+    ]) {
+      const want = (200 + (20 * y!) / (h - 1)) / 255
+      expect(Math.abs(f[(y! * w + x!) * 3]! - want)).toBeLessThan(2 / 255)
+    }
   })
 })

@@ -2,7 +2,9 @@
  * Garment extraction: a clean, soft mask of the garment on a product photo.
  *
  * `preprocess: true` (the default of the API): the background is estimated from the photo's border
- * (median colour of a 2 px ring) and removed by edge-stopped region growing from the border: a
+ * (`backgroundField`: the 2 px ring's colours along each side, smoothed, spread over the photo as a
+ * Coons patch, so a backdrop lit a few levels darker at the top than at the sides is followed and
+ * its gradient is not taken for noise) and removed by edge-stopped region growing from the border: a
  * pixel joins the background when it is close to the background colour (global bound) *and* close
  * to the neighbour it is reached from (local bound), so studio gradients and soft shadows are
  * followed while a garment edge — even a light garment on a light background, which still has a
@@ -173,22 +175,25 @@ function growMask(img: Rgb, edges: Uint8Array): Plane {
     const b = boxBlur({ width: w, height: h, data: p }, 1).data
     for (let i = 0; i < n; i++) smooth[i * 3 + c] = b[i]!
   }
-  const bg = borderColor(img)
+  // The background's colour where each pixel is (`backgroundField`): a studio backdrop lit from
+  // above is a few levels darker at the top than at the sides, and a garment part of the
+  // backdrop's own colour (a white print on a light grey sweep) is told from it only by that.
+  const field = backgroundField(img)
   const dBg = new Float32Array(n)
   // Brighter than the background (luma): a shadow never is.
-  const bgLuma = 0.299 * bg[0] + 0.587 * bg[1] + 0.114 * bg[2]
   const brighter = new Uint8Array(n)
   for (let i = 0; i < n; i++) {
-    const r = smooth[i * 3]! - bg[0]
-    const g = smooth[i * 3 + 1]! - bg[1]
-    const b = smooth[i * 3 + 2]! - bg[2]
+    const r = smooth[i * 3]! - field[i * 3]!
+    const g = smooth[i * 3 + 1]! - field[i * 3 + 1]!
+    const b = smooth[i * 3 + 2]! - field[i * 3 + 2]!
     dBg[i] = Math.sqrt(r * r + g * g + b * b)
     brighter[i] = 0.299 * r + 0.587 * g + 0.114 * b > 0 ? 1 : 0
   }
   // How much the background itself varies: the border ring's spread around its colour. A seamless
   // studio sweep or a rendered packshot background is flat (spread ≈ 0) and a garment differing
   // from it by a few levels (a white skirt on light grey) is still a garment; a photographed
-  // backdrop with noise, vignetting or texture needs the wider bounds.
+  // backdrop with noise, vignetting or texture needs the wider bounds. (A smooth gradient along
+  // the border is the field's, not spread.)
   const spread = borderSpread(w, h, dBg)
   const core = clamp(3 * spread, CORE_MIN, CORE_DISTANCE)
   // Reaching a pixel brighter than the background through small steps (growth through a gradient)
@@ -284,6 +289,91 @@ function growMask(img: Rgb, edges: Uint8Array): Plane {
   // Then pull the outline in by a pixel (no background halo) and soften it.
   const r = Math.max(1, Math.round(0.006 * Math.max(w, h)))
   return boxBlur(erode(erode(dilate(fg, r), r), 1), 1)
+}
+
+/** Border samples farther than this (RGB distance) from the border's median colour are not backdrop. */
+const FIELD_OUTLIER = 0.1
+/** Half-window (× the side's length) of the running median along each side of the border ring. */
+const FIELD_WINDOW = 1 / 16
+
+/**
+ * The backdrop's colour at every pixel (RGB 0..1, interleaved): a Coons patch over the border
+ * ring's four sides (the mean of the outer 2 px at each position, then a running median along the
+ * side, samples far from the border's median colour — a garment cut by the frame — left out, and
+ * gaps bridged linearly between the backdrop on either side). A flat backdrop gives its one colour; a
+ * vertical or horizontal light gradient is followed across the photo.
+ */
+export function backgroundField(img: Rgb): Float32Array {
+  const { width: w, height: h, data } = img
+  const bg = borderColor(img)
+  const px = (x: number, y: number, c: number) => data[(y * w + x) * 3 + c]! / 255
+  const side = (len: number, at: (k: number, c: number) => number): Float32Array => {
+    const raw: number[][] = []
+    for (let k = 0; k < len; k++) {
+      const c3 = [at(k, 0), at(k, 1), at(k, 2)]
+      const d = Math.hypot(c3[0]! - bg[0], c3[1]! - bg[1], c3[2]! - bg[2])
+      raw.push(d <= FIELD_OUTLIER ? c3 : [])
+    }
+    const half = Math.max(1, Math.round(FIELD_WINDOW * len))
+    const out = new Float32Array(len * 3)
+    const known = new Uint8Array(len)
+    for (let k = 0; k < len; k++) {
+      for (let c = 0; c < 3; c++) {
+        const v: number[] = []
+        for (let j = Math.max(0, k - half); j <= Math.min(len - 1, k + half); j++) {
+          if (raw[j]!.length === 3) v.push(raw[j]![c]!)
+        }
+        v.sort((a, b) => a - b)
+        if (v.length > 0) {
+          out[k * 3 + c] = v[v.length >> 1]!
+          known[k] = 1
+        }
+      }
+    }
+    // Where a garment covers a whole window: linear between the backdrop on either side of it (the
+    // nearest one at an end, the median colour when the side has none).
+    let prev = -1
+    for (let k = 0; k <= len; k++) {
+      if (k < len && known[k] === 0) continue
+      for (let j = prev + 1; j < k; j++) {
+        const t = (j - prev) / (k - prev)
+        for (let c = 0; c < 3; c++) {
+          const a = prev >= 0 ? out[prev * 3 + c]! : k < len ? out[k * 3 + c]! : bg[c]!
+          const b = k < len ? out[k * 3 + c]! : a
+          out[j * 3 + c] = a + (b - a) * (prev >= 0 && k < len ? t : 0)
+        }
+      }
+      prev = k
+    }
+    return out
+  }
+  const ring = (a: number, b: number) => (a + b) / 2
+  const top = side(w, (x, c) => ring(px(x, 0, c), px(x, Math.min(1, h - 1), c)))
+  const bottom = side(w, (x, c) => ring(px(x, h - 1, c), px(x, Math.max(0, h - 2), c)))
+  const left = side(h, (y, c) => ring(px(0, y, c), px(Math.min(1, w - 1), y, c)))
+  const right = side(h, (y, c) => ring(px(w - 1, y, c), px(Math.max(0, w - 2), y, c)))
+  const corner = (a: Float32Array, i: number, b: Float32Array, j: number, c: number) =>
+    (a[i * 3 + c]! + b[j * 3 + c]!) / 2
+  const field = new Float32Array(w * h * 3)
+  for (let c = 0; c < 3; c++) {
+    const c00 = corner(top, 0, left, 0, c)
+    const c10 = corner(top, w - 1, right, 0, c)
+    const c01 = corner(bottom, 0, left, h - 1, c)
+    const c11 = corner(bottom, w - 1, right, h - 1, c)
+    for (let y = 0; y < h; y++) {
+      const v = h > 1 ? y / (h - 1) : 0
+      for (let x = 0; x < w; x++) {
+        const u = w > 1 ? x / (w - 1) : 0
+        field[(y * w + x) * 3 + c] =
+          (1 - v) * top[x * 3 + c]! +
+          v * bottom[x * 3 + c]! +
+          (1 - u) * left[y * 3 + c]! +
+          u * right[y * 3 + c]! -
+          ((1 - u) * (1 - v) * c00 + u * (1 - v) * c10 + (1 - u) * v * c01 + u * v * c11)
+      }
+    }
+  }
+  return field
 }
 
 /**
