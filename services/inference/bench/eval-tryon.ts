@@ -7,7 +7,7 @@
  *
  *   pnpm eval:tryon [--split tune,holdout,mixed,dev] [--person person_03] [--garment upper_0]
  *                   [--json out.json] [--compare before.json] [--sheets DIR | --no-sheets]
- *                   [--threads N] [--suggest-floors]
+ *                   [--threads N] [--suggest-floors] [--paired]
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { availableParallelism, loadavg } from 'node:os'
@@ -49,6 +49,7 @@ const { values } = parseArgs({
     'no-sheets': { type: 'boolean', default: false },
     threads: { type: 'string' },
     'suggest-floors': { type: 'boolean', default: false },
+    paired: { type: 'boolean', default: false },
   },
 })
 const list = (xs: string[] | undefined): string[] | undefined =>
@@ -138,7 +139,7 @@ async function main(): Promise<void> {
     ...(splits ? { split: splits as Split[] } : {}),
     ...(values.person ? { person: list(values.person)! } : {}),
     ...(values.garment ? { garment: list(values.garment)! } : {}),
-  })
+  }).filter((p) => !values.paired || p.paired)
   if (pairs.length === 0) throw new Error('no pair matches the filters')
   const commit = await gitHead()
   const sheetDir = values['no-sheets']
