@@ -10,7 +10,13 @@ import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { GarmentMode } from '../../jobs/try-on.ts'
 import { decodeImage, type RasterImage } from '../../media/image.ts'
-import { compositeGarment, NECK_COLUMN, NECK_COLUMN_FADE, TAKE_OFF_MIN_COVER } from './composite.ts'
+import {
+  compositeGarment,
+  NECK_COLUMN,
+  NECK_COLUMN_FADE,
+  TAKE_OFF_MIN_COVER,
+  TAKE_OFF_OTHER_SAME,
+} from './composite.ts'
 import { neckLine } from './person.ts'
 import { LM } from './pose.ts'
 import { mid } from './raster.ts'
@@ -44,6 +50,11 @@ const P01 = {
   sleeve: [0.16, 0.45, 0.26, 0.53],
   /** The tee just above its hem, over the hips (untucked). */
   teeAboveHem: [0.35, 0.64, 0.6, 0.7],
+} as const satisfies Record<string, Box>
+
+const P12 = {
+  /** His navy-and-white striped polo over the belly, below where a new tee ends, above its hem band. */
+  poloBelly: [0.35, 0.61, 0.7, 0.67],
 } as const satisfies Record<string, Box>
 
 const P13 = {
@@ -328,6 +339,49 @@ describe('the old garment does not show through (undress.ts)', () => {
         expect(share(out, box, skinHued)).toBeGreaterThan(0.5)
       }
       expect(mae(r.rgb, person.rgb, person, P11.shoes)).toBeLessThan(4)
+    },
+    CASE_TIMEOUT_MS,
+  )
+})
+
+describe('another old top comes off whole (composite.ts oldTopLook)', () => {
+  it(
+    'person_12 × a navy tee over his striped polo: the polo below the tee comes off, stripes of both colours',
+    async () => {
+      const { person, r } = await dress('person_12', 'garment_upper_01', 'upper')
+      const out = { width: person.width, height: person.height, rgb: r.rgb }
+      const t = r.details.composite.takeOff!
+      expect(t.skipped).toBeNull()
+      expect(t.same).not.toBeNull()
+      expect(t.same!).toBeLessThan(TAKE_OFF_OTHER_SAME)
+      const white = (c: { L: number; a: number; b: number }) =>
+        c.L > 75 && Math.hypot(c.a, c.b) < 10
+      const navy = (c: { L: number; a: number; b: number }) => c.L < 30 && c.b < -3
+      const before = [share(person, P12.poloBelly, white), share(person, P12.poloBelly, navy)]
+      const after = [share(out, P12.poloBelly, white), share(out, P12.poloBelly, navy)]
+      console.log(
+        'person_12 × upper_01 polo below the tee [white, navy] before → after:',
+        before,
+        after,
+      )
+      // Before (only the sleeves came off, and only colours unlike the tee's) it stayed as it was.
+      expect(before[0]).toBeGreaterThan(0.3)
+      expect(before[1]).toBeGreaterThan(0.2)
+      expect(after[0]).toBeLessThan(0.05)
+      expect(after[1]).toBeLessThan(0.05)
+      expect(share(out, P12.poloBelly, skinHued)).toBeGreaterThan(0.8)
+    },
+    CASE_TIMEOUT_MS,
+  )
+
+  it(
+    'person_01 × her own tee: the old top looks like the new one, so only its sleeves may come off',
+    async () => {
+      const { r } = await dress('person_01', 'garment_upper_01', 'upper')
+      const t = r.details.composite.takeOff!
+      expect(t.skipped).toBeNull()
+      expect(t.same).not.toBeNull()
+      expect(t.same!).toBeGreaterThanOrEqual(TAKE_OFF_OTHER_SAME)
     },
     CASE_TIMEOUT_MS,
   )

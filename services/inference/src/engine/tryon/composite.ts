@@ -110,7 +110,7 @@ export interface Composite {
   /** The old top drawn in front of a new bottom (untucked), or null. */
   inFront?: Plane | null
   /** Taking off: how much of the body part it replaces the new garment covers, and why it was skipped (null: done). */
-  takeOff?: { cover: number; skipped: string | null }
+  takeOff?: { cover: number; skipped: string | null; same: number | null }
 }
 
 export function compositeGarment(
@@ -301,7 +301,7 @@ export function compositeGarment(
     ...(undressed
       ? { removed: undressed.removed, background: undressed.background, skin: undressed.skin }
       : {}),
-    ...(zone ? { takeOff: { cover: zone.cover, skipped: zone.skipped } } : {}),
+    ...(zone ? { takeOff: { cover: zone.cover, skipped: zone.skipped, same: zone.same } } : {}),
     tucked,
     inFront,
   }
@@ -504,13 +504,21 @@ function halfLuma(img: Rgb, x0: number, y0: number, cw: number, ch: number): Pla
  *   with its shoulder corners moved TAKE_OFF_TORSO of the shoulder width inwards — above the old
  *   top's hem and the hip joints): an old long sleeve under a new short sleeve or a sleeveless top
  *   shows the arm. The new garment is drawn over it, so only what it leaves uncovered shows.
+ * - the whole old top, when it is another garment than the new one (oldTopLook: on the chest, less
+ *   than TAKE_OFF_OTHER_SAME of it is near the new garment's colours, or of the new garment near
+ *   its colours): also the torso's core (a new top narrower than the old one), below the new hem
+ *   (a shorter top over a long one) down to the old top's own hem (at most TAKE_OFF_BELOW_HIPS × the
+ *   torso length below the hip joints; below the waist not what has the old bottom's colours rather
+ *   than the chest's), and whatever its colour (the navy stripes of a striped polo under a navy tee
+ *   go with its white ones, instead of leaving a striped patch). When the old top looks like the new
+ *   garment (the paired photos, where it is the very garment) only the sleeves come off, as above.
  * - the legs: a new bottom or dress takes the old bottom off everywhere below the hip joints (a
  *   skirt or shorts over trousers, a slimmer cut, a dress over trousers; under the new garment it is
  *   covered anyway), but only the part of it connected to the thighs (a bag of the trousers' colour
  *   stays), and on the feet (capsules ankle → heel → toes, SHOE_REACH) only what has the old
  *   bottom's colours rather than the shoes' (shoes stay). An old dress's skirt counts as a bottom.
- * - never where the old garment looks like the new one (colour within TAKE_OFF_SAME of one of the
- *   new garment's main colours: its colour prototypes that hold at least TAKE_OFF_SAME_SHARE of its
+ * - never (but for another old top, above) where the old garment looks like the new one (colour
+ *   within TAKE_OFF_SAME of one of the new garment's main colours: its colour prototypes that hold at least TAKE_OFF_SAME_SHARE of its
  *   pixels; below the hips only within TAKE_OFF_NEAR × the shoulder width of the new garment):
  *   there the old cloth reads as the new garment's own fit, and painting skin would only show the
  *   warp's error (the paired photos, where the person wears the very garment). A trim, a cuff or a
@@ -534,6 +542,17 @@ export const TAKE_OFF_SKIN_CHROMA = 5
 export const TAKE_OFF_SKIN_D = 22
 export const TAKE_OFF_NEAR = 0.15
 export const SHOE_REACH = 0.16
+/**
+ * The old top is another garment than the new one when under this share of its chest is within
+ * TAKE_OFF_LOOK_D of the new garment's colours, or of the new garment within it of the chest's
+ * (oldTopLook). On the six paired photos (the very garment) the smaller share is 0.67–0.99; a navy
+ * Lee tee over the striped polo 0.28, a black tee over the navy Lee tee 0.09.
+ */
+export const TAKE_OFF_OTHER_SAME = 0.5
+export const TAKE_OFF_LOOK_D = 20
+/** Work pixels of old top on the chest needed to judge its look. */
+export const TAKE_OFF_LOOK_MIN = 30
+export const TAKE_OFF_BELOW_HIPS = 0.25
 
 function takeOffZone(
   img: Rgb,
@@ -541,7 +560,7 @@ function takeOffZone(
   parts: readonly WarpedPart[],
   c: Clothing,
   category: 'upper' | 'lower' | 'full',
-): { zone: Plane; cover: number; skipped: string | null } {
+): { zone: Plane; cover: number; skipped: string | null; same: number | null } {
   const W = img.width
   const H = img.height
   const w = c.upperWork.width
@@ -605,6 +624,7 @@ function takeOffZone(
     return {
       zone: plane(W, H),
       cover,
+      same: null,
       skipped: `the new garment covers ${Math.round(100 * cover)} % of the body part it replaces`,
     }
   }
@@ -614,6 +634,20 @@ function takeOffZone(
     const o3 = (y * W + x) * 3
     return labOf(img.data[o3]!, img.data[o3 + 1]!, img.data[o3 + 2]!)
   }
+  // The new garment's colours: prototypes (k-means) of its opaque pixels, so a print counts by its
+  // own colours, not their average.
+  const samples: Vec3[] = []
+  const step = Math.max(1, Math.floor(n / 4000))
+  for (let j = 0; j < n; j += step) {
+    if (na[j]! < 0.9) continue
+    const col = [0, 1, 2].map((ch) => clamp(Math.round(nc[j * 3 + ch]! / na[j]!), 0, 255))
+    samples.push(labOf(col[0]!, col[1]!, col[2]!))
+  }
+  const allProtos = kmeans(samples, 6)
+  const protos = mainColours(samples, allProtos, TAKE_OFF_SAME_SHARE)
+  // Where the old top comes off whatever its colour (another garment than the new one, below).
+  const whole = plane(w, h)
+  let look: { chest: Vec3[]; same: number } | null = null
   if (category !== 'lower') {
     // The torso's core stays (there the old and new tops meet at the warp's error): the shoulder–hip
     // quad with its shoulder corners moved TAKE_OFF_TORSO × the shoulder width towards each other,
@@ -635,6 +669,36 @@ function takeOffZone(
     for (let j = 0; j < n; j++) {
       if (core.data[j]! < 0.5 && Math.floor(j / w) <= hemV) {
         zone.data[j] = Math.max(zone.data[j]!, arm.data[j]!)
+      }
+    }
+    look = oldTopLook(c, k, [sl, sr, hr, hl], allProtos, photoAt, mask, samples)
+    if (look !== null && look.same < TAKE_OFF_OTHER_SAME) {
+      // Another garment than the new one (its chest mostly unlike the new garment's colours):
+      // all of it comes off, the torso's core, below the new hem and the stripes of the new
+      // garment's colour included, wherever the new garment leaves it uncovered — down to its own
+      // hem (an untucked top, at most TAKE_OFF_BELOW_HIPS × the torso length below the hip joints),
+      // but not, below the waist, what has the old bottom's colours rather than the chest's (a
+      // waistband the finder gave to the top).
+      const torsoLen = Math.hypot(mid(hl, hr).x - mid(sl, sr).x, mid(hl, hr).y - mid(sl, sr).y)
+      const hipV = Math.max(hl.y, hr.y)
+      const otherHemV = Math.min(
+        c.topHemY === null ? h : c.topHemY * k,
+        hipV + TAKE_OFF_BELOW_HIPS * torsoLen,
+      )
+      // The waistband is below 60 % of the way from the shoulders to the hips.
+      const waistV = lerp(mid(sl, sr), mid(hl, hr), 0.6).y
+      // With the old cloth's soft edge (undress.ts WORN_GROW).
+      const onTop = dilate(c.upperWork, Math.max(1, 0.02 * sw)).data
+      for (let j = 0; j < n; j++) {
+        const v = Math.floor(j / w)
+        if (v > otherHemV) break
+        if (onTop[j]! < 0.5 || mask[j]! < 0.5) continue
+        if (v > waistV && c.lowerProtos.length > 0) {
+          const col = photoAt(j)
+          if (nearestD2(col, c.lowerProtos) < nearestD2(col, look.chest)) continue
+        }
+        zone.data[j] = 1
+        whole.data[j] = 1
       }
     }
   }
@@ -734,17 +798,8 @@ function takeOffZone(
       zone.data[j] = 0
     }
   }
-  // The old garment that looks like the new one right beside it stays.
-  // The new garment's colours: prototypes (k-means) of its opaque pixels, so a print counts by its
-  // own colours, not their average.
-  const samples: Vec3[] = []
-  const step = Math.max(1, Math.floor(n / 4000))
-  for (let j = 0; j < n; j += step) {
-    if (na[j]! < 0.9) continue
-    const col = [0, 1, 2].map((ch) => clamp(Math.round(nc[j * 3 + ch]! / na[j]!), 0, 255))
-    samples.push(labOf(col[0]!, col[1]!, col[2]!))
-  }
-  const protos = mainColours(samples, kmeans(samples, 6), TAKE_OFF_SAME_SHARE)
+  // The old garment that looks like the new one right beside it stays (unless it is another garment:
+  // `whole`).
   // On the legs only right beside it: farther than TAKE_OFF_NEAR × the shoulder width from the new
   // garment the old cloth is not the new garment's fit (a black dress below new black shorts is the
   // dress). On the arms anywhere (old sleeves of the new top's colour stay).
@@ -753,11 +808,61 @@ function takeOffZone(
   const beside = dilate(newCover, Math.max(1, TAKE_OFF_NEAR * sw)).data
   const legsFromV = Math.max(hl.y, hr.y)
   for (let j = 0; j < n; j++) {
-    if (zone.data[j]! <= 0 || protos.length === 0) continue
+    if (zone.data[j]! <= 0 || protos.length === 0 || whole.data[j]! > 0) continue
     if (Math.floor(j / w) > legsFromV && beside[j]! < 0.5) continue
     if (nearestD2(photoAt(j), protos) < TAKE_OFF_SAME ** 2) zone.data[j] = 0
   }
-  return { zone: upsample(boxBlur(zone, 1), W, H), cover, skipped: null }
+  return {
+    zone: upsample(boxBlur(zone, 1), W, H),
+    cover,
+    skipped: null,
+    same: look === null ? null : look.same,
+  }
+}
+
+/**
+ * Whether the old top looks like the new garment, judged on the chest (the torso quad `quad` —
+ * shoulders, hips, on the work grid at `k` work px per photo px — between 10 % and 50 % of the way
+ * down, its middle 60 %): the share of what the clothing finder calls the top there within
+ * TAKE_OFF_LOOK_D of one of the new garment's colour prototypes `protos` (print included), and the
+ * share of the new garment's colour samples `newSamples` within TAKE_OFF_LOOK_D of the chest's own
+ * prototypes (`chest`); `same` is the smaller. Null when the chest shows too little of the old top
+ * to judge (a bare torso, hair over it: under TAKE_OFF_LOOK_MIN work pixels) or the new garment has
+ * no colours.
+ */
+function oldTopLook(
+  c: Clothing,
+  k: number,
+  quad: readonly [Point, Point, Point, Point],
+  protos: readonly Vec3[],
+  photoAt: (j: number) => Vec3,
+  mask: Float32Array,
+  newSamples: readonly Vec3[],
+): { chest: Vec3[]; same: number } | null {
+  const w = c.upperWork.width
+  const h = c.upperWork.height
+  const [sl, sr, hr, hl] = quad
+  const at = (u: number, v: number): Point => lerp(lerp(sl, sr, u), lerp(hl, hr, u), v)
+  const zone = plane(w, h)
+  fillPolygon(zone, [at(0.2, 0.1), at(0.8, 0.1), at(0.8, 0.5), at(0.2, 0.5)])
+  const cols: Vec3[] = []
+  let same = 0
+  for (let j = 0; j < w * h; j++) {
+    if (zone.data[j]! < 0.5 || c.upperWork.data[j]! < 0.5 || mask[j]! < 0.5) continue
+    const x = Math.floor(((j % w) + 0.5) / k)
+    const y = Math.floor((Math.floor(j / w) + 0.5) / k)
+    if (c.hairFront.data[y * c.width + x]! > 0.5) continue
+    const col = photoAt(j)
+    cols.push(col)
+    if (nearestD2(col, protos) < TAKE_OFF_LOOK_D ** 2) same++
+  }
+  if (protos.length === 0 || newSamples.length === 0 || cols.length < TAKE_OFF_LOOK_MIN) return null
+  // … and the other way round: the share of the new garment within TAKE_OFF_LOOK_D of the chest's
+  // colours (a grey tee is near the white trims of a navy tee, the navy is near nothing of it).
+  const chest = kmeans(cols, 6)
+  let back = 0
+  for (const v of newSamples) if (nearestD2(v, chest) < TAKE_OFF_LOOK_D ** 2) back++
+  return { chest, same: Math.min(same / cols.length, back / newSamples.length) }
 }
 
 /** The prototypes nearest to at least `share` of the samples (a garment's main colours). */
