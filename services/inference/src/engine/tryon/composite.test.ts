@@ -375,6 +375,28 @@ describe('another old top comes off whole (composite.ts oldTopLook)', () => {
   )
 
   it(
+    'person_15 × a grey tank over his grey tee: the tank has no sleeves, so his grey sleeves come off',
+    async () => {
+      const { person, r } = await dress('person_15', 'garment_upper_07', 'upper')
+      const out = { width: person.width, height: person.height, rgb: r.rgb }
+      expect(r.details.composite.takeOff?.skipped).toBeNull()
+      expect(r.details.parts.some((p) => p.layer === 'sleeve')).toBe(false)
+      const shares: number[][] = []
+      for (const box of [P15.sleeveLeft, P15.sleeveRight]) {
+        const sleeve = median(person, box)
+        const before = share(person, box, near(person.rgb, sleeve))
+        const after = share(out, box, near(r.rgb, sleeve))
+        shares.push([before, after])
+        expect(before).toBeGreaterThan(0.6)
+        // Before, grey near the tank's own grey stayed on the arms as if the tank had sleeves.
+        expect(after).toBeLessThan(0.2 * before)
+      }
+      console.log('person_15 × upper_07 sleeve boxes [grey before, after]:', shares)
+    },
+    CASE_TIMEOUT_MS,
+  )
+
+  it(
     'person_01 × her own tee: the old top looks like the new one, so only its sleeves may come off',
     async () => {
       const { r } = await dress('person_01', 'garment_upper_01', 'upper')

@@ -503,7 +503,8 @@ function halfLuma(img: Rgb, x0: number, y0: number, cw: number, ch: number): Pla
  *   wrist, TAKE_OFF_ARM × the shoulder width thick, outside the torso's core — the shoulder–hip quad
  *   with its shoulder corners moved TAKE_OFF_TORSO of the shoulder width inwards — above the old
  *   top's hem and the hip joints): an old long sleeve under a new short sleeve or a sleeveless top
- *   shows the arm. The new garment is drawn over it, so only what it leaves uncovered shows.
+ *   shows the arm. The new garment is drawn over it, so only what it leaves uncovered shows. A new
+ *   garment without sleeves takes the old sleeves off whatever their colour (below).
  * - the whole old top, when it is another garment than the new one (oldTopLook: on the chest, less
  *   than TAKE_OFF_OTHER_SAME of it is near the new garment's colours, or of the new garment near
  *   its colours): also the torso's core (a new top narrower than the old one), below the new hem
@@ -666,9 +667,13 @@ function takeOffZone(
     }
     // Never below the old top's own hem nor the hip joints (a bottom of a colour the top also has).
     const hemV = Math.min(c.topHemY === null ? h : c.topHemY * k, Math.min(hl.y, hr.y))
+    // A new garment without sleeves has none an old sleeve could be read as: on the arms the old
+    // top comes off whatever its colour (a grey tank over a grey tee leaves bare arms).
+    const sleeveless = !parts.some((p) => p.part.layer === 'sleeve')
     for (let j = 0; j < n; j++) {
       if (core.data[j]! < 0.5 && Math.floor(j / w) <= hemV) {
         zone.data[j] = Math.max(zone.data[j]!, arm.data[j]!)
+        if (sleeveless && arm.data[j]! > 0.5) whole.data[j] = 1
       }
     }
     look = oldTopLook(c, k, [sl, sr, hr, hl], allProtos, photoAt, mask, samples)
