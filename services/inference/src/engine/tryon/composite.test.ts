@@ -57,6 +57,13 @@ const P12 = {
   poloBelly: [0.35, 0.61, 0.7, 0.67],
 } as const satisfies Record<string, Box>
 
+const P06 = {
+  /** Her raised left upper arm (image right) beside her head, against sunlit trees. */
+  raisedUpperArm: [0.43, 0.18, 0.46, 0.2],
+  /** The pale background just past her raised elbow (the forearm turns back to her head). */
+  pastElbow: [0.515, 0.12, 0.53, 0.13],
+} as const satisfies Record<string, Box>
+
 const P13 = {
   /** Her black slip dress over the hips, where a new bottom's front goes. */
   hips: [0.42, 0.42, 0.58, 0.5],
@@ -790,6 +797,48 @@ describe('bottoms and dresses', () => {
       // The jeans' whole lower leg area (both legs, below the dress's lowest hem): no denim left.
       expect(share(out, [0.34, 0.72, 0.62, 0.88], blue)).toBeLessThan(0.03)
       expect(mae(r.rgb, person.rgb, person, P11.shoes)).toBeLessThan(4)
+    },
+    CASE_TIMEOUT_MS,
+  )
+})
+
+describe('a sleeve on an arm raised beside the head (composite.ts armReach)', () => {
+  /** Near the black garments' colour (upper_05, upper_09: RGB ≤ 40; her skin there is ~230, 195, 165). */
+  const dark = (rgb: Uint8Array) => (_: unknown, i: number) =>
+    Math.max(rgb[i * 3]!, rgb[i * 3 + 1]!, rgb[i * 3 + 2]!) < 70
+  it(
+    'person_06 × a black tee: the short sleeve turned up her raised upper arm is drawn whole, not the arm seen through it',
+    async () => {
+      const { person, r } = await dress('person_06', 'garment_upper_05', 'upper')
+      const shown = share({ ...person, rgb: r.rgb }, P06.raisedUpperArm, dark(r.rgb))
+      const covered = meanIn(r.details.composite.garment, P06.raisedUpperArm)
+      console.log('person_06 × upper_05 raised upper arm [dark, coverage]:', [shown, covered])
+      // The photo's arm is skin there …
+      expect(share(person, P06.raisedUpperArm, dark(person.rgb))).toBe(0)
+      // … and the sleeve covers it: 1.0 dark, coverage 1.0 (before, 0.51 and 0.57: the segmentation
+      // holds the arm at 0.0–0.45 and the sleeve was clipped or drawn half transparent there).
+      expect(shown).toBeGreaterThan(0.8)
+      expect(covered).toBeGreaterThan(0.8)
+    },
+    CASE_TIMEOUT_MS,
+  )
+  it(
+    'person_06 × a black long-sleeve polo: the sleeve covers the raised upper arm and no block of it sticks out past the elbow into the background',
+    async () => {
+      const { person, r } = await dress('person_06', 'garment_upper_09', 'upper')
+      const shown = share({ ...person, rgb: r.rgb }, P06.raisedUpperArm, dark(r.rgb))
+      const changedPast = share({ ...person, rgb: r.rgb }, P06.pastElbow, (_, i) =>
+        [0, 1, 2].some((k) => Math.abs(r.rgb[i * 3 + k]! - person.rgb[i * 3 + k]!) > 24),
+      )
+      console.log('person_06 × upper_09 [raised upper arm dark, changed past the elbow]:', [
+        shown,
+        changedPast,
+      ])
+      // Before: 0.51 of the upper arm dark (stripes of sleeve and skin), and 0.53 of the background
+      // past the elbow changed (the sleeve went on straight past the elbow and filled the reach
+      // capsule's round end). Now 1.0 and 0.
+      expect(shown).toBeGreaterThan(0.9)
+      expect(changedPast).toBeLessThan(0.05)
     },
     CASE_TIMEOUT_MS,
   )

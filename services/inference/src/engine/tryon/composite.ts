@@ -9,8 +9,8 @@
  *
  * Occlusion order, back to front: the photo → body parts of the garment (torso, dress body, legs,
  * skirt) → the person's arms (upper arms and forearms, from the photo) → sleeves → hair in front
- * (below) → hands → face, neck and hair above the neck line (headInFront; not an arm raised beside
- * the head). Every garment part is clipped to the person's silhouette dilated by 6 % of the
+ * (below; not over an arm raised beside the head) → hands → face, neck and hair above the neck
+ * line (headInFront; not an arm raised beside the head, armReach). Every garment part is clipped to the person's silhouette dilated by 6 % of the
  * shoulder width, 1.5 % above the shoulder line (clothes may stand off the body a little, never
  * float in the background), with a soft 1–2 px edge; a sleeve also along a sure arm where the
  * segmentation is faint (armReach: a raised arm against trees); the parts themselves are bilinearly resampled, so their outlines are
@@ -49,7 +49,14 @@ import {
   type Clothing,
   type Vec3,
 } from './clothing.ts'
-import { sureArm } from './fit-sleeve.ts'
+import {
+  ARM_LOST_BLEND,
+  ARM_LOST_MASK,
+  armHeld,
+  RAISE_BLEND,
+  RAISE_FROM,
+  sureArm,
+} from './fit-sleeve.ts'
 import { LM } from './pose.ts'
 import { neckLine, type PersonAnalysis } from './person.ts'
 import {
@@ -57,12 +64,15 @@ import {
   clamp,
   components,
   dilate,
+  dot,
   drawCapsule,
   fillPolygon,
   lerp,
   mid,
+  norm,
   plane,
   resizePlane,
+  sub,
   threshold,
   type Plane,
   type Point,
@@ -274,7 +284,12 @@ export function compositeGarment(
     }
     keep(a.arms)
     for (const p of parts) if (p.part.layer === 'sleeve') paint(p)
-    if (clothing && o.category !== 'lower') keep(clothing.hairFront)
+    // Hair in front yields to the sleeve on an arm raised beside the head (the arm is in front of
+    // the hair that falls behind it) and on an arm the segmentation lost (armReach).
+    if (clothing && o.category !== 'lower') {
+      const hair = { width: w, height: h, data: Float32Array.from(clothing.hairFront.data) }
+      keep(offArms(hair, null, reach.raised, bx0, by0))
+    }
     keep(a.hands)
     // The head region is the silhouette above the neck: an arm raised beside or over the head is
     // in it, and its sleeve stays in front (the forearm over the hair, a hand on the head).
@@ -314,50 +329,113 @@ export function compositeGarment(
  * person mask is faint (from SLEEVE_FAINT_MASK, fully from twice that, to 0.5): a raised arm
  * against trees or hair is often segmented at 0.2–0.4, below the envelope's 0.5, and its sleeve
  * vanished (clipped, or kept under the head region when beside the head).
+ *
+ * An arm the segmentation lost (`armHeld`: the mean person mask along its bone, the upper arm from
+ * its middle on, below ARM_LOST_MASK, fully from ARM_LOST_MASK − ARM_LOST_BLEND; fit-sleeve.ts) gets its
+ * whole capsule wherever the mask is below 0.5, not only where it is faint: tryon/person_06's
+ * raised arm against sunlit trees holds 0.34 (0.0–0.45 along the upper arm), and its sleeve was
+ * drawn half transparent where the mask was 0.08–0.16 and not at all below (the arm's skin seen
+ * through, the sleeve's outline left). An arm the segmentation holds keeps the faint rule (a
+ * sleeve does not stand off a hanging arm into the background).
+ *
+ * Past an elbow whose wrist is not sure, the capsule stops at the elbow (the half-plane across the
+ * upper arm there): the forearm goes where nothing says, and a long sleeve that goes on straight
+ * past the elbow (fit-sleeve.ts armPath) filled the capsule's round end as a black block sticking
+ * out of the elbow (person_06 × upper_09); past the elbow only the body's own envelope holds it.
+ *
+ * `arms` is what the head region, drawn after the sleeves, gives way to: the reach above, and the
+ * capsule of an upper arm raised RAISE_FROM off the body's down (blended in over RAISE_BLEND,
+ * fit-sleeve.ts raiseTurn's measure) wherever the mask is. `raised` is what hair in front gives way
+ * to: that raised upper arm and a lost arm's capsule, not the faint rim of an arm the segmentation
+ * holds (hair hangs in front of a hanging arm's edge: person_02's braids). A raised upper arm is in
+ * front of the hair that falls behind it and beside the head: on person_06 the clothing finder's
+ * hair in front reached into the shaded armpit and the head region (the silhouette above the neck
+ * line) over the upper arm, and both cut the sleeve's root away.
  */
 export const SLEEVE_REACH = 0.22
 export const SLEEVE_FAINT_MASK = 0.08
-
 function armReach(
   a: PersonAnalysis,
   envelope: Plane,
   x0: number,
   y0: number,
-): { envelope: Plane; arms: Plane } {
+): { envelope: Plane; arms: Plane; raised: Plane } {
   const { width: cw, height: ch } = envelope
   const reach = plane(cw, ch)
+  const arms = plane(cw, ch)
+  const raisedArms = plane(cw, ch)
   const at = (i: number): Point => ({ x: a.points[i]!.x - x0, y: a.points[i]!.y - y0 })
   const r = SLEEVE_REACH * a.shoulderWidth
+  const down = norm(
+    sub(
+      mid(a.points[LM.leftHip]!, a.points[LM.rightHip]!),
+      mid(a.points[LM.leftShoulder]!, a.points[LM.rightShoulder]!),
+    ),
+  )
   for (const arm of [
     [LM.leftShoulder, LM.leftElbow, LM.leftWrist],
     [LM.rightShoulder, LM.rightElbow, LM.rightWrist],
   ] as const) {
     const sure = sureArm(a, arm)
     if (sure === 'none') continue
-    drawCapsule(reach, at(arm[0]), at(arm[1]), r)
-    if (sure === 'elbow-wrist') drawCapsule(reach, at(arm[1]), at(arm[2]), 0.8 * r)
-  }
-  const out = plane(cw, ch)
-  for (let y = 0; y < ch; y++) {
-    for (let x = 0; x < cw; x++) {
-      const j = y * cw + x
-      const m = a.mask.data[(y0 + y) * a.width + x0 + x]!
-      // Only where the mask is faint: elsewhere the envelope and person.ts `arms` already hold.
-      const faint = m < 0.5 ? clamp((m - SLEEVE_FAINT_MASK) / SLEEVE_FAINT_MASK, 0, 1) : 0
-      reach.data[j] = reach.data[j]! * faint
-      out.data[j] = Math.max(envelope.data[j]!, reach.data[j]!)
+    const s = at(arm[0])
+    const e = at(arm[1])
+    const dir = norm(sub(e, s))
+    // The upper arm's capsule; without a sure wrist nothing past the elbow across it (the
+    // capsule's round end).
+    const upper = plane(cw, ch)
+    drawCapsule(upper, s, e, r)
+    const fore = plane(cw, ch)
+    if (sure === 'elbow-wrist') drawCapsule(fore, e, at(arm[2]), 0.8 * r)
+    else {
+      for (let y = 0; y < ch; y++) {
+        for (let x = 0; x < cw; x++) {
+          if ((x - e.x) * dir.x + (y - e.y) * dir.y > 0) upper.data[y * cw + x] = 0
+        }
+      }
+    }
+    const lost = clamp((ARM_LOST_MASK - armHeld(a, arm, sure)) / ARM_LOST_BLEND, 0, 1)
+    // How far the upper arm is raised past RAISE_FROM (fit-sleeve.ts raiseTurn's measure).
+    const raised = clamp((Math.acos(clamp(dot(dir, down), -1, 1)) - RAISE_FROM) / RAISE_BLEND, 0, 1)
+    for (let y = 0; y < ch; y++) {
+      for (let x = 0; x < cw; x++) {
+        const j = y * cw + x
+        const u = upper.data[j]!
+        const c = Math.max(u, fore.data[j]!)
+        if (c <= 0) continue
+        const m = a.mask.data[(y0 + y) * a.width + x0 + x]!
+        // Only where the mask is faint, unless the arm was lost: elsewhere the envelope and
+        // person.ts `arms` already hold.
+        const faint = m < 0.5 ? clamp((m - SLEEVE_FAINT_MASK) / SLEEVE_FAINT_MASK, 0, 1) : 0
+        const v = c * (m < 0.5 ? Math.max(faint, lost) : 0)
+        if (v > reach.data[j]!) reach.data[j] = v
+        // What the keep regions give way to: the head region to the reach and a raised upper arm
+        // wherever the mask is; hair in front only to a lost arm and a raised upper arm (hair does
+        // hang in front of the edge of an arm the segmentation holds).
+        const up = u * raised
+        const k = Math.max(v, up)
+        if (k > arms.data[j]!) arms.data[j] = k
+        const f = Math.max(m < 0.5 ? c * lost : 0, up)
+        if (f > raisedArms.data[j]!) raisedArms.data[j] = f
+      }
     }
   }
-  return { envelope: out, arms: reach }
+  const env = plane(cw, ch)
+  for (let j = 0; j < env.data.length; j++) {
+    env.data[j] = Math.max(envelope.data[j]!, reach.data[j]!)
+  }
+  return { envelope: env, arms, raised: raisedArms }
 }
 
 /**
- * `m` without the arms' capsules (person.ts `arms`) nor the sure arms where the mask is faint
- * (armReach's `arms`, over the crop at x0, y0), in place.
+ * `m` without the arms' capsules (person.ts `arms`, when given) nor what armReach's `arms` gives
+ * the sleeves (over the crop at x0, y0), in place.
  */
-function offArms(m: Plane, arms: Plane, reach: Plane, x0: number, y0: number): Plane {
-  for (let i = 0; i < m.data.length; i++) {
-    if (m.data[i]! > 0) m.data[i] = m.data[i]! * (1 - arms.data[i]!)
+function offArms(m: Plane, arms: Plane | null, reach: Plane, x0: number, y0: number): Plane {
+  if (arms) {
+    for (let i = 0; i < m.data.length; i++) {
+      if (m.data[i]! > 0) m.data[i] = m.data[i]! * (1 - arms.data[i]!)
+    }
   }
   for (let y = 0; y < reach.height; y++) {
     for (let x = 0; x < reach.width; x++) {

@@ -11,7 +11,9 @@ import { decodeImage } from '../../media/image.ts'
 import { loadModelSpec } from '../manifest.ts'
 import { ModelSession } from '../session.ts'
 import {
+  armHeld,
   armPath,
+  ARM_LOST_MASK,
   belowArmpitCut,
   bodyStop,
   fitSleeve,
@@ -107,6 +109,15 @@ describe('sureArm / armPath: the joints a sleeve follows', () => {
     const up = armPath(p06, RAISED, p06.points[LM.leftShoulder]!, { x: 0, y: 1 })
     expect(up.joints).toBe('elbow')
     expect(up.dir.y).toBeLessThan(0)
+  })
+
+  it('armHeld: the segmentation holds the hanging arm and lost the raised one (sunlit trees behind it)', () => {
+    const hanging = armHeld(p06, HANGING, sureArm(p06, HANGING) as 'elbow-wrist')
+    const raised = armHeld(p06, RAISED, sureArm(p06, RAISED) as 'elbow')
+    console.log('person_06 armHeld [hanging, raised]:', [hanging, raised])
+    // 1.00 and 0.34.
+    expect(hanging).toBeGreaterThan(0.9)
+    expect(raised).toBeLessThan(ARM_LOST_MASK - 0.1)
   })
 
   it('an elbow or wrist where no arm reaches (a knee taken for it) is not followed', () => {

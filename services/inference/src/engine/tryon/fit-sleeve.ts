@@ -53,6 +53,7 @@ import {
   clamp,
   dist,
   dot,
+  lerp,
   mid,
   mul,
   norm,
@@ -159,6 +160,43 @@ export function sureArm(p: PersonAnalysis, arm: readonly number[]): ArmPath['joi
   const wristOk =
     sure(jW) && fore >= FOREARM[0] * upper && fore <= FOREARM[1] * upper && reachable(jW)
   return wristOk ? 'elbow-wrist' : 'elbow'
+}
+
+/**
+ * An arm the segmentation lost: the person mask along its bone (`armHeld`) holds less than this on
+ * average (fully lost from ARM_LOST_MASK − ARM_LOST_BLEND). composite.ts then trusts the arm's
+ * capsule instead of the mask for its sleeve.
+ */
+export const ARM_LOST_MASK = 0.5
+export const ARM_LOST_BLEND = 0.15
+
+/**
+ * How much of the arm (shoulder, elbow, wrist indices; `sure` joints) the person mask holds: its
+ * mean along the bone, the upper arm from its middle (nearer the shoulder it lies against the torso)
+ * and the forearm when the wrist is sure, 0..1.
+ */
+export function armHeld(
+  a: PersonAnalysis,
+  arm: readonly number[],
+  sure: 'elbow-wrist' | 'elbow',
+): number {
+  const segs: [Point, Point][] = [
+    [lerp(a.points[arm[0]!]!, a.points[arm[1]!]!, 0.5), a.points[arm[1]!]!],
+  ]
+  if (sure === 'elbow-wrist') segs.push([a.points[arm[1]!]!, a.points[arm[2]!]!])
+  let sum = 0
+  let n = 0
+  for (const [p, q] of segs) {
+    const steps = Math.max(2, Math.ceil(Math.hypot(q.x - p.x, q.y - p.y)))
+    for (let k = 0; k <= steps; k++) {
+      const x = Math.round(p.x + ((q.x - p.x) * k) / steps)
+      const y = Math.round(p.y + ((q.y - p.y) * k) / steps)
+      if (x < 0 || y < 0 || x >= a.width || y >= a.height) continue
+      sum += a.mask.data[y * a.width + x]!
+      n++
+    }
+  }
+  return n > 0 ? sum / n : 1
 }
 
 /** The point `a` along the path (past its end along `dir`) and the direction there. */
