@@ -25,7 +25,9 @@
  *   bent or raised arm and on a three-quarter turn (whose shoulders look narrow, its arms do not);
  *   between LONG_FROM and LONG_FULL of that share the two are blended.
  * - The width: the sleeve's own (root to cuff) scaled like the torso, never narrower than the arm
- *   in it (measured from the axis outwards on the person mask), at most 1.6 × its own.
+ *   in it (measured from the axis outwards on the person mask; on an arm the segmentation lost,
+ *   `armHeld` below ARM_LOST_MASK, where the mask is below 0.5 on the axis: person.ts's arm capsule,
+ *   LOST_ARM_UPPER / LOST_ARM_FORE), at most 1.6 × its own.
  * - The sides: a long sleeve's armpit edge goes on the arm's inner side, the side facing the body
  *   when the arm hangs: its normal turns with the arm (same handedness as the body's down and
  *   inward directions), so a hanging, raised or bent arm never swaps the sleeve's edges (which
@@ -219,6 +221,19 @@ const pathLength = (path: ArmPath): number => {
   return l
 }
 
+/**
+ * Half-width of an arm the segmentation lost, × the shoulder width, where the mask cannot measure
+ * it: person.ts's arm capsules (upper arm, forearm).
+ */
+export const LOST_ARM_UPPER = 0.11
+export const LOST_ARM_FORE = 0.085
+
+const maskAt = (p: PersonAnalysis, q: Point): number => {
+  const x = Math.round(q.x)
+  const y = Math.round(q.y)
+  return x < 0 || y < 0 || x >= p.width || y >= p.height ? 0 : p.mask.data[y * p.width + x]!
+}
+
 /** Distance from `from` along `dir` while inside the person mask (arms included). */
 function scanMask(p: PersonAnalysis, from: Point, dir: Point, maxDist: number): number {
   let d = 0
@@ -296,6 +311,7 @@ export function fitSleeve(
   // upper arm (`raiseTurn`): its root seam with it, so the sleeve lies along the upper arm instead
   // of folding between a seam left upright on the torso and rows up the arm.
   const turn = long ? 0 : raiseTurn(norm(toBody(gAxis)), path, down)
+  const lostArm = path.joints !== 'none' && armHeld(p, arm, path.joints) < ARM_LOST_MASK
   const tA2 = turn === 0 ? tA : add(tS, rotate(sub(tA, tS), turn))
   if (turn !== 0) path = armPath(p, arm, mid(tS, tA2), norm(toBody(gAxis)))
   const src: Point[] = [sl.shoulder, sl.armpit]
@@ -328,7 +344,12 @@ export function fitSleeve(
     // A sleeve is never narrower than the arm in it: measure the arm from the axis outwards (away
     // from the torso, where the arm's edge is the silhouette's edge).
     const out = dot(n, sub(at, mp)) >= 0 ? n : mul(n, -1)
-    const armHalf = scanMask(p, at, out, 0.5 * sw)
+    // On an arm the segmentation lost (armHeld) the mask cannot measure it where it is below 0.5
+    // on the axis: there the arm is as wide as person.ts's arm capsules.
+    const armHalf =
+      lostArm && maskAt(p, at) < 0.5
+        ? (a <= elbowAt ? LOST_ARM_UPPER : LOST_ARM_FORE) * sw
+        : scanMask(p, at, out, 0.5 * sw)
     const hwP = clamp(Math.max(hw * s, 1.1 * armHalf), hw * s, 1.6 * hw * s)
     // A short sleeve hangs from its root seam, its armpit edge against the body: no row reaches
     // in past the line through the placed armpit along the arm (`bodyStop`). Centred on a
