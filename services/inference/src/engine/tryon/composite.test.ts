@@ -815,10 +815,11 @@ describe('a sleeve on an arm raised beside the head (composite.ts armReach)', ()
       console.log('person_06 × upper_05 raised upper arm [dark, coverage]:', [shown, covered])
       // The photo's arm is skin there …
       expect(share(person, P06.raisedUpperArm, dark(person.rgb))).toBe(0)
-      // … and the sleeve covers it: 1.0 dark, coverage 1.0 (before, 0.51 and 0.57: the segmentation
-      // holds the arm at 0.0–0.45 and the sleeve was clipped or drawn half transparent there).
-      expect(shown).toBeGreaterThan(0.8)
-      expect(covered).toBeGreaterThan(0.8)
+      // … and the sleeve covers it: 0.82 dark, coverage 0.82 (before, 0.51 and 0.57: the
+      // segmentation holds the arm at 0.0–0.45 and the sleeve was clipped or drawn half transparent
+      // there; 1.0 before 6a62910 trimmed a short sleeve's mask below its armpit edge).
+      expect(shown).toBeGreaterThan(0.75)
+      expect(covered).toBeGreaterThan(0.75)
     },
     CASE_TIMEOUT_MS,
   )

@@ -333,7 +333,7 @@ export function compositeGarment(
  * An arm the segmentation lost (`armHeld`: the mean person mask along its bone, the upper arm from
  * its middle on, below ARM_LOST_MASK, fully from ARM_LOST_MASK − ARM_LOST_BLEND; fit-sleeve.ts) gets its
  * whole capsule wherever the mask is below 0.5, not only where it is faint: tryon/person_06's
- * raised arm against sunlit trees holds 0.34 (0.0–0.45 along the upper arm), and its sleeve was
+ * raised arm against sunlit trees holds 0.35 (0.0–0.45 along the upper arm), and its sleeve was
  * drawn half transparent where the mask was 0.08–0.16 and not at all below (the arm's skin seen
  * through, the sleeve's outline left). An arm the segmentation holds keeps the faint rule (a
  * sleeve does not stand off a hanging arm into the background).

@@ -116,7 +116,8 @@ describe('sureArm / armPath: the joints a sleeve follows', () => {
     const hanging = armHeld(p06, HANGING, sureArm(p06, HANGING) as 'elbow-wrist')
     const raised = armHeld(p06, RAISED, sureArm(p06, RAISED) as 'elbow')
     console.log('person_06 armHeld [hanging, raised]:', [hanging, raised])
-    // 1.00 and 0.34.
+    // 1.00 and 0.35 (person_02's hanging arm, whose landmarks lie on its outer edge, holds 1.00;
+    // on the bone alone 0.28, and its sleeve was wrongly given the whole capsule).
     expect(hanging).toBeGreaterThan(0.9)
     expect(raised).toBeLessThan(ARM_LOST_MASK - 0.1)
   })

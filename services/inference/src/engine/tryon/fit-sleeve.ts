@@ -173,10 +173,14 @@ export const ARM_LOST_MASK = 0.5
 export const ARM_LOST_BLEND = 0.15
 
 /**
- * How much of the arm (shoulder, elbow, wrist indices; `sure` joints) the person mask holds: its
- * mean along the bone, the upper arm from its middle (nearer the shoulder it lies against the torso)
- * and the forearm when the wrist is sure, 0..1.
+ * How much of the arm (shoulder, elbow, wrist indices; `sure` joints) the person mask holds: along
+ * the bone — the upper arm from its middle (nearer the shoulder it lies against the torso), and the
+ * forearm when the wrist is sure — the most the mask holds within ARM_HELD_ACROSS × the shoulder
+ * width across it (the landmarks of a thin arm close to the body often lie on its edge: person_02's
+ * hanging arm holds 0.28 on the bone itself, 1.0 with it), averaged, 0..1.
  */
+export const ARM_HELD_ACROSS = 0.1
+
 export function armHeld(
   a: PersonAnalysis,
   arm: readonly number[],
@@ -186,15 +190,23 @@ export function armHeld(
     [lerp(a.points[arm[0]!]!, a.points[arm[1]!]!, 0.5), a.points[arm[1]!]!],
   ]
   if (sure === 'elbow-wrist') segs.push([a.points[arm[1]!]!, a.points[arm[2]!]!])
+  const across = Math.max(1, Math.round(ARM_HELD_ACROSS * a.shoulderWidth))
   let sum = 0
   let n = 0
   for (const [p, q] of segs) {
-    const steps = Math.max(2, Math.ceil(Math.hypot(q.x - p.x, q.y - p.y)))
+    const steps = Math.max(2, Math.ceil(dist(p, q)))
+    const side = perp(norm(sub(q, p)))
     for (let k = 0; k <= steps; k++) {
-      const x = Math.round(p.x + ((q.x - p.x) * k) / steps)
-      const y = Math.round(p.y + ((q.y - p.y) * k) / steps)
-      if (x < 0 || y < 0 || x >= a.width || y >= a.height) continue
-      sum += a.mask.data[y * a.width + x]!
+      const c = lerp(p, q, k / steps)
+      if (c.x < 0 || c.y < 0 || c.x >= a.width || c.y >= a.height) continue
+      let best = 0
+      for (let o = -across; o <= across; o++) {
+        const x = Math.round(c.x + side.x * o)
+        const y = Math.round(c.y + side.y * o)
+        if (x < 0 || y < 0 || x >= a.width || y >= a.height) continue
+        best = Math.max(best, a.mask.data[y * a.width + x]!)
+      }
+      sum += best
       n++
     }
   }
