@@ -2,7 +2,13 @@ import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { decodeImage } from '../../media/image.ts'
-import { backgroundField, extractGarmentMask, KEY_DISTANCE, maskArea } from './garment-mask.ts'
+import {
+  backgroundField,
+  extractGarmentMask,
+  extractGarmentMasks,
+  KEY_DISTANCE,
+  maskArea,
+} from './garment-mask.ts'
 import { bottomLandmarks, maskBbox } from './garment-shape.ts'
 import { components } from './raster.ts'
 
@@ -175,6 +181,44 @@ describe('preprocess_garment "true": background removal on product photos', () =
       [w - 3, img.height - 3],
     ]) {
       expect(m.data[yy! * w + x!]).toBe(0)
+    }
+  })
+})
+
+describe('soft shadows cast on the backdrop are not garment (no rim around the drawn garment)', () => {
+  it('garment_lower_01: in the matte the shadow ramp beside the jeans is background, the jeans start at their own edge', async () => {
+    // On white (248), the jeans cast a soft shadow on the backdrop: 8 px at 576 px wide going
+    // 240 → 189 towards the denim. It was kept as garment and drawn as a light grey rim.
+    const img = await decodeImage(join(MEDIA, 'tryon', 'garment_lower_01.jpg'), {
+      what: 'garment',
+      maxWorkSidePx: 768,
+    })
+    const w = img.width
+    const rgb = { width: w, height: img.height, data: img.rgb }
+    const { shape, matte: m } = extractGarmentMasks(rgb, null, { preprocess: true })
+    const field = backgroundField(rgb)
+    const box = maskBbox(m)!
+    expect(maskArea(m)).toBeGreaterThan(0.33)
+    for (const f of [0.2, 0.45, 0.7]) {
+      const y = Math.round(box.y0 + f * (box.y1 - box.y0))
+      let x = 0
+      while (x < w && m.data[y * w + x]! <= 0.5) x++
+      // The first garment pixel of the row is denim, far darker than the backdrop there…
+      const i = (y * w + x) * 3
+      const luma = (d: ArrayLike<number>, k: number) =>
+        0.299 * d[k]! + 0.587 * d[k + 1]! + 0.114 * d[k + 2]!
+      expect(luma(img.rgb, i) / 255).toBeLessThan(0.8 * luma(field, i))
+      // …and the shadow beside it, darker than the backdrop, is not garment.
+      const j = (y * w + x - 4) * 3
+      expect(luma(img.rgb, j) / 255).toBeLessThan(0.97 * luma(field, j))
+      expect(m.data[y * w + x - 4]).toBeLessThan(0.5)
+      // The outline the landmarks are read from keeps it (a shadow opened between the legs at
+      // their hems but not above them moved the crotch and bent the fitted legs).
+      expect(shape.data[y * w + x - 4]).toBeGreaterThan(0.5)
+    }
+    // The matte never reaches past the outline.
+    for (let i = 0; i < m.data.length; i++) {
+      if (m.data[i]! > shape.data[i]!) expect(m.data[i]).toBe(shape.data[i])
     }
   })
 })

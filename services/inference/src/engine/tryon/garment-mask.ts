@@ -18,6 +18,9 @@
  * brighter than the background are reached only up to a bound set by the spread (shadows are
  * darker), and the garment's outline (a sharp luma step at the photo's own resolution) stops the
  * growth through gradients; two rounds of the ordinary rules then peel the anti-aliased rim.
+ * That is the garment's shape (category, landmarks). The matte it is drawn with also loses the soft
+ * shadows it casts on the backdrop: grown into from the background over pixels of the backdrop's
+ * own hue, darker, darkening on the way in, never across a sharp step (the garment's outline).
  *
  * `preprocess: false`: the photo is taken as already cut out: its alpha channel if it has one
  * (alpha/255 is the mask); otherwise every pixel within 0.10 (RGB distance, 0..√3 scale) of the
@@ -54,6 +57,16 @@ const FLAT_SPREAD = 0.012
 const EDGE_MIN = 0.02
 /** Longest side the region growing works at. */
 export const GROW_SIDE_PX = 400
+/** A cast shadow keeps at least this share of the backdrop's luma … */
+export const SHADOW_MIN_LUMA = 0.75
+/** … and its chromaticity (R, G, B over their sum) within this of the backdrop's. */
+const SHADOW_CHROMA = 0.012
+/** Largest step (smoothed RGB, 0..1) between neighbours through a soft shadow. */
+const SHADOW_STEP = 0.07
+/** How much lighter (luma, 0..1) a pixel may be than the one a shadow reaches it from (noise). */
+const SHADOW_RISE = 0.004
+/** An edge is a step when its ±1 px luma difference is at least this share of its ±3 px one. */
+const STEP_SHARE = 0.6
 
 export function borderColor(img: Rgb): [number, number, number] {
   const { width: w, height: h, data } = img
@@ -82,13 +95,39 @@ function distanceTo(img: Rgb, c: readonly number[]): Float32Array {
   return d
 }
 
-/** Returns the garment mask (0..1) at the image's size. */
+/** The garment's outline (`shape`) and the matte it is drawn with (`matte`), 0..1 at the image's size. */
+export interface GarmentMasks {
+  /** What the garment's category and landmarks are read from. */
+  shape: Plane
+  /**
+   * The shape without the soft shadows the garment casts on the backdrop (see growMask), so no rim
+   * of the backdrop is drawn around it. Kept apart from the shape: a shadow between two trouser
+   * legs opened at their hems but not above moved the landmarks (tryon/garment_lower_01: its legs
+   * were then fitted as bent).
+   */
+  matte: Plane
+}
+
+/** Returns the garment mask (0..1) at the image's size: the shape (`extractGarmentMasks`). */
 export function extractGarmentMask(
   img: Rgb,
   alpha: Uint8Array | null,
   o: GarmentMaskOptions,
 ): Plane {
-  return o.preprocess ? growMask(img, outlineEdges(img)) : keyMask(img, alpha)
+  return extractGarmentMasks(img, alpha, o).shape
+}
+
+/** The garment's shape and matte (`preprocess: false`: the same plane). */
+export function extractGarmentMasks(
+  img: Rgb,
+  alpha: Uint8Array | null,
+  o: GarmentMaskOptions,
+): GarmentMasks {
+  if (!o.preprocess) {
+    const m = keyMask(img, alpha)
+    return { shape: m, matte: m }
+  }
+  return growMask(img, outlineEdges(img))
 }
 
 /**
@@ -116,10 +155,31 @@ function outlineEdges(img: Rgb): Uint8Array {
   for (let y = 2; y < h - 2; y++) ring.push(g[y * w + 1]!, g[y * w + w - 2]!)
   ring.sort((a, b) => a - b)
   const t = Math.max(EDGE_MIN, 3 * (ring[Math.floor(0.99 * (ring.length - 1))] ?? 0))
+  // Bit 0: an edge. Bit 1: a step — the change happens within a pixel or two (the luma difference
+  // over ±1 px is at least STEP_SHARE of that over ±3 px), as at a garment's outline, not spread
+  // over a ramp, as across a soft shadow on the backdrop.
   const e = new Uint8Array(n)
-  for (let i = 0; i < n; i++) e[i] = g[i]! > t ? 1 : 0
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const i = y * w + x
+      if (g[i]! <= t) continue
+      e[i] = 1
+      const horiz = Math.abs(luma[i + 1]! - luma[i - 1]!) >= Math.abs(luma[i + w]! - luma[i - w]!)
+      const s = horiz ? 1 : w
+      const k = horiz ? Math.min(3, x, w - 1 - x) : Math.min(3, y, h - 1 - y)
+      if (k < 3) {
+        e[i] = 3
+        continue
+      }
+      const wide = Math.abs(luma[i + 3 * s]! - luma[i - 3 * s]!)
+      if (g[i]! >= STEP_SHARE * wide) e[i] = 3
+    }
+  }
   return e
 }
+
+const lumaOf = (c: Float32Array, i: number): number =>
+  0.299 * c[i * 3]! + 0.587 * c[i * 3 + 1]! + 0.114 * c[i * 3 + 2]!
 
 const distRgb = (c: Float32Array, a: number, b: number): number =>
   Math.sqrt(
@@ -155,17 +215,20 @@ function keyMask(img: Rgb, alpha: Uint8Array | null): Plane {
   return { width: w, height: h, data: out }
 }
 
-function growMask(img: Rgb, edges: Uint8Array): Plane {
+function growMask(img: Rgb, edges: Uint8Array): GarmentMasks {
   const { width: w, height: h } = img
   const n = w * h
   // Region growing runs at ≤ GROW_SIDE_PX (2×2 box-averaged steps); the mask is upsampled after.
   if (Math.max(w, h) > GROW_SIDE_PX) {
     const half = halve(img)
     const m = growMask(half, halveEdges(edges, w, h))
-    const up = resizePlane(m, w, h)
-    // Re-sharpen the bilinear edge to about a pixel of the full size.
-    for (let i = 0; i < up.data.length; i++) up.data[i] = clamp((up.data[i]! - 0.5) * 2 + 0.5, 0, 1)
-    return up
+    const up = (p: Plane): Plane => {
+      const u = resizePlane(p, w, h)
+      // Re-sharpen the bilinear edge to about a pixel of the full size.
+      for (let i = 0; i < u.data.length; i++) u.data[i] = clamp((u.data[i]! - 0.5) * 2 + 0.5, 0, 1)
+      return u
+    }
+    return { shape: up(m.shape), matte: up(m.matte) }
   }
   // Denoise a little (JPEG blocks) before comparing neighbours.
   const smooth = new Float32Array(n * 3)
@@ -271,6 +334,67 @@ function growMask(img: Rgb, edges: Uint8Array): Plane {
     }
   }
 
+  // Soft shadows cast on the backdrop beside the garment (a ramp of a few pixels, darker, of the
+  // backdrop's own hue): too steep for the local step and, on a flat backdrop, an edge to the
+  // barrier, they were kept as garment and drawn as a grey or white rim around it. Grown into
+  // from the background through steps up to SHADOW_STEP, only over pixels that are the
+  // backdrop's colour darkened (luma ≥ SHADOW_MIN_LUMA of the field's, same chromaticity) and
+  // never across a sharp step (`outlineEdges` bit 1: a light garment's outline).
+  const shapeBg = isBg.slice()
+  const shadowLike = new Uint8Array(n)
+  for (let i = 0; i < n; i++) {
+    if (isBg[i] === 1 || brighter[i] === 1) continue
+    const fr = field[i * 3]!
+    const fg3 = field[i * 3 + 1]!
+    const fb = field[i * 3 + 2]!
+    const fs = fr + fg3 + fb
+    const r = smooth[i * 3]!
+    const g = smooth[i * 3 + 1]!
+    const b = smooth[i * 3 + 2]!
+    const ps = r + g + b
+    if (fs <= 0 || ps <= 0 || ps < SHADOW_MIN_LUMA * fs) continue
+    const dc = Math.max(
+      Math.abs(r / ps - fr / fs),
+      Math.abs(g / ps - fg3 / fs),
+      Math.abs(b / ps - fb / fs),
+    )
+    if (dc <= SHADOW_CHROMA) shadowLike[i] = 1
+  }
+  for (let i = 0; i < n; i++) if (isBg[i] === 1) stack[sp++] = i
+  while (sp > 0) {
+    const p = stack[--sp]!
+    // Not out of a step either: the peeled rim of a light garment's outline (above) is one.
+    if ((edges[p]! & 2) !== 0) continue
+    const x = p % w
+    const nb = [
+      x > 0 ? p - 1 : -1,
+      x < w - 1 ? p + 1 : -1,
+      p >= w ? p - w : -1,
+      p < n - w ? p + w : -1,
+    ]
+    for (const q of nb) {
+      if (q < 0 || isBg[q] === 1 || shadowLike[q] === 0 || (edges[q]! & 2) !== 0) continue
+      // A shadow darkens towards what casts it: never lighter again on the way in.
+      if (
+        distRgb(smooth, p, q) >= SHADOW_STEP ||
+        lumaOf(smooth, q) > lumaOf(smooth, p) + SHADOW_RISE
+      ) {
+        continue
+      }
+      isBg[q] = 1
+      stack[sp++] = q
+    }
+  }
+
+  const shape = finishMask(shapeBg, w, h)
+  const matte = finishMask(isBg, w, h)
+  for (let i = 0; i < n; i++) matte.data[i] = Math.min(matte.data[i]!, shape.data[i]!)
+  return { shape, matte }
+}
+
+/** The garment (not background, the large components) with its outline closed and softened. */
+function finishMask(isBg: Uint8Array, w: number, h: number): Plane {
+  const n = w * h
   // Garment = not background; keep the large components.
   const fg: Plane = { width: w, height: h, data: new Float32Array(n) }
   for (let i = 0; i < n; i++) fg.data[i] = isBg[i] === 1 ? 0 : 1

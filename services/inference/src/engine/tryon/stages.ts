@@ -24,7 +24,11 @@ export interface PersonAnalyzer {
 
 /** What stage 2 finds on the garment photo (garment pixels). */
 export interface GarmentAnalysis {
-  /** Soft garment mask 0..1 (garment-mask.ts; `preprocess: false` semantics documented there). */
+  /**
+   * Soft garment mask 0..1 the garment is drawn with (garment-mask.ts: on a product photo its
+   * matte, the outline without the soft shadows it casts on the backdrop; `preprocess: false`
+   * semantics documented there). The landmarks come from the outline itself.
+   */
   mask: Plane
   /** The category used (garment_mode when given, else detected) and the detection evidence. */
   category: GarmentCategory

@@ -31,7 +31,7 @@ import {
 } from '../session.ts'
 import { compositeGarment, type Composite } from './composite.ts'
 import { fitParts, type WarpPart } from './fit.ts'
-import { extractGarmentMask, maskArea } from './garment-mask.ts'
+import { extractGarmentMasks, maskArea } from './garment-mask.ts'
 import {
   bottomLandmarks,
   detectCategory,
@@ -220,7 +220,7 @@ export async function analyzeGarment(
   o: { preprocess: boolean; garmentMode: GarmentMode; photoType: GarmentPhotoType },
   models: WearerModels,
 ): Promise<GarmentAnalysis> {
-  const fg = extractGarmentMask(img, alpha, { preprocess: o.preprocess })
+  const { shape: fg, matte } = extractGarmentMasks(img, alpha, { preprocess: o.preprocess })
   if (maskBbox(fg) === null || maskArea(fg) < MIN_GARMENT_AREA) {
     throw new AppError('no_garment_detected', 'No garment was found in the garment image.')
   }
@@ -275,7 +275,8 @@ export async function analyzeGarment(
   const category: GarmentCategory = o.garmentMode === 'auto' ? evidence.category : o.garmentMode
   const landmarks =
     category === 'lower' ? bottomLandmarks(fg, box) : topLandmarks(fg, box, category)
-  return { mask: fg, category, evidence, landmarks, photoType: 'flat-lay' }
+  // Drawn with the matte (no backdrop shadow around it); shaped by the outline.
+  return { mask: matte, category, evidence, landmarks, photoType: 'flat-lay' }
 }
 
 /** The built-in geometric stages (see each module for its method). */
