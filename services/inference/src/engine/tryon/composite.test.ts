@@ -42,6 +42,12 @@ const P11 = {
   shinLeft: [0.37, 0.72, 0.46, 0.85],
   shinRight: [0.52, 0.72, 0.6, 0.85],
   shoes: [0.36, 0.93, 0.58, 0.96],
+  /** The front of his red collar (the rib below the neck's middle). */
+  collar: [0.46, 0.06, 0.52, 0.075],
+  /** The grey sweatshirt just below the collar, above the one-shoulder neckline of full_01. */
+  chestTop: [0.47, 0.09, 0.52, 0.125],
+  /** His neck's skin just above the collar. */
+  neck: [0.47, 0.045, 0.51, 0.055],
 } as const satisfies Record<string, Box>
 const P01 = {
   /** Long hair falling over her left shoulder and chest, in front of the tee. */
@@ -113,6 +119,13 @@ const SHIN_TEXTURE_SD = 1.5
 const SHIN_TEXTURE_CORR = 0.45
 /** The painted shin's share of the old trouser leg's silhouette (a shin is narrower than jeans). */
 const SHIN_WIDTH_SHARE = 0.9
+
+/**
+ * The skin painted where the old collar was against the neck just above it (Lab ΔE76 of the
+ * medians): the neck counts as body skin for the tone and the shading fades out beside it
+ * (undress.ts SEAM_R), so the painted skin continues the neck without a seam.
+ */
+const NECKLINE_SKIN_DE = 8
 
 let engine: TryOnEngineWithDetails
 const cache = new Map<string, RasterImage>()
@@ -464,6 +477,58 @@ describe('a skin-hued old garment (undress.ts, composite.ts takeOffZone)', () =>
       for (const v of shins) expect(v).toBeLessThan(SHIN_AS_CLOTHING)
       expect(shorts).toBeGreaterThan(0.9)
       expect(c.skinProtos.length).toBeGreaterThan(0)
+    },
+    CASE_TIMEOUT_MS,
+  )
+})
+
+describe('above a lower neckline (composite.ts takeOffZone, undress.ts)', () => {
+  it(
+    'person_11 × a one-shoulder dress: his red collar and the grey sweatshirt above the neckline give way to skin of his neck’s tone, with grain',
+    async () => {
+      const { person, r } = await dress('person_11', 'garment_full_01', 'full')
+      const out = { width: person.width, height: person.height, rgb: r.rgb }
+      const red = (c: { L: number; a: number; b: number }) =>
+        c.a > 30 && Math.abs((Math.atan2(c.b, c.a) * 180) / Math.PI) < 45
+      const collar = [share(person, P11.collar, red), share(out, P11.collar, red)]
+      const chest = [share(person, P11.chestTop, skinHued), share(out, P11.chestTop, skinHued)]
+      // No seam: the skin painted where the collar was against his neck just above it (Lab ΔE76
+      // of the medians).
+      const neck = median(person, P11.neck)
+      const painted = median(out, P11.collar)
+      const at = (c: number[]) => lab(Uint8Array.from(c), 0)
+      const [n, q] = [at(neck), at(painted)]
+      const dE = Math.hypot(n.L - q.L, n.a - q.a, n.b - q.b)
+      // Grain: the robust spread (1.4826 × median |luma − its 5 × 5 mean|) of the painted chest
+      // against his neck's skin.
+      const W = person.width
+      const luma = (rgb: Uint8Array, i: number) =>
+        0.299 * rgb[i * 3]! + 0.587 * rgb[i * 3 + 1]! + 0.114 * rgb[i * 3 + 2]!
+      const spread = (rgb: Uint8Array, box: Box) => {
+        const v = pixels(person, box).map((i) => {
+          let sum = 0
+          for (let dy = -2; dy <= 2; dy++) {
+            for (let dx = -2; dx <= 2; dx++) sum += luma(rgb, i + dy * W + dx)
+          }
+          return Math.abs(luma(rgb, i) - sum / 25)
+        })
+        return 1.4826 * v.sort((p, q) => p - q)[v.length >> 1]!
+      }
+      const grain = [spread(person.rgb, P11.neck), spread(r.rgb, P11.chestTop)]
+      console.log(
+        'person_11 × full_01 [red collar before, after], [chest skin-hued before, after], ΔE to the neck, [grain neck, painted]:',
+        collar.map((v) => v.toFixed(2)),
+        chest.map((v) => v.toFixed(2)),
+        dE.toFixed(1),
+        grain.map((v) => v.toFixed(2)),
+      )
+      expect(collar[0]).toBeGreaterThan(0.3)
+      expect(collar[1]).toBeLessThan(0.05)
+      expect(chest[0]).toBeLessThan(0.1)
+      expect(chest[1]).toBeGreaterThan(0.9)
+      expect(dE).toBeLessThan(NECKLINE_SKIN_DE)
+      expect(grain[1]).toBeGreaterThan(0.5 * grain[0]!)
+      expect(grain[1]).toBeLessThan(2 * grain[0]!)
     },
     CASE_TIMEOUT_MS,
   )

@@ -145,6 +145,7 @@ export function compositeGarment(
           clothing,
           { upper: o.category !== 'lower', lower: o.category !== 'upper' },
           zone.zone,
+          zone.collar ?? undefined,
         )
       : null
   // Everything below draws over the photo with the old garment taken off.
@@ -591,6 +592,13 @@ function halfLuma(img: Rgb, x0: number, y0: number, cw: number, ch: number): Pla
  *   than the chest's), and whatever its colour (the navy stripes of a striped polo under a navy tee
  *   go with its white ones, instead of leaving a striped patch). When the old top looks like the new
  *   garment (the paired photos, where it is the very garment) only the sleeves come off, as above.
+ * - above the new neckline: between the shoulder joints, in each column the new garment reaches,
+ *   everything above its top edge from the mouth down (a scoop, a V, straps, one bare shoulder: the
+ *   old top's chest and collar showed above it). The old collar too when the clothing finder left it
+ *   out for being of another colour (and the head region protected it): there, from
+ *   COLLAR_BELOW_MOUTH × the shoulder width below the mouth and within COLLAR_REACH of the old top,
+ *   whatever is neither this person's skin nor hair (`collar`, repainted even in the head region);
+ *   only when this person's skin prototypes were found.
  * - the legs: a new bottom or dress takes the old bottom off everywhere below the hip joints (a
  *   skirt or shorts over trousers, a slimmer cut, a dress over trousers; under the new garment it is
  *   covered anyway), but only the part of it connected to the thighs (a bag of the trousers' colour
@@ -632,6 +640,12 @@ export const TAKE_OFF_LOOK_D = 20
 /** Work pixels of old top on the chest needed to judge its look. */
 export const TAKE_OFF_LOOK_MIN = 30
 export const TAKE_OFF_BELOW_HIPS = 0.25
+/**
+ * The old collar (takeOffZone): above the new neckline, from this far (× shoulder width) below the
+ * mouth (the lips and chin stay) and within COLLAR_REACH of the old top.
+ */
+export const COLLAR_BELOW_MOUTH = 0.1
+export const COLLAR_REACH = 0.08
 
 function takeOffZone(
   img: Rgb,
@@ -639,7 +653,13 @@ function takeOffZone(
   parts: readonly WarpedPart[],
   c: Clothing,
   category: 'upper' | 'lower' | 'full',
-): { zone: Plane; cover: number; skipped: string | null; same: number | null } {
+): {
+  zone: Plane
+  collar: Plane | null
+  cover: number
+  skipped: string | null
+  same: number | null
+} {
   const W = img.width
   const H = img.height
   const w = c.upperWork.width
@@ -702,6 +722,7 @@ function takeOffZone(
   if (inside < 8 || cover < TAKE_OFF_MIN_COVER) {
     return {
       zone: plane(W, H),
+      collar: null,
       cover,
       same: null,
       skipped: `the new garment covers ${Math.round(100 * cover)} % of the body part it replaces`,
@@ -727,6 +748,7 @@ function takeOffZone(
   // Where the old top comes off whatever its colour (another garment than the new one, below).
   const whole = plane(w, h)
   let look: { chest: Vec3[]; same: number } | null = null
+  const neckline = plane(w, h)
   if (category !== 'lower') {
     // The torso's core stays (there the old and new tops meet at the warp's error): the shoulder–hip
     // quad with its shoulder corners moved TAKE_OFF_TORSO × the shoulder width towards each other,
@@ -782,6 +804,30 @@ function takeOffZone(
         }
         zone.data[j] = 1
         whole.data[j] = 1
+      }
+    }
+    // Above the new garment's neckline: between the shoulder joints, in each column where the new
+    // garment is, everything above its top edge, from the mouth down (a scoop, a V, straps or
+    // one shoulder bare leave the old top's chest and collar showing). Not the warp's error: the
+    // new garment's own top edge, where nothing of it is drawn.
+    const mouthV = Math.min(P(LM.mouthLeft).y, P(LM.mouthRight).y)
+    const u0 = Math.max(0, Math.floor(Math.min(sl.x, sr.x)))
+    const u1 = Math.min(w - 1, Math.ceil(Math.max(sl.x, sr.x)))
+    for (let u = u0; u <= u1; u++) {
+      let top = -1
+      for (let v = 0; v < h; v++) {
+        if (na[v * w + u]! > 0.5) {
+          top = v
+          break
+        }
+      }
+      if (top < 0) continue
+      for (let v = Math.max(0, Math.ceil(mouthV)); v < Math.min(top, hemV); v++) {
+        zone.data[v * w + u] = 1
+        // An old collar of another colour than the top's (the clothing finder leaves it out, and
+        // in the head region protects it): the pixels here below the chin, next to the old top,
+        // that are neither skin nor hair (decided below, after the zone's own filters).
+        if (v >= mouthV + COLLAR_BELOW_MOUTH * sw) neckline.data[v * w + u] = 1
       }
     }
   }
@@ -895,8 +941,31 @@ function takeOffZone(
     if (Math.floor(j / w) > legsFromV && beside[j]! < 0.5) continue
     if (nearestD2(photoAt(j), protos) < TAKE_OFF_SAME ** 2) zone.data[j] = 0
   }
+  // The old collar: above the new neckline, within COLLAR_REACH × the shoulder width of the old top,
+  // neither near this person's skin (within TAKE_OFF_SKIN_D of skinProtos, whatever the old top's
+  // colours) nor near the hair, and not the new garment's colour (the zone's filter above). Only
+  // when this person's skin was found (else uncertain: nothing).
+  const collar = plane(w, h)
+  if (c.skinProtos.length > 0) {
+    const nearTop = dilate(c.upperWork, Math.max(1, COLLAR_REACH * sw)).data
+    for (let j = 0; j < n; j++) {
+      if (neckline.data[j]! < 0.5 || nearTop[j]! < 0.5 || mask[j]! < 0.5) continue
+      const v = photoAt(j)
+      if (nearestD2(v, c.skinProtos) < TAKE_OFF_SKIN_D ** 2) continue
+      if (c.hairProtos.length > 0 && nearestD2(v, c.hairProtos) < TAKE_OFF_SKIN_D ** 2) continue
+      if (protos.length > 0 && nearestD2(v, protos) < TAKE_OFF_SAME ** 2) continue
+      collar.data[j] = 1
+    }
+  }
+  // … with its soft edge against the neck (a blend of the two, nearer the skin, is still collar).
+  const collarGrown = dilate(collar, 1)
+  for (let j = 0; j < n; j++) {
+    collarGrown.data[j] = mask[j]! > 0.5 && neckline.data[j]! > 0.5 ? collarGrown.data[j]! : 0
+    if (collarGrown.data[j]! > 0) zone.data[j] = Math.max(zone.data[j]!, collarGrown.data[j]!)
+  }
   return {
     zone: upsample(boxBlur(zone, 1), W, H),
+    collar: upsample(boxBlur(collarGrown, 1), W, H),
     cover,
     skipped: null,
     same: look === null ? null : look.same,

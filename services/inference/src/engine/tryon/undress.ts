@@ -18,28 +18,38 @@
  *   in them); a bare knee narrower than KNEE_R scales its whole leg down (a slim leg in wide
  *   shorts), so painted legs are leg-shaped, not the old trousers' silhouette. Where two capsules
  *   overlap (knee, elbow) the lighter cylinder term wins: no seam at the joint.
+ * - Above the shoulder line, between the shoulder joints, the person mask is the body (the neck and
+ *   the top of the shoulders): an old collar taken off shows skin, not background.
  * - Skin colour: the median tone of the visible skin of the body (the face only when no other skin
- *   shows: hands, arms, neck, legs), and within SKIN_NEAR × the shoulder width of visible skin a
- *   push-pull fill (multi-scale weighted average) of it, so a new upper arm continues the forearm's
+ *   shows: hands, arms, the neck's lower half, legs), and within SKIN_NEAR × the shoulder width of
+ *   visible skin a push-pull fill (multi-scale weighted average) of it, so a new upper arm continues
+ *   the forearm's
  *   tone while legs under a new dress far from any skin get the person's tone, not whatever shadow is
  *   nearest. When no skin shows at all (covered arms, the face cut off) DEFAULT_SKIN_RGB, a medium
  *   tone, is painted and `skin.source` says 'default'.
  *   Shading: the photo's own light carried over as the ratio of the old garment's local luminance
  *   (blurred over 12 % of the shoulder width: light direction and big folds, not print) to its broad
- *   luminance, clamped to [0.85, 1.1] (a print on the old garment must not show through), times a cylinder term across each limb (1 − 0.2 (d/r)²):
+ *   luminance, clamped to [0.85, 1.1], times a cylinder term across each limb (1 − 0.2 (d/r)²):
  *   arms and legs keep their shape and their light. On the skin, at full resolution, the finer
  *   relief too: the photo's luminance blurred over DETAIL_FINE × the shoulder width (the weave of
  *   the cloth drops out) over its blur at DETAIL_R, clamped to [DETAIL_MIN, DETAIL_MAX]: folds and
  *   fine light carry over, so painted legs have texture that follows the photo, not smooth columns.
+ *   Both luminances are taken over the old garment's own fabric only (fabricTest: its main colours),
+ *   so a print's letters, a logo or a collar of another colour leave no ghost in the skin. Beside
+ *   visible skin the shading fades out over SEAM_R × the shoulder width: the fill there is that
+ *   skin's own, already lit, colour, and the painted skin meets it without a seam.
+ * - Grain (addGrain): the painted skin gets deterministic per-pixel noise so that its fine
+ *   high-pass spread matches the person's own visible body skin (robust; the hands only when no
+ *   other skin shows), not a mannequin's smooth fill.
  * - Background: a push-pull fill from the pixels outside the person mask: exact for plain studio
  *   backdrops, a smooth blend of the surroundings for others.
  * - Faces and hair in front of the body are never repainted; in the hand regions only pixels that
  *   are not skin-hued are (a cuff or a hem behind the fingers), so hands stay as they are.
  */
-import type { Clothing } from './clothing.ts'
-import { upsample } from './clothing.ts'
+import type { Clothing, Vec3 } from './clothing.ts'
+import { kmeans, labOf, nearestD2, upsample } from './clothing.ts'
 import { LM } from './pose.ts'
-import type { PersonAnalysis } from './person.ts'
+import { neckLine, type PersonAnalysis } from './person.ts'
 import {
   boxBlur,
   clamp,
@@ -93,6 +103,8 @@ export const DETAIL_MAX = 1.06
  * a new dress read as legs rather than as background; `Undressed.skin.source` says 'default' then.
  */
 export const DEFAULT_SKIN_RGB: readonly [number, number, number] = [190, 140, 112]
+/** Within this distance (× shoulder width) of visible skin the shading fades out (no seam). */
+export const SEAM_R = 0.05
 /** Within this distance (× shoulder width) of visible skin its local tone is continued. */
 export const SKIN_NEAR = 0.1
 
@@ -115,6 +127,7 @@ export function takeOff(
   c: Clothing,
   which: { upper: boolean; lower: boolean },
   zone?: Plane,
+  collar?: Plane,
 ): Undressed {
   const { width: W, height: H } = img
   const N = W * H
@@ -139,8 +152,12 @@ export function takeOff(
       which.lower ? c.lower.data[i]! : 0,
       grown.data[i]! * (1 - c.protect.data[i]!),
     )
+    // An old collar (composite.ts takeOffZone) goes even where the head region protects the neck.
+    const col = collar ? collar.data[i]! : 0
     worn.data[i] =
-      v * (1 - c.hairFront.data[i]!) * (1 - c.protect.data[i]!) * (zone ? zone.data[i]! : 1)
+      Math.max(v * (1 - c.protect.data[i]!), col) *
+      (1 - c.hairFront.data[i]!) *
+      (zone ? zone.data[i]! : 1)
   }
   const rgb = img.data.slice()
   let x0 = W
@@ -178,8 +195,17 @@ export function takeOff(
   // Skin: visible body skin (off the head) → push-pull; the face only if nothing else shows.
   const skinKnown = new Float32Array(n)
   let bodySkin = 0
+  // The neck counts as body skin (its lower half, between the mouth and the neck line: not the
+  // shadow under the chin): a chest or shoulders bared below it continue its tone, no seam.
+  const neck = neckLine(P, sw)
+  const mouthY = (P[LM.mouthLeft]!.y + P[LM.mouthRight]!.y) / 2
+  const isNeck = (j: number) => {
+    const ny = neck.y(j % w)
+    const y = Math.floor(j / w)
+    return y <= ny && y > (mouthY + ny) / 2
+  }
   for (let j = 0; j < n; j++) {
-    if (skinW[j]! > 0.5 && maskW[j]! > 0.5 && headW[j]! < 0.5 && wornW[j]! < 0.5) {
+    if (skinW[j]! > 0.5 && maskW[j]! > 0.5 && (headW[j]! < 0.5 || isNeck(j)) && wornW[j]! < 0.5) {
       skinKnown[j] = 1
       bodySkin++
     }
@@ -221,12 +247,14 @@ export function takeOff(
   for (let j = 0; j < n; j++) bgKnown[j] = maskW[j]! < 0.05 ? 1 : 0
   const bgField = bgKnown.some((v) => v > 0) ? pushPull(small, bgKnown, w, h) : null
 
-  // Shading from the old garment's luminance: local / broad, both averaged over the worn region only.
+  // Shading from the old garment's luminance: local / broad, both averaged over the worn region only,
+  // and there over its own fabric only (a print, a logo, a collar of another colour is not light).
+  const fabric = fabricTest(small, wornW)
   const lum = plane(w, h)
   const wornOnly = plane(w, h)
   for (let j = 0; j < n; j++) {
     const lj = (0.299 * small[j * 3]! + 0.587 * small[j * 3 + 1]! + 0.114 * small[j * 3 + 2]!) / 255
-    const m = wornW[j]! > 0.5 ? 1 : 0
+    const m = wornW[j]! > 0.5 && fabric(small[j * 3]!, small[j * 3 + 1]!, small[j * 3 + 2]!) ? 1 : 0
     lum.data[j] = lj * m
     wornOnly.data[j] = m
   }
@@ -237,10 +265,14 @@ export function takeOff(
   const lb = boxBlur(lum, rb).data
   const wb = boxBlur(wornOnly, rb).data
   const shade = plane(w, h, 1)
+  // Beside visible skin the fill is that skin's own colour, already lit: the shading fades out over
+  // SEAM_R × the shoulder width towards it, so the painted skin meets the real one without a seam.
+  const seam = boxBlur({ width: w, height: h, data: skinKnown }, Math.max(1, SEAM_R * sw)).data
   for (let j = 0; j < n; j++) {
     if (wf[j]! < 0.05 || wb[j]! < 0.02) continue
     const q = (lf[j]! / wf[j]! + SHADE_OFFSET) / (lb[j]! / wb[j]! + SHADE_OFFSET)
-    shade.data[j] = clamp(q, SHADE_MIN, SHADE_MAX) * shape.data[j]!
+    const t = skinField === null ? 0 : clamp(2 * seam[j]!, 0, 1)
+    shade.data[j] = 1 + (clamp(q, SHADE_MIN, SHADE_MAX) * shape.data[j]! - 1) * (1 - t)
   }
 
   // Fields to full resolution (only the box that is repainted), then the blend.
@@ -265,8 +297,9 @@ export function takeOff(
     for (let x = x0; x < x1 + 1; x++) {
       const i = y * W + x
       if (worn.data[i]! <= 0.5) continue
-      const q = (y - y0) * bw + (x - x0)
       const o = i * 3
+      if (!fabric(img.data[o]!, img.data[o + 1]!, img.data[o + 2]!)) continue
+      const q = (y - y0) * bw + (x - x0)
       lumF.data[q] =
         (0.299 * img.data[o]! + 0.587 * img.data[o + 1]! + 0.114 * img.data[o + 2]!) / 255
       inF.data[q] = 1
@@ -304,7 +337,158 @@ export function takeOff(
       }
     }
   }
+  // Grain measured on the person's own visible body skin (the neck's lower half included, the face
+  // not; the hands only when nothing else shows: knuckles and creases are not the skin of an arm),
+  // added where skin was painted.
+  const neckF = neckLine(a.points, a.shoulderWidth)
+  const mouthF = (a.points[LM.mouthLeft]!.y + a.points[LM.mouthRight]!.y) / 2
+  const realSkin = plane(W, H)
+  const realHands = plane(W, H)
+  for (let i = 0; i < N; i++) {
+    if (c.skin.data[i]! <= 0.5 || a.mask.data[i]! <= 0.5 || worn.data[i]! >= 0.05) continue
+    const y = Math.floor(i / W)
+    const ny = neckF.y(i % W)
+    if (a.head.data[i]! >= 0.5 && !(y <= ny && y > (mouthF + ny) / 2)) continue
+    realHands.data[i] = 1
+    if (a.hands.data[i]! < 0.3) realSkin.data[i] = 1
+  }
+  const painted = plane(W, H)
+  for (let y = y0; y <= y1; y++) {
+    for (let x = x0; x <= x1; x++) {
+      const i = y * W + x
+      painted.data[i] = Math.min(worn.data[i]!, bodyF[i]!)
+    }
+  }
+  if (!addGrain(img, rgb, realSkin, painted, { x0, y0, x1, y1 })) {
+    addGrain(img, rgb, realHands, painted, { x0, y0, x1, y1 })
+  }
   return { rgb, removed: worn, background, skin: { rgb: tone, source: skinSource } }
+}
+
+/**
+ * Whether a colour (0..255) is the old garment's own fabric: within FABRIC_D (features as `labOf`)
+ * of one of its main colours, the prototypes (k-means over the worn pixels of the fill grid) that
+ * hold at least FABRIC_SHARE of them. A print's letters, a logo or a collar of another colour are
+ * not, and carry no light into the skin painted (everything passes when nothing is worn).
+ */
+export const FABRIC_SHARE = 0.15
+export const FABRIC_D = 14
+
+export function fabricTest(
+  small: Float32Array,
+  wornW: Float32Array,
+): (r: number, g: number, b: number) => boolean {
+  const samples: Vec3[] = []
+  const cells: number[] = []
+  for (let j = 0; j < wornW.length; j++) if (wornW[j]! > 0.5) cells.push(j)
+  const step = Math.max(1, Math.floor(cells.length / 4000))
+  for (let k = 0; k < cells.length; k += step) {
+    const j = cells[k]!
+    samples.push(
+      labOf(
+        Math.round(small[j * 3]!),
+        Math.round(small[j * 3 + 1]!),
+        Math.round(small[j * 3 + 2]!),
+      ),
+    )
+  }
+  const protos = kmeans(samples, 6)
+  const counts = protos.map(() => 0)
+  for (const v of samples) {
+    let best = 0
+    let bd = Infinity
+    for (let i = 0; i < protos.length; i++) {
+      const d = nearestD2(v, [protos[i]!])
+      if (d < bd) ((bd = d), (best = i))
+    }
+    counts[best]!++
+  }
+  const main = protos.filter((_, i) => counts[i]! >= FABRIC_SHARE * samples.length)
+  if (main.length === 0) return () => true
+  return (r, g, b) =>
+    nearestD2(labOf(Math.round(r), Math.round(g), Math.round(b)), main) < FABRIC_D ** 2
+}
+
+/**
+ * Skin's fine texture (pores, the photo's grain) on the skin painted: the high-pass of luma (a pixel
+ * less the mean of its GRAIN_R neighbourhood) has, on the person's own visible skin (off the face,
+ * away from its edges), a spread (robust: 1.4826 × its median absolute value) the smooth fill lacks. Deterministic noise, blurred over one pixel,
+ * is added to the painted skin's luma (each channel in proportion, the hue kept) so that the painted
+ * skin's high-pass spread matches the real skin's (what the photo's relief already gives is
+ * counted). Returns false, adding nothing, when too little of `real` shows (GRAIN_MIN_PX pixels
+ * away from its edges) to measure it.
+ */
+export const GRAIN_R = 2
+export const GRAIN_MIN_PX = 400
+
+export function addGrain(
+  img: Rgb,
+  rgb: Uint8Array,
+  real: Plane,
+  paint: Plane,
+  box: { x0: number; y0: number; x1: number; y1: number },
+): boolean {
+  const { width: W } = img
+  const luma = (d: Uint8Array, i: number) =>
+    0.299 * d[i * 3]! + 0.587 * d[i * 3 + 1]! + 0.114 * d[i * 3 + 2]!
+  /** High-pass spread of `d`'s luma over the pixels whose whole GRAIN_R neighbourhood is in `m`. */
+  const spread = (d: Uint8Array, m: Plane, x0: number, y0: number): number => {
+    const L = plane(m.width, m.height)
+    for (let y = 0; y < m.height; y++) {
+      for (let x = 0; x < m.width; x++) L.data[y * m.width + x] = luma(d, (y0 + y) * W + x0 + x)
+    }
+    const Lb = boxBlur(L, GRAIN_R).data
+    const mb = boxBlur(m, GRAIN_R + 1).data
+    const v: number[] = []
+    for (let q = 0; q < L.data.length; q++) {
+      if (m.data[q]! < 0.5 || mb[q]! < 0.99) continue
+      v.push(Math.abs(L.data[q]! - Lb[q]!))
+    }
+    if (v.length < GRAIN_MIN_PX) return NaN
+    // Robust (1.4826 × the median absolute value): a knuckle, a nail or a crease is not grain.
+    return 1.4826 * medianOf(v)
+  }
+  const realSpread = spread(img.data, real, 0, 0)
+  if (!Number.isFinite(realSpread)) return false
+  const bw = box.x1 - box.x0 + 1
+  const bh = box.y1 - box.y0 + 1
+  const skin = plane(bw, bh)
+  for (let y = 0; y < bh; y++) {
+    const row = (box.y0 + y) * W + box.x0
+    skin.data.set(paint.data.subarray(row, row + bw), y * bw)
+  }
+  const painted = spread(rgb, skin, box.x0, box.y0)
+  if (!Number.isFinite(painted) || painted >= realSpread) return true
+  // Noise: a hash per pixel (finer than the relief carried over from the photo, which it leaves
+  // alone); its own high-pass spread scales it.
+  const noise = plane(bw, bh)
+  for (let q = 0; q < bw * bh; q++) {
+    let v = Math.imul(q + 1, 0x9e3779b1)
+    v = Math.imul(v ^ (v >>> 15), 0x85ebca6b)
+    v = Math.imul(v ^ (v >>> 13), 0xc2b2ae35)
+    noise.data[q] = ((v ^ (v >>> 16)) >>> 0) / 4294967296 - 0.5
+  }
+  const grain = noise
+  const gb = boxBlur(grain, GRAIN_R).data
+  // … measured as the skin is (robust), so that the two spreads compare.
+  const gv: number[] = []
+  for (let q = 0; q < bw * bh; q += 7) gv.push(Math.abs(grain.data[q]! - gb[q]!))
+  const gSpread = 1.4826 * medianOf(gv) || 1
+  const amp = Math.sqrt(realSpread ** 2 - painted ** 2) / gSpread
+  for (let y = 0; y < bh; y++) {
+    for (let x = 0; x < bw; x++) {
+      const q = y * bw + x
+      const m = skin.data[q]!
+      if (m <= 0.01) continue
+      const i = (box.y0 + y) * W + box.x0 + x
+      const l = Math.max(8, luma(rgb, i))
+      const f = 1 + (amp * grain.data[q]! * m) / l
+      for (let ch = 0; ch < 3; ch++) {
+        rgb[i * 3 + ch] = clamp(Math.round(rgb[i * 3 + ch]! * f), 0, 255)
+      }
+    }
+  }
+  return true
 }
 
 const medianOf = (v: number[]): number => v.sort((p, q) => p - q)[v.length >> 1]!
@@ -532,6 +716,16 @@ function bodyModel(
   ])
   for (let j = 0; j < w * h; j++) {
     if (torso.data[j]! > body.data[j]! && mask[j]! > 0.5) body.data[j] = torso.data[j]!
+  }
+  // Above the shoulder line, between the shoulder joints, the silhouette is the body: the neck and
+  // the top of the shoulders, which a collar or a top's shoulders stand off very little (an old
+  // collar taken off shows skin there, not background).
+  const slope = (sR.y - sL.y) / (sR.x - sL.x || 1e-6)
+  for (let y = 0; y < h; y++) {
+    for (let x = Math.max(0, Math.ceil(sL.x)); x <= Math.min(w - 1, Math.floor(sR.x)); x++) {
+      const j = y * w + x
+      if (y <= sL.y + slope * (x - sL.x) && mask[j]! > 0.5) body.data[j] = 1
+    }
   }
   // The neck, from the shoulder line up towards the mouth (an old collar taken off shows the neck).
   const sm = mid(sl, sr)

@@ -1,0 +1,126 @@
+/**
+ * undress.ts helpers on small synthetic images (no models): the skin grain (addGrain) and which
+ * colours of the old garment carry its light (fabricTest). The whole take-off on real photos is in
+ * composite.test.ts.
+ */
+import { describe, expect, it } from 'vitest'
+import { plane, type Plane } from './raster.ts'
+import { addGrain, fabricTest, GRAIN_R } from './undress.ts'
+
+const W = 96
+const H = 48
+
+/** Robust high-pass spread of luma (as addGrain measures it) over x0..x1 of every row inside. */
+function spread(rgb: Uint8Array, x0: number, x1: number): number {
+  const l = (i: number) => 0.299 * rgb[i * 3]! + 0.587 * rgb[i * 3 + 1]! + 0.114 * rgb[i * 3 + 2]!
+  const r = GRAIN_R
+  const v: number[] = []
+  for (let y = r + 1; y < H - r - 1; y++) {
+    for (let x = x0 + r + 1; x <= x1 - r - 1; x++) {
+      let s = 0
+      for (let dy = -r; dy <= r; dy++) {
+        for (let dx = -r; dx <= r; dx++) s += l((y + dy) * W + x + dx)
+      }
+      v.push(Math.abs(l(y * W + x) - s / (2 * r + 1) ** 2))
+    }
+  }
+  return 1.4826 * v.sort((p, q) => p - q)[v.length >> 1]!
+}
+
+/** A skin tone; the left half textured (± `amp` per pixel, a fixed pattern), the right half flat. */
+function skinImage(amp: number): Uint8Array {
+  const rgb = new Uint8Array(W * H * 3)
+  for (let y = 0; y < H; y++) {
+    for (let x = 0; x < W; x++) {
+      const i = y * W + x
+      const d = x < W / 2 ? (amp * (((x * 7 + y * 13) % 5) - 2)) / 2 : 0
+      rgb[i * 3] = 200 + d
+      rgb[i * 3 + 1] = 150 + d
+      rgb[i * 3 + 2] = 120 + d
+    }
+  }
+  return rgb
+}
+
+const half = (left: boolean): Plane => {
+  const p = plane(W, H)
+  for (let y = 0; y < H; y++) {
+    for (let x = 0; x < W; x++) p.data[y * W + x] = x < W / 2 === left ? 1 : 0
+  }
+  return p
+}
+
+describe('addGrain', () => {
+  it('gives flat painted skin the high-pass spread of the real skin, keeping its colour', () => {
+    const data = skinImage(6)
+    const img = { width: W, height: H, data }
+    const out = data.slice()
+    const real = spread(data, 0, W / 2 - 1)
+    expect(spread(out, W / 2, W - 1)).toBeLessThan(1e-6)
+    expect(
+      addGrain(img, out, half(true), half(false), { x0: W / 2, y0: 0, x1: W - 1, y1: H - 1 }),
+    ).toBe(true)
+    const painted = spread(out, W / 2, W - 1)
+    expect(painted).toBeGreaterThan(0.75 * real)
+    expect(painted).toBeLessThan(1.25 * real)
+    // The mean colour and the hue stay (the grain scales all three channels alike).
+    const mean = [0, 1, 2].map((ch) => {
+      let s = 0
+      for (let y = 0; y < H; y++) for (let x = W / 2; x < W; x++) s += out[(y * W + x) * 3 + ch]!
+      return s / ((H * W) / 2)
+    })
+    expect(Math.abs(mean[0]! - 200)).toBeLessThan(1)
+    expect(Math.abs(mean[1]! - 150)).toBeLessThan(1)
+    expect(Math.abs(mean[2]! - 120)).toBeLessThan(1)
+    // The real skin is untouched.
+    for (let y = 0; y < H; y++) {
+      for (let x = 0; x < W / 2; x++) expect(out[(y * W + x) * 3]).toBe(data[(y * W + x) * 3])
+    }
+  })
+
+  it('adds nothing to skin already as textured as the real one, nor without real skin to measure', () => {
+    const data = skinImage(6)
+    const img = { width: W, height: H, data }
+    // Painted = the textured half itself: nothing to add.
+    const same = data.slice()
+    expect(
+      addGrain(img, same, half(true), half(true), { x0: 0, y0: 0, x1: W / 2 - 1, y1: H - 1 }),
+    ).toBe(true)
+    expect(same).toEqual(data)
+    // No real skin: false, nothing added.
+    const none = data.slice()
+    expect(
+      addGrain(img, none, plane(W, H), half(false), { x0: W / 2, y0: 0, x1: W - 1, y1: H - 1 }),
+    ).toBe(false)
+    expect(none).toEqual(data)
+  })
+})
+
+describe('fabricTest', () => {
+  /** A fill grid of `n` cells: grey, with every `every`-th cell blue (a print's letters). */
+  function grid(n: number, every: number, other: readonly number[]): Float32Array {
+    const c = new Float32Array(n * 3)
+    for (let j = 0; j < n; j++) {
+      const v = j % every === 0 ? other : [170, 170, 172]
+      c.set(v, j * 3)
+    }
+    return c
+  }
+
+  it('a print of a few per cent is not the fabric; the garment’s own colour is', () => {
+    const n = 2000
+    const fabric = fabricTest(grid(n, 20, [40, 80, 200]), new Float32Array(n).fill(1))
+    expect(fabric(170, 170, 172)).toBe(true)
+    // Its own shading (a fold) is still the fabric.
+    expect(fabric(140, 140, 142)).toBe(true)
+    expect(fabric(40, 80, 200)).toBe(false)
+    expect(fabric(200, 40, 40)).toBe(false)
+  })
+
+  it('both colours of an even stripe are the fabric', () => {
+    const n = 2000
+    const fabric = fabricTest(grid(n, 2, [30, 40, 90]), new Float32Array(n).fill(1))
+    expect(fabric(170, 170, 172)).toBe(true)
+    expect(fabric(30, 40, 90)).toBe(true)
+  })
+})
