@@ -34,7 +34,8 @@
  *   relief too: the photo's luminance blurred over DETAIL_FINE × the shoulder width (the weave of
  *   the cloth drops out) over its blur at DETAIL_R, clamped to [DETAIL_MIN, DETAIL_MAX]: folds and
  *   fine light carry over, so painted legs have texture that follows the photo, not smooth columns.
- *   Both luminances are taken over the old garment's own fabric only (fabricTest: its main colours),
+ *   Both luminances are taken over the old garments' own fabric only (fabricTest: the main colours
+ *   of the top and of the rest, apart),
  *   so a print's letters, a logo or a collar of another colour leave no ghost in the skin. Beside
  *   visible skin the shading fades out over SEAM_R × the shoulder width: the fill there is that
  *   skin's own, already lit, colour, and the painted skin meets it without a seam.
@@ -249,7 +250,19 @@ export function takeOff(
 
   // Shading from the old garment's luminance: local / broad, both averaged over the worn region only,
   // and there over its own fabric only (a print, a logo, a collar of another colour is not light).
-  const fabric = fabricTest(small, wornW)
+  // Each old garment's own main colours (the top's and the bottom's apart: a big sweatshirt's grey
+  // must not outvote the jeans' blues, which would leave painted legs without relief).
+  const upperW = resizePlane(c.upper, w, h).data
+  const perGarment = [0, 1].map((g) => {
+    const m = new Float32Array(n)
+    for (let j = 0; j < n; j++) {
+      const inUpper = upperW[j]! > 0.5
+      m[j] = wornW[j]! > 0.5 && (g === 0 ? inUpper : !inUpper) ? 1 : 0
+    }
+    return fabricTest(small, m)
+  })
+  const fabric = (r: number, g: number, b: number) =>
+    perGarment[0]!(r, g, b) || perGarment[1]!(r, g, b)
   const lum = plane(w, h)
   const wornOnly = plane(w, h)
   for (let j = 0; j < n; j++) {
