@@ -234,6 +234,25 @@ export const nearestD2 = (v: Vec3, protos: readonly Vec3[]): number => {
   return bd
 }
 
+/** The prototypes nearest to at least `share` of the samples (a garment's main colours). */
+export function mainColours(
+  samples: readonly Vec3[],
+  protos: readonly Vec3[],
+  share: number,
+): Vec3[] {
+  const counts = protos.map(() => 0)
+  for (const v of samples) {
+    let best = 0
+    let bd = Infinity
+    for (let i = 0; i < protos.length; i++) {
+      const d = nearestD2(v, [protos[i]!])
+      if (d < bd) ((bd = d), (best = i))
+    }
+    counts[best]!++
+  }
+  return protos.filter((_, i) => counts[i]! >= share * samples.length)
+}
+
 /** Deterministic k-means (k-means++-style farthest-point start from the median seed). */
 export function kmeans(samples: Vec3[], k: number): Vec3[] {
   if (samples.length === 0) return []

@@ -43,6 +43,7 @@ import {
   kmeans,
   L_WEIGHT,
   labOf,
+  mainColours,
   nearestD2,
   segmentClothing,
   upsample,
@@ -1015,21 +1016,6 @@ function oldTopLook(
   let back = 0
   for (const v of newSamples) if (nearestD2(v, chest) < TAKE_OFF_LOOK_D ** 2) back++
   return { chest, same: Math.min(same / cols.length, back / newSamples.length) }
-}
-
-/** The prototypes nearest to at least `share` of the samples (a garment's main colours). */
-function mainColours(samples: readonly Vec3[], protos: readonly Vec3[], share: number): Vec3[] {
-  const counts = protos.map(() => 0)
-  for (const v of samples) {
-    let best = 0
-    let bd = Infinity
-    for (let i = 0; i < protos.length; i++) {
-      const d = nearestD2(v, [protos[i]!])
-      if (d < bd) ((bd = d), (best = i))
-    }
-    counts[best]!++
-  }
-  return protos.filter((_, i) => counts[i]! >= share * samples.length)
 }
 
 /**

@@ -48,7 +48,7 @@
  *   are not skin-hued are (a cuff or a hem behind the fingers), so hands stay as they are.
  */
 import type { Clothing, Vec3 } from './clothing.ts'
-import { kmeans, labOf, nearestD2, upsample } from './clothing.ts'
+import { kmeans, labOf, mainColours, nearestD2, upsample } from './clothing.ts'
 import { LM } from './pose.ts'
 import { neckLine, type PersonAnalysis } from './person.ts'
 import {
@@ -405,18 +405,7 @@ export function fabricTest(
       ),
     )
   }
-  const protos = kmeans(samples, 6)
-  const counts = protos.map(() => 0)
-  for (const v of samples) {
-    let best = 0
-    let bd = Infinity
-    for (let i = 0; i < protos.length; i++) {
-      const d = nearestD2(v, [protos[i]!])
-      if (d < bd) ((bd = d), (best = i))
-    }
-    counts[best]!++
-  }
-  const main = protos.filter((_, i) => counts[i]! >= FABRIC_SHARE * samples.length)
+  const main = mainColours(samples, kmeans(samples, 6), FABRIC_SHARE)
   if (main.length === 0) return () => true
   return (r, g, b) =>
     nearestD2(labOf(Math.round(r), Math.round(g), Math.round(b)), main) < FABRIC_D ** 2
