@@ -181,6 +181,11 @@ function outlineEdges(img: Rgb): Uint8Array {
 const lumaOf = (c: Float32Array, i: number): number =>
   0.299 * c[i * 3]! + 0.587 * c[i * 3 + 1]! + 0.114 * c[i * 3 + 2]!
 
+/** The 4-neighbours of pixel `p` in a `w`-wide image of `n` pixels; -1 where one is off the image. */
+const neighbours4 = (p: number, w: number, n: number): number[] => {
+  const x = p % w
+  return [x > 0 ? p - 1 : -1, x < w - 1 ? p + 1 : -1, p >= w ? p - w : -1, p < n - w ? p + w : -1]
+}
 const distRgb = (c: Float32Array, a: number, b: number): number =>
   Math.sqrt(
     (c[a * 3]! - c[b * 3]!) ** 2 +
@@ -312,14 +317,7 @@ function growMask(img: Rgb, edges: Uint8Array): GarmentMasks {
       const add: number[] = []
       for (let p = 0; p < n; p++) {
         if (isBg[p] === 1 || barrier[p] === 0) continue
-        const x = p % w
-        const nb = [
-          x > 0 ? p - 1 : -1,
-          x < w - 1 ? p + 1 : -1,
-          p >= w ? p - w : -1,
-          p < n - w ? p + w : -1,
-        ]
-        for (const q of nb) {
+        for (const q of neighbours4(p, w, n)) {
           if (q < 0 || isBg[q] === 0) continue
           if (
             dBg[p]! < CORE_DISTANCE ||
@@ -365,14 +363,7 @@ function growMask(img: Rgb, edges: Uint8Array): GarmentMasks {
     const p = stack[--sp]!
     // Not out of a step either: the peeled rim of a light garment's outline (above) is one.
     if ((edges[p]! & 2) !== 0) continue
-    const x = p % w
-    const nb = [
-      x > 0 ? p - 1 : -1,
-      x < w - 1 ? p + 1 : -1,
-      p >= w ? p - w : -1,
-      p < n - w ? p + w : -1,
-    ]
-    for (const q of nb) {
+    for (const q of neighbours4(p, w, n)) {
       if (q < 0 || isBg[q] === 1 || shadowLike[q] === 0 || (edges[q]! & 2) !== 0) continue
       // A shadow darkens towards what casts it: never lighter again on the way in.
       if (
