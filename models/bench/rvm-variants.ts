@@ -3,16 +3,19 @@
  * graph file and an onnxruntime session option set, run on the same real frames of video_02
  * (recurrent state carried per variant). Prints wall and CPU ms per frame (process.cpuUsage, the
  * robust figure on a shared machine) and each variant's ratio to the first one. `--parts` adds
- * onnxruntime's per-node profile summed by part of the network (encoder, LR-ASPP, recurrent
- * decoder, refiner / full resolution, other), which is where the low-resolution work shows.
+ * onnxruntime's per-node profile summed by part: every node whose output is at the frame's
+ * resolution (by its profiled shape) is `full-res bytes<->float` (Cast, Transpose, QuantizeLinear,
+ * the 1/255 scale) or `full-res refiner+composite` (the guided filter's upsamples and arithmetic,
+ * the composite); the low-resolution rest by scope: encoder, lraspp, decoder, refiner (box
+ * filters, A and b), tail low-res, other (onnxruntime's renamed nodes, NCHWc reorders).
  *
  * Usage: tsx bench/rvm-variants.ts [--variant label=file.onnx@k=v,k=v]… [--frames 30] [--size 1280x720]
  *          [--ratio 0.25] [--parts [--match REGEX]]
  *   file: a path, or a name in models/dist (default rvm); options as bench-models --ort
  *   (allowSpinning=false is the service's setting), plus optimizedModelFilePath=… to dump ORT's graph.
  *   --match: nodes whose profiled name matches REGEX are summed as their own part 'matched'.
- *   file may be a byte graph (rvm-rgb, rvm-rgba: rgb24 bytes in, bg #00ff00); its full-resolution
- *   tail (nodes gf/…, cmp/…, rgb24/…) is its own part.
+ *   file may be a byte graph (rvm-rgb, rvm-rgba: rgb24 bytes in, bg #00ff00).
+ *   RVM_PARTS_NODES=<part> also lists that part's 30 costliest nodes.
  * Default: rvm.onnx with the service's options (2 intra-op threads).
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
@@ -158,12 +161,23 @@ for (const o of opened) {
   await o.session.release()
 }
 
-/** Which part of rvm a node belongs to, from the tfjs scope names the converter keeps. */
+/**
+ * Which part of rvm a node belongs to: at the input's resolution (from the shape of its output,
+ * as onnxruntime's profile records it: its optimiser renames the nodes it rewrites, e.g. the
+ * refiner's full-resolution Resize/Mul), the byte↔float conversions or the rest (guided filter and
+ * composite); below it, from the tfjs scope names the converter keeps.
+ */
 const MATCH = args.match !== undefined ? new RegExp(args.match) : undefined
-function partOf(node: string): string {
+const FULL_RES = new RegExp(`\\b1,(\\d+,)?${H},${W}\\b`)
+function partOf(node: string, op = '', shape = ''): string {
   if (MATCH?.test(node) === true) return 'matched'
-  // The full-resolution tail written by src/convert/rvm-tail.ts (its node names' prefixes).
-  if (/^(gf|cmp|rgb24|bg)\//.test(node)) return 'full-res tail'
+  if (FULL_RES.test(shape)) {
+    return /^(Cast|Transpose|QuantizeLinear)$/.test(op) || node.startsWith('rgb24/')
+      ? 'full-res bytes<->float'
+      : 'full-res refiner+composite'
+  }
+  // The rest of the tail written by src/convert/rvm-tail.ts (its node names' prefixes).
+  if (/^(gf|cmp|rgb24|bg)\//.test(node)) return 'tail low-res'
   if (node.includes('fast_guided_filter')) return 'refiner'
   if (node.includes('mobile_net_v3_encoder')) return 'encoder'
   if (node.includes('lraspp')) return 'lraspp'
@@ -182,19 +196,29 @@ if (args.parts) {
       o.session.endProfiling()
       await o.session.release()
       const file = readdirSync(dir).find((f) => f.endsWith('.json'))!
-      type Ev = { cat?: string; name?: string; dur?: number; args?: { op_name?: string } }
+      type Ev = {
+        cat?: string
+        name?: string
+        dur?: number
+        args?: { op_name?: string; output_type_shape?: unknown }
+      }
+      const part = (e: Ev): string =>
+        partOf(
+          e.name!.slice(0, -'_kernel_time'.length),
+          e.args?.op_name,
+          JSON.stringify(e.args?.output_type_shape ?? ''),
+        )
       const events = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as Ev[]
       const byPart = new Map<string, number>()
       const byPartOp = new Map<string, number>()
       let total = 0
       for (const e of events) {
         if (e.cat !== 'Node' || e.name?.endsWith('_kernel_time') !== true) continue
-        const node = e.name.slice(0, -'_kernel_time'.length)
-        const part = partOf(node)
+        const p = part(e)
         const us = e.dur ?? 0
         total += us
-        byPart.set(part, (byPart.get(part) ?? 0) + us)
-        const k = `${part} ${e.args?.op_name ?? '?'}`
+        byPart.set(p, (byPart.get(p) ?? 0) + us)
+        const k = `${p} ${e.args?.op_name ?? '?'}`
         byPartOp.set(k, (byPartOp.get(k) ?? 0) + us)
       }
       const fmt = (m: Map<string, number>, top: number): string =>
@@ -214,7 +238,7 @@ if (args.parts) {
         const byNode = new Map<string, number>()
         for (const e of events) {
           if (e.cat !== 'Node' || e.name?.endsWith('_kernel_time') !== true) continue
-          if (partOf(e.name) !== process.env.RVM_PARTS_NODES) continue
+          if (part(e) !== process.env.RVM_PARTS_NODES) continue
           byNode.set(e.name, (byNode.get(e.name) ?? 0) + (e.dur ?? 0))
         }
         console.log(`    top nodes: ${fmt(byNode, 30)}`)
