@@ -46,6 +46,7 @@ import {
   dilate,
   erode,
   lerp,
+  median,
   mid,
   plane,
   resizePlane,
@@ -258,9 +259,7 @@ export function kmeans(samples: Vec3[], k: number): Vec3[] {
   if (samples.length === 0) return []
   const centres: Vec3[] = []
   // Start from the per-channel median: stable, and inside the data.
-  const med = [0, 1, 2].map(
-    (c) => samples.map((s) => s[c]!).sort((x, y) => x - y)[samples.length >> 1]!,
-  ) as Vec3
+  const med = [0, 1, 2].map((c) => median(samples.map((s) => s[c]!))) as Vec3
   centres.push(med)
   const near = samples.map((s) => d2(s, med))
   while (centres.length < Math.min(k, samples.length)) {
@@ -893,33 +892,53 @@ function medianRgb(
  * 0..`max` (masks: 1; colour and shading fields: Infinity).
  */
 export function upsample(src: Plane, width: number, height: number, max = 1): Plane {
+  return upsampleBox(src, width, height, { x0: 0, y0: 0, width, height }, max)
+}
+
+/**
+ * `upsample(src, width, height, max)` over the box `box` of the result only (the same values; a
+ * plane of the box's size): the fields that are only read inside a box need no full-size plane.
+ */
+export function upsampleBox(
+  src: Plane,
+  width: number,
+  height: number,
+  box: { x0: number; y0: number; width: number; height: number },
+  max = 1,
+): Plane {
   const { width: sw, height: sh, data } = src
-  const out = new Float32Array(width * height)
-  const xi = new Int32Array(width)
-  const xa = new Float32Array(width)
-  for (let x = 0; x < width; x++) {
+  const bw = box.width
+  const bh = box.height
+  const out = new Float32Array(bw * bh)
+  const xi = new Int32Array(bw)
+  const xa = new Float32Array(bw)
+  for (let bx = 0; bx < bw; bx++) {
+    const x = box.x0 + bx
     const fx = clamp(((x + 0.5) * sw) / width - 0.5, 0, sw - 1)
-    xi[x] = Math.min(Math.floor(fx), sw - 2 < 0 ? 0 : sw - 2)
-    xa[x] = sw > 1 ? fx - xi[x]! : 0
+    xi[bx] = Math.min(Math.floor(fx), sw - 2 < 0 ? 0 : sw - 2)
+    xa[bx] = sw > 1 ? fx - xi[bx]! : 0
   }
-  for (let y = 0; y < height; y++) {
+  const one = sw > 1 ? 1 : 0
+  for (let by = 0; by < bh; by++) {
+    const y = box.y0 + by
     const fy = clamp(((y + 0.5) * sh) / height - 0.5, 0, sh - 1)
     const y0 = Math.min(Math.floor(fy), sh - 2 < 0 ? 0 : sh - 2)
     const ay = sh > 1 ? fy - y0 : 0
     const r0 = y0 * sw
     const r1 = sh > 1 ? r0 + sw : r0
-    const row = y * width
-    for (let x = 0; x < width; x++) {
-      const i = xi[x]!
-      const ax = xa[x]!
-      const i1 = sw > 1 ? i + 1 : i
-      const top = data[r0 + i]! + (data[r0 + i1]! - data[r0 + i]!) * ax
-      const bot = data[r1 + i]! + (data[r1 + i1]! - data[r1 + i]!) * ax
+    const row = by * bw
+    for (let bx = 0; bx < bw; bx++) {
+      const i = xi[bx]!
+      const ax = xa[bx]!
+      const a0 = data[r0 + i]!
+      const b0 = data[r1 + i]!
+      const top = a0 + (data[r0 + i + one]! - a0) * ax
+      const bot = b0 + (data[r1 + i + one]! - b0) * ax
       const v = top + (bot - top) * ay
-      out[row + x] = v < 0 ? 0 : v > max ? max : v
+      out[row + bx] = v < 0 ? 0 : v > max ? max : v
     }
   }
-  return { width, height, data: out }
+  return { width: bw, height: bh, data: out }
 }
 
 /** Index of the centre nearest to `s` (squared distance; the first on a tie). */

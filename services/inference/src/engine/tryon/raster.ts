@@ -46,29 +46,53 @@ export const norm = (a: Point): Point => {
 /** Perpendicular pointing "down" when a points right (image coordinates). */
 export const perp = (a: Point): Point => ({ x: -a.y, y: a.x })
 
-/** Separable box blur of radius r (window 2r+1), edges clamped. Returns a new plane. */
+/**
+ * Separable box blur of radius r (window 2r+1), edges clamped. Returns a new plane. Both passes run
+ * along rows (the vertical one keeps a running sum per column), so memory is read in order.
+ */
 export function boxBlur(src: Plane, r: number): Plane {
   const { width: w, height: h } = src
   const ri = Math.max(0, Math.round(r))
   if (ri === 0) return { width: w, height: h, data: src.data.slice() }
+  const s = src.data
   const tmp = new Float32Array(w * h)
   const out = new Float32Array(w * h)
   const norm = 1 / (2 * ri + 1)
   for (let y = 0; y < h; y++) {
     const row = y * w
     let acc = 0
-    for (let k = -ri; k <= ri; k++) acc += src.data[row + clamp(k, 0, w - 1)]!
-    for (let x = 0; x < w; x++) {
+    for (let k = -ri; k <= ri; k++) acc += s[row + (k < 0 ? 0 : k > w - 1 ? w - 1 : k)]!
+    // Interior columns need no clamping.
+    const xa = Math.min(w, ri)
+    const xb = Math.max(xa, w - ri - 1)
+    let x = 0
+    for (; x < xa; x++) {
       tmp[row + x] = acc * norm
-      acc += src.data[row + Math.min(x + ri + 1, w - 1)]! - src.data[row + Math.max(x - ri, 0)]!
+      acc += s[row + Math.min(x + ri + 1, w - 1)]! - s[row + Math.max(x - ri, 0)]!
+    }
+    for (; x < xb; x++) {
+      tmp[row + x] = acc * norm
+      acc += s[row + x + ri + 1]! - s[row + x - ri]!
+    }
+    for (; x < w; x++) {
+      tmp[row + x] = acc * norm
+      acc += s[row + Math.min(x + ri + 1, w - 1)]! - s[row + Math.max(x - ri, 0)]!
     }
   }
-  for (let x = 0; x < w; x++) {
-    let acc = 0
-    for (let k = -ri; k <= ri; k++) acc += tmp[clamp(k, 0, h - 1) * w + x]!
-    for (let y = 0; y < h; y++) {
-      out[y * w + x] = acc * norm
-      acc += tmp[Math.min(y + ri + 1, h - 1) * w + x]! - tmp[Math.max(y - ri, 0) * w + x]!
+  // Vertical: one running sum per column (doubles, added in the same order as column by column).
+  const acc = new Float64Array(w)
+  for (let k = -ri; k <= ri; k++) {
+    const row = (k < 0 ? 0 : k > h - 1 ? h - 1 : k) * w
+    for (let x = 0; x < w; x++) acc[x] = acc[x]! + tmp[row + x]!
+  }
+  for (let y = 0; y < h; y++) {
+    const row = y * w
+    const add = Math.min(y + ri + 1, h - 1) * w
+    const drop = Math.max(y - ri, 0) * w
+    for (let x = 0; x < w; x++) {
+      const a = acc[x]!
+      out[row + x] = a * norm
+      acc[x] = a + (tmp[add + x]! - tmp[drop + x]!)
     }
   }
   return { width: w, height: h, data: out }
@@ -118,9 +142,32 @@ export function resizePlane(src: Plane, width: number, height: number): Plane {
   const out = new Float32Array(width * height)
   const sx = src.width / width
   const sy = src.height / height
+  const { width: w, height: h, data: d } = src
+  // `sample` at each pixel, with the per-column terms computed once.
+  const xi0 = new Int32Array(width)
+  const xi1 = new Int32Array(width)
+  const xa = new Float64Array(width)
+  for (let x = 0; x < width; x++) {
+    const fx = clamp((x + 0.5) * sx - 0.5, 0, w - 1)
+    xi0[x] = Math.floor(fx)
+    xi1[x] = Math.min(xi0[x]! + 1, w - 1)
+    xa[x] = fx - xi0[x]!
+  }
   for (let y = 0; y < height; y++) {
-    const yy = (y + 0.5) * sy - 0.5
-    for (let x = 0; x < width; x++) out[y * width + x] = sample(src, (x + 0.5) * sx - 0.5, yy)
+    const fy = clamp((y + 0.5) * sy - 0.5, 0, h - 1)
+    const y0 = Math.floor(fy)
+    const r0 = y0 * w
+    const r1 = Math.min(y0 + 1, h - 1) * w
+    const ay = fy - y0
+    const row = y * width
+    for (let x = 0; x < width; x++) {
+      const x0 = xi0[x]!
+      const x1 = xi1[x]!
+      const ax = xa[x]!
+      const top = d[r0 + x0]! * (1 - ax) + d[r0 + x1]! * ax
+      const bot = d[r1 + x0]! * (1 - ax) + d[r1 + x1]! * ax
+      out[row + x] = top * (1 - ay) + bot * ay
+    }
   }
   return { width, height, data: out }
 }
@@ -238,4 +285,41 @@ export function fillPolygon(p: Plane, pts: readonly Point[], value = 1): void {
       }
     }
   }
+}
+
+/**
+ * The upper median of `v` (the value a numeric sort puts at index `v.length >> 1`), by quickselect
+ * in O(n) over a Float64Array copy (`v` is left as it is). NaN for an empty list.
+ */
+export function median(v: ArrayLike<number>, n = v.length): number {
+  if (n === 0) return NaN
+  const a = new Float64Array(n)
+  for (let i = 0; i < n; i++) a[i] = v[i]!
+  return selectInPlace(a, n >> 1)
+}
+
+/** The k-th smallest of `a` (0-based), reordering `a` (Hoare's quickselect, middle pivot). */
+export function selectInPlace(a: Float64Array, k: number): number {
+  let lo = 0
+  let hi = a.length - 1
+  while (lo < hi) {
+    const pivot = a[(lo + hi) >> 1]!
+    let i = lo
+    let j = hi
+    while (i <= j) {
+      while (a[i]! < pivot) i++
+      while (a[j]! > pivot) j--
+      if (i <= j) {
+        const t = a[i]!
+        a[i] = a[j]!
+        a[j] = t
+        i++
+        j--
+      }
+    }
+    if (k <= j) hi = j
+    else if (k >= i) lo = i
+    else return a[k]!
+  }
+  return a[k]!
 }
