@@ -48,7 +48,7 @@
  *   are not skin-hued are (a cuff or a hem behind the fingers), so hands stay as they are.
  */
 import type { Clothing, Vec3 } from './clothing.ts'
-import { kmeans, labOf, mainColours, nearestD2, upsample } from './clothing.ts'
+import { kmeans, labOf, mainColours, nearestD2, upsample, upsampleBox } from './clothing.ts'
 import { LM } from './pose.ts'
 import { neckLine, type PersonAnalysis } from './person.ts'
 import {
@@ -59,6 +59,7 @@ import {
   drawCapsule,
   fillPolygon,
   lerp,
+  median,
   mid,
   plane,
   resizePlane,
@@ -228,7 +229,7 @@ export function takeOff(
   const tone: [number, number, number] =
     known.length === 0
       ? [...DEFAULT_SKIN_RGB]
-      : ([0, 1, 2].map((ch) => medianOf(known.map((j) => small[j * 3 + ch]!))) as [
+      : ([0, 1, 2].map((ch) => median(known.map((j) => small[j * 3 + ch]!))) as [
           number,
           number,
           number,
@@ -288,14 +289,16 @@ export function takeOff(
     shade.data[j] = 1 + (clamp(q, SHADE_MIN, SHADE_MAX) * shape.data[j]! - 1) * (1 - t)
   }
 
-  // Fields to full resolution (only the box that is repainted), then the blend.
-  const bodyF = upsample(body, W, H).data
-  const shadeF = upsampleAny(shade, W, H)
+  // Fields to full resolution (only the box that is repainted, indexed from its corner), then the
+  // blend.
+  const fbox = { x0, y0, width: x1 - x0 + 1, height: y1 - y0 + 1 }
+  const bodyF = upsampleBox(body, W, H, fbox).data
+  const shadeF = upsampleBox(shade, W, H, fbox, Infinity).data
   const chan = (field: Float32Array | null, ch: number): Float32Array | null => {
     if (field === null) return null
     const p = new Float32Array(n)
     for (let j = 0; j < n; j++) p[j] = field[j * 3 + ch]!
-    return upsampleAny({ width: w, height: h, data: p }, W, H)
+    return upsampleBox({ width: w, height: h, data: p }, W, H, fbox, Infinity).data
   }
   const skinF = [0, 1, 2].map((ch) => chan(skinColour, ch))
   const bgF = [0, 1, 2].map((ch) => chan(bgField, ch))
@@ -330,10 +333,10 @@ export function takeOff(
       const i = y * W + x
       const r = worn.data[i]!
       if (r <= 0.01) continue
-      const b = bgField === null ? 1 : bodyF[i]!
+      const q = (y - y0) * bw + (x - x0)
+      const b = bgField === null ? 1 : bodyF[q]!
       const bg = 1 - b
       background.data[i] = r * bg
-      const q = (y - y0) * bw + (x - x0)
       const detail =
         inF.data[q]! > 0 && inB[q]! > 0.05 && inS[q]! > 0.05
           ? clamp(
@@ -343,8 +346,8 @@ export function takeOff(
             )
           : 1
       for (let ch = 0; ch < 3; ch++) {
-        const s = clamp(skinF[ch]![i]! * shadeF[i]! * detail, 0, 255)
-        const g = bgField !== null ? bgF[ch]![i]! : 0
+        const s = clamp(skinF[ch]![q]! * shadeF[q]! * detail, 0, 255)
+        const g = bgField !== null ? bgF[ch]![q]! : 0
         const v = b * s + bg * g
         rgb[i * 3 + ch] = Math.round(img.data[i * 3 + ch]! * (1 - r) + v * r)
       }
@@ -369,7 +372,7 @@ export function takeOff(
   for (let y = y0; y <= y1; y++) {
     for (let x = x0; x <= x1; x++) {
       const i = y * W + x
-      painted.data[i] = Math.min(worn.data[i]!, bodyF[i]!)
+      painted.data[i] = Math.min(worn.data[i]!, bodyF[(y - y0) * bw + (x - x0)]!)
     }
   }
   if (!addGrain(img, rgb, realSkin, painted, { x0, y0, x1, y1 })) {
@@ -435,20 +438,47 @@ export function addGrain(
     0.299 * d[i * 3]! + 0.587 * d[i * 3 + 1]! + 0.114 * d[i * 3 + 2]!
   /** High-pass spread of `d`'s luma over the pixels whose whole GRAIN_R neighbourhood is in `m`. */
   const spread = (d: Uint8Array, m: Plane, x0: number, y0: number): number => {
-    const L = plane(m.width, m.height)
+    // Only the box of m's set pixels counts (with the blurs' reach, where m is 0 all round).
+    let bx0 = m.width
+    let by0 = m.height
+    let bx1 = -1
+    let by1 = -1
     for (let y = 0; y < m.height; y++) {
-      for (let x = 0; x < m.width; x++) L.data[y * m.width + x] = luma(d, (y0 + y) * W + x0 + x)
+      for (let x = 0; x < m.width; x++) {
+        if (m.data[y * m.width + x]! <= 0) continue
+        if (x < bx0) bx0 = x
+        if (x > bx1) bx1 = x
+        if (y < by0) by0 = y
+        if (y > by1) by1 = y
+      }
+    }
+    if (bx1 < 0) return NaN
+    const R = GRAIN_R + 2
+    bx0 = Math.max(0, bx0 - R)
+    by0 = Math.max(0, by0 - R)
+    bx1 = Math.min(m.width - 1, bx1 + R)
+    by1 = Math.min(m.height - 1, by1 + R)
+    const cw = bx1 - bx0 + 1
+    const ch = by1 - by0 + 1
+    const L = plane(cw, ch)
+    const M = plane(cw, ch)
+    for (let y = 0; y < ch; y++) {
+      M.data.set(m.data.subarray((by0 + y) * m.width + bx0, (by0 + y) * m.width + bx1 + 1), y * cw)
+      for (let x = 0; x < cw; x++) {
+        L.data[y * cw + x] = luma(d, (y0 + by0 + y) * W + x0 + bx0 + x)
+      }
     }
     const Lb = boxBlur(L, GRAIN_R).data
-    const mb = boxBlur(m, GRAIN_R + 1).data
-    const v: number[] = []
-    for (let q = 0; q < L.data.length; q++) {
-      if (m.data[q]! < 0.5 || mb[q]! < 0.99) continue
-      v.push(Math.abs(L.data[q]! - Lb[q]!))
+    const mb = boxBlur(M, GRAIN_R + 1).data
+    const v = new Float64Array(cw * ch)
+    let n = 0
+    for (let q = 0; q < v.length; q++) {
+      if (M.data[q]! < 0.5 || mb[q]! < 0.99) continue
+      v[n++] = Math.abs(L.data[q]! - Lb[q]!)
     }
-    if (v.length < GRAIN_MIN_PX) return NaN
+    if (n < GRAIN_MIN_PX) return NaN
     // Robust (1.4826 × the median absolute value): a knuckle, a nail or a crease is not grain.
-    return 1.4826 * medianOf(v)
+    return 1.4826 * median(v, n)
   }
   const realSpread = spread(img.data, real, 0, 0)
   if (!Number.isFinite(realSpread)) return false
@@ -473,9 +503,9 @@ export function addGrain(
   const grain = noise
   const gb = boxBlur(grain, GRAIN_R).data
   // … measured as the skin is (robust), so that the two spreads compare.
-  const gv: number[] = []
-  for (let q = 0; q < bw * bh; q += 7) gv.push(Math.abs(grain.data[q]! - gb[q]!))
-  const gSpread = 1.4826 * medianOf(gv) || 1
+  const gv = new Float64Array(Math.ceil((bw * bh) / 7))
+  for (let q = 0, n = 0; q < bw * bh; q += 7) gv[n++] = Math.abs(grain.data[q]! - gb[q]!)
+  const gSpread = 1.4826 * median(gv) || 1
   const amp = Math.sqrt(realSpread ** 2 - painted ** 2) / gSpread
   for (let y = 0; y < bh; y++) {
     for (let x = 0; x < bw; x++) {
@@ -492,8 +522,6 @@ export function addGrain(
   }
   return true
 }
-
-const medianOf = (v: number[]): number => v.sort((p, q) => p - q)[v.length >> 1]!
 
 function maxPlane(p: Plane, q: Plane): Plane {
   const d = new Float32Array(p.data.length)
@@ -533,10 +561,6 @@ function boxDown(img: Rgb, w: number, h: number): Float32Array {
   }
   return out
 }
-
-/** Bilinear upsampling of a colour or shading field (not clamped to 0..1). */
-const upsampleAny = (src: Plane, W: number, H: number): Float32Array =>
-  upsample(src, W, H, Infinity).data
 
 /**
  * Push-pull fill: every pixel gets the weighted mean of the known pixels near it, from the finest
