@@ -732,12 +732,12 @@ export function segmentClothing(img: Rgb, a: PersonAnalysis): Clothing {
   if (dress && topHemY !== null) topHemY = Math.min(topHemY, hipLineY / k)
 
   const skinRgb = skin === null ? null : medianRgb(img, skin.cells, w, k)
-  const up = (p: Plane) => upsample(boxBlur(p, 0.5), img.width, img.height)
+  const up = (p: Plane) => upsampleSparse(boxBlur(p, 0.5), img.width, img.height)
   // Strands are finer than the work grid: near the hair found there, each photo pixel is hair when
   // its own colour is nearer the hair than the top.
   const hairFront = plane(img.width, img.height)
   if (hairFrontW.data.some((v) => v > 0)) {
-    const near = upsample(
+    const near = upsampleSparse(
       dilate(hairFrontW, Math.max(2, HAIR_REACH * sw)),
       img.width,
       img.height,
@@ -939,6 +939,41 @@ export function upsampleBox(
     }
   }
   return { width: bw, height: bh, data: out }
+}
+
+/**
+ * `upsample(src, width, height, max)` where `src` is zero outside a small part of it (a mask): the
+ * same full-size plane, computed only over the pixels whose bilinear neighbours are not all zero
+ * (the rest stays 0, as upsample would give).
+ */
+export function upsampleSparse(src: Plane, width: number, height: number, max = 1): Plane {
+  const { width: sw, height: sh, data } = src
+  let u0 = sw
+  let v0 = sh
+  let u1 = -1
+  let v1 = -1
+  for (let v = 0; v < sh; v++) {
+    for (let u = 0; u < sw; u++) {
+      if (data[v * sw + u] === 0) continue
+      if (u < u0) u0 = u
+      if (u > u1) u1 = u
+      if (v < v0) v0 = v
+      if (v > v1) v1 = v
+    }
+  }
+  const out = new Float32Array(width * height)
+  if (u1 < 0) return { width, height, data: out }
+  // Past these, both bilinear neighbours of a pixel lie outside [u0, u1] × [v0, v1].
+  const x0 = clamp(Math.floor(((u0 - 1) * width) / sw) - 1, 0, width - 1)
+  const x1 = clamp(Math.ceil(((u1 + 2) * width) / sw) + 1, 0, width - 1)
+  const y0 = clamp(Math.floor(((v0 - 1) * height) / sh) - 1, 0, height - 1)
+  const y1 = clamp(Math.ceil(((v1 + 2) * height) / sh) + 1, 0, height - 1)
+  const bw = x1 - x0 + 1
+  const part = upsampleBox(src, width, height, { x0, y0, width: bw, height: y1 - y0 + 1 }, max)
+  for (let y = y0; y <= y1; y++) {
+    out.set(part.data.subarray((y - y0) * bw, (y - y0 + 1) * bw), y * width + x0)
+  }
+  return { width, height, data: out }
 }
 
 /** Index of the centre nearest to `s` (squared distance; the first on a tie). */

@@ -46,7 +46,7 @@ import {
   mainColours,
   nearestD2,
   segmentClothing,
-  upsample,
+  upsampleSparse,
   type Clothing,
   type Vec3,
 } from './clothing.ts'
@@ -965,8 +965,8 @@ function takeOffZone(
     if (collarGrown.data[j]! > 0) zone.data[j] = Math.max(zone.data[j]!, collarGrown.data[j]!)
   }
   return {
-    zone: upsample(boxBlur(zone, 1), W, H),
-    collar: upsample(boxBlur(collarGrown, 1), W, H),
+    zone: upsampleSparse(boxBlur(zone, 1), W, H),
+    collar: upsampleSparse(boxBlur(collarGrown, 1), W, H),
     cover,
     skipped: null,
     same: look === null ? null : look.same,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { upsample, upsampleBox } from './clothing.ts'
+import { upsample, upsampleBox, upsampleSparse } from './clothing.ts'
 import { boxBlur, median, resizePlane, sample, type Plane } from './raster.ts'
 
 /** Deterministic pseudo-random values in [0, 1). */
@@ -11,6 +11,13 @@ function values(n: number, seed: number): Float32Array {
     out[i] = s / 2 ** 32
   }
   return out
+}
+
+/** The first index where two arrays differ (-1: none; lengths must match). */
+function firstDiff(a: Float32Array, b: Float32Array): number {
+  if (a.length !== b.length) return 0
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return i
+  return -1
 }
 
 /** The textbook box blur: every window summed afresh, edges clamped. */
@@ -101,5 +108,31 @@ describe('raster helpers', () => {
         }
       }
     }
+  })
+
+  it('upsampleSparse gives exactly what upsample gives for a plane that is zero but for a patch', () => {
+    for (const [sw, sh, W, H] of [
+      [40, 30, 160, 120],
+      [37, 29, 103, 211],
+      [12, 9, 12, 9],
+    ] as const) {
+      for (const [u0, v0, u1, v1] of [
+        [10, 8, 14, 12],
+        [0, 0, 3, 2],
+        [sw - 3, sh - 2, sw - 1, sh - 1],
+        [5, 5, 5, 5],
+      ] as const) {
+        const src = { width: sw, height: sh, data: new Float32Array(sw * sh) }
+        const noise = values(sw * sh, u0 + 7 * v1)
+        for (let v = v0; v <= v1; v++) {
+          for (let u = u0; u <= u1; u++) src.data[v * sw + u] = noise[v * sw + u]! * 1.5 - 0.2
+        }
+        expect(firstDiff(upsampleSparse(src, W, H).data, upsample(src, W, H).data)).toBe(-1)
+        const inf = upsample(src, W, H, Infinity).data
+        expect(firstDiff(upsampleSparse(src, W, H, Infinity).data, inf)).toBe(-1)
+      }
+    }
+    const empty = { width: 4, height: 4, data: new Float32Array(16) }
+    expect(upsampleSparse(empty, 9, 9).data).toEqual(new Float32Array(81))
   })
 })

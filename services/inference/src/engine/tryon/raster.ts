@@ -98,6 +98,40 @@ export function boxBlur(src: Plane, r: number): Plane {
   return { width: w, height: h, data: out }
 }
 
+/** The box of a plane's non-zero pixels, or null when it is all zero. */
+export function nonZeroBox(
+  p: Plane,
+): { x0: number; y0: number; width: number; height: number } | null {
+  const { width: w, height: h, data } = p
+  let x0 = w
+  let y0 = -1
+  let x1 = -1
+  let y1 = -1
+  for (let y = 0; y < h; y++) {
+    const row = y * w
+    let a = -1
+    for (let x = 0; x < w; x++) {
+      if (data[row + x] !== 0) {
+        a = x
+        break
+      }
+    }
+    if (a < 0) continue
+    let b = a
+    for (let x = w - 1; x > a; x--) {
+      if (data[row + x] !== 0) {
+        b = x
+        break
+      }
+    }
+    if (y0 < 0) y0 = y
+    y1 = y
+    if (a < x0) x0 = a
+    if (b > x1) x1 = b
+  }
+  return y0 < 0 ? null : { x0, y0, width: x1 - x0 + 1, height: y1 - y0 + 1 }
+}
+
 /** Binary dilation by a square of radius r (via a box blur): values > 0.5 count as set. */
 export function dilate(src: Plane, r: number): Plane {
   const b = boxBlur(threshold(src, 0.5), r)

@@ -48,7 +48,7 @@
  *   are not skin-hued are (a cuff or a hem behind the fingers), so hands stay as they are.
  */
 import type { Clothing, Vec3 } from './clothing.ts'
-import { kmeans, labOf, mainColours, nearestD2, upsample, upsampleBox } from './clothing.ts'
+import { kmeans, labOf, mainColours, nearestD2, upsampleBox } from './clothing.ts'
 import { LM } from './pose.ts'
 import { neckLine, type PersonAnalysis } from './person.ts'
 import {
@@ -61,6 +61,7 @@ import {
   lerp,
   median,
   mid,
+  nonZeroBox,
   plane,
   resizePlane,
   type Plane,
@@ -136,43 +137,48 @@ export function takeOff(
   // The old garment's own soft edge (a dark line against the background or the skin) goes with it:
   // the region is widened by WORN_GROW × the shoulder width, never into the head or hair in front.
   const worn = plane(W, H)
-  const grown = upsample(
-    dilate(
-      which.upper && which.lower
-        ? maxPlane(c.upperWork, c.lowerWork)
-        : which.upper
-          ? c.upperWork
-          : c.lowerWork,
-      Math.max(1, WORN_GROW * a.shoulderWidth * (c.upperWork.width / W)),
-    ),
-    W,
-    H,
-  )
-  for (let i = 0; i < N; i++) {
-    const v = Math.max(
-      which.upper ? c.upper.data[i]! : 0,
-      which.lower ? c.lower.data[i]! : 0,
-      grown.data[i]! * (1 - c.protect.data[i]!),
-    )
-    // An old collar (composite.ts takeOffZone) goes even where the head region protects the neck.
-    const col = collar ? collar.data[i]! : 0
-    worn.data[i] =
-      Math.max(v * (1 - c.protect.data[i]!), col) *
-      (1 - c.hairFront.data[i]!) *
-      (zone ? zone.data[i]! : 1)
-  }
+  // Nothing is worn where the zone lets nothing off: only the zone's box is computed.
+  const zb = zone ? nonZeroBox(zone) : { x0: 0, y0: 0, width: W, height: H }
   const rgb = img.data.slice()
   let x0 = W
   let y0 = H
   let x1 = -1
   let y1 = -1
-  for (let y = 0; y < H; y++) {
-    for (let x = 0; x < W; x++) {
-      if (worn.data[y * W + x]! <= 0.01) continue
-      if (x < x0) x0 = x
-      if (x > x1) x1 = x
-      if (y < y0) y0 = y
-      if (y > y1) y1 = y
+  if (zb !== null) {
+    const grown = upsampleBox(
+      dilate(
+        which.upper && which.lower
+          ? maxPlane(c.upperWork, c.lowerWork)
+          : which.upper
+            ? c.upperWork
+            : c.lowerWork,
+        Math.max(1, WORN_GROW * a.shoulderWidth * (c.upperWork.width / W)),
+      ),
+      W,
+      H,
+      zb,
+    ).data
+    for (let y = zb.y0; y < zb.y0 + zb.height; y++) {
+      for (let x = zb.x0; x < zb.x0 + zb.width; x++) {
+        const i = y * W + x
+        const v = Math.max(
+          which.upper ? c.upper.data[i]! : 0,
+          which.lower ? c.lower.data[i]! : 0,
+          grown[(y - zb.y0) * zb.width + x - zb.x0]! * (1 - c.protect.data[i]!),
+        )
+        // An old collar (composite.ts takeOffZone) goes even where the head region protects the neck.
+        const col = collar ? collar.data[i]! : 0
+        const r =
+          Math.max(v * (1 - c.protect.data[i]!), col) *
+          (1 - c.hairFront.data[i]!) *
+          (zone ? zone.data[i]! : 1)
+        worn.data[i] = r
+        if (r <= 0.01) continue
+        if (x < x0) x0 = x
+        if (x > x1) x1 = x
+        if (y < y0) y0 = y
+        if (y > y1) y1 = y
+      }
     }
   }
   const background = plane(W, H)
