@@ -34,6 +34,7 @@ import {
   dilate,
   erode,
   resizePlane,
+  selectInPlace,
   type Plane,
   type Rgb,
 } from './raster.ts'
@@ -181,10 +182,17 @@ function outlineEdges(img: Rgb): Uint8Array {
 const lumaOf = (c: Float32Array, i: number): number =>
   0.299 * c[i * 3]! + 0.587 * c[i * 3 + 1]! + 0.114 * c[i * 3 + 2]!
 
-/** The 4-neighbours of pixel `p` in a `w`-wide image of `n` pixels; -1 where one is off the image. */
-const neighbours4 = (p: number, w: number, n: number): number[] => {
+/**
+ * The 4-neighbours of pixel `p` in a `w`-wide image of `n` pixels, written into `out` (left, right,
+ * up, down; -1 where one is off the image): no list allocated per pixel in the region growing.
+ */
+const neighbours4 = (p: number, w: number, n: number, out: Int32Array): Int32Array => {
   const x = p % w
-  return [x > 0 ? p - 1 : -1, x < w - 1 ? p + 1 : -1, p >= w ? p - w : -1, p < n - w ? p + w : -1]
+  out[0] = x > 0 ? p - 1 : -1
+  out[1] = x < w - 1 ? p + 1 : -1
+  out[2] = p >= w ? p - w : -1
+  out[3] = p < n - w ? p + w : -1
+  return out
 }
 const distRgb = (c: Float32Array, a: number, b: number): number =>
   Math.sqrt(
@@ -276,6 +284,7 @@ function growMask(img: Rgb, edges: Uint8Array): GarmentMasks {
   // Region growing from the border (1 = background).
   const isBg = new Uint8Array(n)
   const stack = new Int32Array(n)
+  const nb = new Int32Array(4)
   let sp = 0
   const seed = (i: number) => {
     if (isBg[i] === 0 && dBg[i]! < (brighter[i] === 1 ? brightBound : GLOBAL_DISTANCE)) {
@@ -317,7 +326,7 @@ function growMask(img: Rgb, edges: Uint8Array): GarmentMasks {
       const add: number[] = []
       for (let p = 0; p < n; p++) {
         if (isBg[p] === 1 || barrier[p] === 0) continue
-        for (const q of neighbours4(p, w, n)) {
+        for (const q of neighbours4(p, w, n, nb)) {
           if (q < 0 || isBg[q] === 0) continue
           if (
             dBg[p]! < CORE_DISTANCE ||
@@ -363,7 +372,7 @@ function growMask(img: Rgb, edges: Uint8Array): GarmentMasks {
     const p = stack[--sp]!
     // Not out of a step either: the peeled rim of a light garment's outline (above) is one.
     if ((edges[p]! & 2) !== 0) continue
-    for (const q of neighbours4(p, w, n)) {
+    for (const q of neighbours4(p, w, n, nb)) {
       if (q < 0 || isBg[q] === 1 || shadowLike[q] === 0 || (edges[q]! & 2) !== 0) continue
       // A shadow darkens towards what casts it: never lighter again on the way in.
       if (
@@ -432,15 +441,16 @@ export function backgroundField(img: Rgb): Float32Array {
     const half = Math.max(1, Math.round(FIELD_WINDOW * len))
     const out = new Float32Array(len * 3)
     const known = new Uint8Array(len)
+    const buf = new Float64Array(2 * half + 1)
     for (let k = 0; k < len; k++) {
       for (let c = 0; c < 3; c++) {
-        const v: number[] = []
+        let nv = 0
         for (let j = Math.max(0, k - half); j <= Math.min(len - 1, k + half); j++) {
-          if (raw[j]!.length === 3) v.push(raw[j]![c]!)
+          if (raw[j]!.length === 3) buf[nv++] = raw[j]![c]!
         }
-        v.sort((a, b) => a - b)
-        if (v.length > 0) {
-          out[k * 3 + c] = v[v.length >> 1]!
+        // The upper median (what a sort puts at nv >> 1).
+        if (nv > 0) {
+          out[k * 3 + c] = selectInPlace(buf.subarray(0, nv), nv >> 1)
           known[k] = 1
         }
       }
