@@ -206,6 +206,11 @@ function features(img: Rgb, mask: Plane): Features {
 
 /** The colour features of one RGB pixel (as on the work grid). */
 export function labOf(r8: number, g8: number, b8: number): Vec3 {
+  return labInto(r8, g8, b8, [0, 0, 0])
+}
+
+/** `labOf` written into `out` (per-pixel loops: no array allocated per pixel). */
+export function labInto(r8: number, g8: number, b8: number, out: Vec3): Vec3 {
   const r = SRGB_TO_LINEAR[r8]!
   const g = SRGB_TO_LINEAR[g8]!
   const bl = SRGB_TO_LINEAR[b8]!
@@ -214,7 +219,10 @@ export function labOf(r8: number, g8: number, b8: number): Vec3 {
   const fz = labF((0.0193 * r + 0.1192 * g + 0.9505 * bl) / 1.089)
   const l = 116 * fy - 16
   const s = 60 / Math.max(l, 20)
-  return [l * L_WEIGHT, 500 * (fx - fy) * s, 200 * (fy - fz) * s]
+  out[0] = l * L_WEIGHT
+  out[1] = 500 * (fx - fy) * s
+  out[2] = 200 * (fy - fz) * s
+  return out
 }
 
 /** Lab hue and chroma of human skin of every tone (the gate for skin seeds). */
@@ -742,9 +750,10 @@ export function segmentClothing(img: Rgb, a: PersonAnalysis): Clothing {
       img.width,
       img.height,
     ).data
+    const scratch: Vec3 = [0, 0, 0]
     for (let i = 0; i < near.length; i++) {
       if (near[i]! < 0.1) continue
-      const v = labOf(img.data[i * 3]!, img.data[i * 3 + 1]!, img.data[i * 3 + 2]!)
+      const v = labInto(img.data[i * 3]!, img.data[i * 3 + 1]!, img.data[i * 3 + 2]!, scratch)
       const dh = nearestD2(v, protos.hair)
       const du = protos.upper.length > 0 ? nearestD2(v, protos.upper) : Infinity
       if (

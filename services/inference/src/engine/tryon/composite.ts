@@ -431,17 +431,13 @@ function armReach(
 
 /**
  * `m` without the arms' capsules (person.ts `arms`, when given) nor what armReach's `arms` gives
- * the sleeves (over the crop at x0, y0), in place.
+ * the sleeves, in place over the crop at x0, y0 (the box of `reach`; all that `keep` reads).
  */
 function offArms(m: Plane, arms: Plane | null, reach: Plane, x0: number, y0: number): Plane {
-  if (arms) {
-    for (let i = 0; i < m.data.length; i++) {
-      if (m.data[i]! > 0) m.data[i] = m.data[i]! * (1 - arms.data[i]!)
-    }
-  }
   for (let y = 0; y < reach.height; y++) {
     for (let x = 0; x < reach.width; x++) {
       const i = (y0 + y) * m.width + x0 + x
+      if (arms && m.data[i]! > 0) m.data[i] = m.data[i]! * (1 - arms.data[i]!)
       const r = reach.data[y * reach.width + x]!
       if (m.data[i]! > 0 && r > 0) m.data[i] = m.data[i]! * (1 - r)
     }

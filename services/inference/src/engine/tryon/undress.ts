@@ -48,7 +48,7 @@
  *   are not skin-hued are (a cuff or a hem behind the fingers), so hands stay as they are.
  */
 import type { Clothing, Vec3 } from './clothing.ts'
-import { kmeans, labOf, mainColours, nearestD2, upsampleBox } from './clothing.ts'
+import { kmeans, labInto, labOf, mainColours, nearestD2, upsampleBox } from './clothing.ts'
 import { LM } from './pose.ts'
 import { neckLine, type PersonAnalysis } from './person.ts'
 import {
@@ -416,8 +416,9 @@ export function fabricTest(
   }
   const main = mainColours(samples, kmeans(samples, 6), FABRIC_SHARE)
   if (main.length === 0) return () => true
+  const scratch: Vec3 = [0, 0, 0]
   return (r, g, b) =>
-    nearestD2(labOf(Math.round(r), Math.round(g), Math.round(b)), main) < FABRIC_D ** 2
+    nearestD2(labInto(Math.round(r), Math.round(g), Math.round(b), scratch), main) < FABRIC_D ** 2
 }
 
 /**
@@ -445,20 +446,12 @@ export function addGrain(
   /** High-pass spread of `d`'s luma over the pixels whose whole GRAIN_R neighbourhood is in `m`. */
   const spread = (d: Uint8Array, m: Plane, x0: number, y0: number): number => {
     // Only the box of m's set pixels counts (with the blurs' reach, where m is 0 all round).
-    let bx0 = m.width
-    let by0 = m.height
-    let bx1 = -1
-    let by1 = -1
-    for (let y = 0; y < m.height; y++) {
-      for (let x = 0; x < m.width; x++) {
-        if (m.data[y * m.width + x]! <= 0) continue
-        if (x < bx0) bx0 = x
-        if (x > bx1) bx1 = x
-        if (y < by0) by0 = y
-        if (y > by1) by1 = y
-      }
-    }
-    if (bx1 < 0) return NaN
+    const mb0 = nonZeroBox(m)
+    if (mb0 === null) return NaN
+    let bx0 = mb0.x0
+    let by0 = mb0.y0
+    let bx1 = mb0.x0 + mb0.width - 1
+    let by1 = mb0.y0 + mb0.height - 1
     const R = GRAIN_R + 2
     bx0 = Math.max(0, bx0 - R)
     by0 = Math.max(0, by0 - R)
