@@ -19,9 +19,10 @@ import {
 } from './composite.ts'
 import { neckLine } from './person.ts'
 import { LM } from './pose.ts'
-import { mid } from './raster.ts'
+import { mid, resizePlane } from './raster.ts'
 import type { Plane } from './raster.ts'
 import { openTryOnEngine, type TryOnEngineWithDetails } from './tryon-engine.ts'
+import { armShape, FILL_SIDE } from './undress.ts'
 import type { WarpedPart } from './warp.ts'
 
 const ROOT = resolve(fileURLToPath(new URL('../../../../..', import.meta.url)))
@@ -905,6 +906,97 @@ describe('a sleeve on an arm raised beside the head (composite.ts armReach)', ()
       // capsule's round end). Now 1.0 and 0.
       expect(shown).toBeGreaterThan(0.9)
       expect(changedPast).toBeLessThan(0.05)
+    },
+    CASE_TIMEOUT_MS,
+  )
+})
+
+describe('arms under an old sleeve (undress.ts armShape)', () => {
+  /** The old dev set (../shared/media): person_02, a man in a black short-sleeve tee, the README's example. */
+  const DEV = resolve(ROOT, '../shared/media')
+  /**
+   * His upper arms under the old sleeves, just above their hems, where the bare arm below spans
+   * the sleeve (labelled on the photo, 768 × 1024): his right (image left) and his left.
+   */
+  const P02_UPPER_ARMS = [
+    [0.31, 0.19, 0.35, 0.245],
+    [0.64, 0.21, 0.68, 0.245],
+  ] as const satisfies readonly Box[]
+  /**
+   * His right forearm (image left), bare against the white backdrop and the black tee, read on the
+   * photo: 53 px wide below the elbow, 42 px above the wrist, with shoulders 184 px apart — a
+   * radius of 0.115–0.145 × the shoulder width.
+   */
+  const P02_FOREARM_R = [0.11, 0.15] as const
+
+  let pair: ReturnType<typeof runPair> | null = null
+  /** One engine run for both tests. */
+  const devPair = () => (pair ??= runPair())
+  async function runPair() {
+    const person = await decodeImage(join(DEV, 'person_02.jpg'), { what: 'person' })
+    const garment = await decodeImage(join(DEV, 'garment_upper_01.jpg'), {
+      what: 'garment',
+      maxWorkSidePx: 1024,
+    })
+    const r = await engine.tryOnDetailed(person, garment, {
+      preprocessGarment: true,
+      garmentMode: 'upper',
+      removeBackground: false,
+    })
+    return { person, r }
+  }
+
+  it(
+    'dev person_02: his bare forearm is measured as wide as it is on the photo',
+    async () => {
+      const { r } = await devPair()
+      const a = r.details.person
+      const c = r.details.composite.clothing!
+      // The fill grid and what shows bare, as takeOff builds them (the worn region is the old top).
+      const k = Math.min(1, FILL_SIDE / Math.max(a.width, a.height))
+      const w = Math.round(a.width * k)
+      const h = Math.round(a.height * k)
+      const mask = resizePlane(a.mask, w, h).data
+      const upper = resizePlane(c.upper, w, h).data
+      const lower = resizePlane(c.lower, w, h).data
+      const bare = (j: number) => mask[j]! > 0.5 && upper[j]! < 0.5 && lower[j]! < 0.5
+      const P = a.points.map((p) => ({ x: p.x * k, y: p.y * k, score: p.score }))
+      const sw = a.shoulderWidth * k
+      const right = armShape(P, [LM.rightShoulder, LM.rightElbow, LM.rightWrist], bare, w, h, sw)
+      console.log('dev person_02 right arm (× shoulder width):', {
+        forearm: right.forearm! / sw,
+        top: right.top / sw,
+        elbow: right.elbow / sw,
+      })
+      expect(right.forearm).not.toBeNull()
+      expect(right.forearm! / sw).toBeGreaterThan(P02_FOREARM_R[0])
+      expect(right.forearm! / sw).toBeLessThan(P02_FOREARM_R[1])
+      // The upper arm is wider than the forearm, most at the shoulder.
+      expect(right.top).toBeGreaterThan(right.elbow)
+      expect(right.elbow).toBeGreaterThan(right.forearm!)
+    },
+    CASE_TIMEOUT_MS,
+  )
+
+  it(
+    'dev person_02 × dev upper_01: his upper arms under the old sleeves are painted skin, not backdrop',
+    async () => {
+      const { person, r } = await devPair()
+      const out = { width: person.width, height: person.height, rgb: r.rgb }
+      const found = P02_UPPER_ARMS.map((box) => [
+        meanIn(r.details.composite.background!, box),
+        share(out, box, skinHued),
+      ])
+      console.log('dev person_02 × upper_01 upper arms [background, skin-hued]:', found)
+      for (const box of P02_UPPER_ARMS) {
+        // The photo's sleeve is black there …
+        expect(share(person, box, skinHued)).toBeLessThan(0.05)
+        // … and the arm is painted in it: 0.04 and 0.00 background, 0.97 and 0.90 skin-hued (before,
+        // with thin capsules from 30 % of the way down: 0.55 and 0.54 background, 0.47 and 0.45
+        // skin-hued: white halos on both sides).
+        expect(meanIn(r.details.composite.background!, box)).toBeLessThan(0.15)
+        expect(share(out, box, skinHued)).toBeGreaterThan(0.8)
+      }
     },
     CASE_TIMEOUT_MS,
   )

@@ -1,11 +1,23 @@
 /**
- * undress.ts helpers on small synthetic images (no models): the skin grain (addGrain) and which
- * colours of the old garment carry its light (fabricTest). The whole take-off on real photos is in
+ * undress.ts helpers on small synthetic images (no models): the skin grain (addGrain), which
+ * colours of the old garment carry its light (fabricTest) and the arms' shape under it (armShape;
+ * on a real photo in composite.test.ts). The whole take-off on real photos is in
  * composite.test.ts.
  */
 import { describe, expect, it } from 'vitest'
+import { LM } from './pose.ts'
 import { plane, type Plane } from './raster.ts'
-import { addGrain, fabricTest, GRAIN_R } from './undress.ts'
+import {
+  addGrain,
+  ARM_ELBOW_RATIO,
+  ARM_FOREARM_R,
+  ARM_SHIFT_MAX,
+  ARM_TOP_RATIO,
+  ARM_WRIST_RATIO,
+  armShape,
+  fabricTest,
+  GRAIN_R,
+} from './undress.ts'
 
 const W = 96
 const H = 48
@@ -122,5 +134,49 @@ describe('fabricTest', () => {
     const fabric = fabricTest(grid(n, 2, [30, 40, 90]), new Float32Array(n).fill(1))
     expect(fabric(170, 170, 172)).toBe(true)
     expect(fabric(30, 40, 90)).toBe(true)
+  })
+})
+
+describe('armShape', () => {
+  // A vertical arm on a 200 × 300 grid: shoulder (100, 50), elbow (100, 150), wrist (100, 250);
+  // shoulder width 100 px.
+  const w = 200
+  const h = 300
+  const sw = 100
+  const P = Array.from({ length: 33 }, () => ({ x: 0, y: 0, score: 1 }))
+  P[LM.rightShoulder] = { x: 100, y: 50, score: 1 }
+  P[LM.rightElbow] = { x: 100, y: 150, score: 1 }
+  P[LM.rightWrist] = { x: 100, y: 250, score: 1 }
+  const joints = [LM.rightShoulder, LM.rightElbow, LM.rightWrist] as const
+  /** Bare where |x − cx| ≤ half, below `from` (a sleeve above it). */
+  const bareArm = (cx: number, half: number, from: number) => (j: number) =>
+    Math.abs((j % w) - cx) <= half && Math.floor(j / w) >= from
+
+  it('measures a bare forearm and widens the upper arm above it', () => {
+    const arm = armShape(P, joints, bareArm(100, 13, 120), w, h, sw)
+    // 27 px wide: radius 13.5.
+    expect(arm.forearm).toBeCloseTo(13.5, 0)
+    expect(arm.top).toBeCloseTo(ARM_TOP_RATIO * 13.5, 0)
+    expect(arm.elbow).toBeCloseTo(ARM_ELBOW_RATIO * 13.5, 0)
+    expect(arm.wrist).toBeCloseTo(ARM_WRIST_RATIO * 13.5, 0)
+    expect(Math.hypot(arm.shift.x, arm.shift.y)).toBeLessThan(0.5)
+  })
+
+  it('shifts the upper arm to where the bare arm is beside the bone, at most ARM_SHIFT_MAX', () => {
+    const arm = armShape(P, joints, bareArm(106, 13, 120), w, h, sw)
+    expect(arm.shift.x).toBeCloseTo(6, 0)
+    expect(Math.abs(arm.shift.y)).toBeLessThan(0.5)
+    const far = armShape(P, joints, bareArm(114, 13, 120), w, h, sw)
+    expect(far.shift.x).toBeCloseTo(ARM_SHIFT_MAX * sw, 0)
+  })
+
+  it('with nothing bare (long sleeves), the anthropometric radii; a too thin run is not an arm', () => {
+    const none = armShape(P, joints, () => false, w, h, sw)
+    expect(none.forearm).toBeNull()
+    expect(none.top).toBeCloseTo(ARM_TOP_RATIO * ARM_FOREARM_R * sw, 5)
+    // A strip 5 px wide (a shadow, a hair lock) is below ARM_RUN_MIN: not measured.
+    expect(armShape(P, joints, bareArm(100, 2, 120), w, h, sw).forearm).toBeNull()
+    // A run merged with something as wide as the span is not measured either.
+    expect(armShape(P, joints, bareArm(100, 60, 120), w, h, sw).forearm).toBeNull()
   })
 })

@@ -11,13 +11,18 @@
  *
  * How (fields on the clothing work grid, upsampled; the blend at full resolution):
  * - The body under the clothes is modelled from the pose: tapered capsules for the upper arms,
- *   forearms, thighs, calves and shins, a disc on each shoulder, the torso quadrilateral (shoulders →
- *   hips) and the pelvis. Radii are anthropometric fractions of the shoulder width (arms) and of the
- *   hip-joint distance (legs: THIGH_R, KNEE_R, CALF_R, ANKLE_R), never wider than 0.95 × the
- *   half-width of the person's silhouette across the limb (clothes are never narrower than the body
- *   in them); a bare knee narrower than KNEE_R scales its whole leg down (a slim leg in wide
- *   shorts), so painted legs are leg-shaped, not the old trousers' silhouette. Where two capsules
- *   overlap (knee, elbow) the lighter cylinder term wins: no seam at the joint.
+ *   forearms, thighs, calves and shins, the torso quadrilateral (shoulders → hips) and the pelvis.
+ *   Arms (armShape): shaped by the arm itself where it shows bare — the forearm's width measured
+ *   across it (or the upper arm's below a short sleeve), the upper arm wider than the forearm, most
+ *   at the shoulder, its axis moved to where the bare arm lies beside the joints' line — with a
+ *   shoulder cap disc from the shoulder joint; each within the silhouette only, so inside an old
+ *   sleeve the arm is skin and only the sleeve's loose part beside it background; between a
+ *   hanging upper arm and the torso's side (the armpit) the silhouette is body, not backdrop. Leg
+ *   radii are fractions of the hip-joint distance (THIGH_R, KNEE_R, CALF_R, ANKLE_R), never wider
+ *   than 0.95 × the half-width of the person's silhouette across the limb (clothes are never
+ *   narrower than the body in them); a bare knee narrower than KNEE_R scales its whole leg down (a
+ *   slim leg in wide shorts), so painted legs are leg-shaped, not the old trousers' silhouette.
+ *   Where two capsules overlap (knee, elbow) the lighter cylinder term wins: no seam at the joint.
  * - Above the shoulder line, between the shoulder joints, the person mask is the body (the neck and
  *   the top of the shoulders): an old collar taken off shows skin, not background.
  * - Skin colour: the median tone of the visible skin of the body (the face only when no other skin
@@ -52,10 +57,12 @@ import { kmeans, labInto, labOf, mainColours, nearestD2, upsampleBox } from './c
 import { LM } from './pose.ts'
 import { neckLine, type PersonAnalysis } from './person.ts'
 import {
+  add,
   boxBlur,
   clamp,
   dilate,
   dist,
+  dot,
   drawCapsule,
   fillPolygon,
   lerp,
@@ -64,6 +71,7 @@ import {
   nonZeroBox,
   plane,
   resizePlane,
+  sub,
   type Plane,
   type Point,
   type Rgb,
@@ -198,7 +206,12 @@ export function takeOff(
   const P = a.points.map((p) => ({ x: p.x * k, y: p.y * k, score: p.score }))
 
   // Body under the clothes and its cylinder shading.
-  const { body, shape, legs } = bodyModel(P, maskW, w, h, sw)
+  // What of the arms shows bare (the person's skin, not the old garment): their measured width.
+  const upperW = resizePlane(c.upper, w, h).data
+  const lowerW = resizePlane(c.lower, w, h).data
+  const bare = (j: number) =>
+    maskW[j]! > 0.5 && wornW[j]! < 0.5 && upperW[j]! < 0.5 && lowerW[j]! < 0.5
+  const { body, shape, legs } = bodyModel(P, maskW, w, h, sw, bare)
 
   // Skin: visible body skin (off the head) → push-pull; the face only if nothing else shows.
   const skinKnown = new Float32Array(n)
@@ -259,7 +272,6 @@ export function takeOff(
   // and there over its own fabric only (a print, a logo, a collar of another colour is not light).
   // Each old garment's own main colours (the top's and the bottom's apart: a big sweatshirt's grey
   // must not outvote the jeans' blues, which would leave painted legs without relief).
-  const upperW = resizePlane(c.upper, w, h).data
   const perGarment = [0, 1].map((g) => {
     const m = new Float32Array(n)
     for (let j = 0; j < n; j++) {
@@ -664,6 +676,7 @@ function bodyModel(
   w: number,
   h: number,
   sw: number,
+  bare: (j: number) => boolean,
 ): { body: Plane; shape: Plane; legs: Plane } {
   const body = plane(w, h)
   const shape = plane(w, h, 1)
@@ -686,7 +699,8 @@ function bodyModel(
     }
     return (scan(1) + scan(-1)) / 2
   }
-  const cone = (p: Point, q: Point, ra: number, rb: number) => {
+  // `clip`: only within the silhouette (soft): the arms, whose loose sleeves stand off them.
+  const cone = (p: Point, q: Point, ra: number, rb: number, clip = false) => {
     const mx = Math.max(ra, rb) + 2
     const xa = Math.max(0, Math.floor(Math.min(p.x, q.x) - mx))
     const xb = Math.min(w - 1, Math.ceil(Math.max(p.x, q.x) + mx))
@@ -700,8 +714,8 @@ function bodyModel(
         const t = clamp(((x - p.x) * dx + (y - p.y) * dy) / len2, 0, 1)
         const r = ra + (rb - ra) * t
         const d = Math.hypot(x - (p.x + t * dx), y - (p.y + t * dy))
-        const v = clamp(r + 0.5 - d, 0, 1)
         const j = y * w + x
+        const v = clamp(r + 0.5 - d, 0, 1) * (clip ? clamp((mask[j]! - 0.25) / 0.5, 0, 1) : 1)
         const sh = 1 - LIMB_SHADE * clamp(d / Math.max(r, 1e-3), 0, 1) ** 2
         if (v > body.data[j]!) {
           body.data[j] = v
@@ -757,13 +771,32 @@ function bodyModel(
   const mouth = mid(pt(LM.mouthLeft), pt(LM.mouthRight))
   const up = mouth.y < sm.y - 0.2 * sw ? mouth : { x: sm.x, y: sm.y - 0.45 * sw }
   cone(sm, lerp(sm, up, 0.8), 0.17 * sw, 0.15 * sw)
-  for (const s of [LM.leftShoulder, LM.rightShoulder]) cone(pt(s), pt(s), 0.12 * sw, 0.12 * sw)
-  for (const [s, e, wr] of [
-    [LM.leftShoulder, LM.leftElbow, LM.leftWrist],
-    [LM.rightShoulder, LM.rightElbow, LM.rightWrist],
+  for (const [s, e, wr, hp] of [
+    [LM.leftShoulder, LM.leftElbow, LM.leftWrist, LM.leftHip],
+    [LM.rightShoulder, LM.rightElbow, LM.rightWrist, LM.rightHip],
   ] as const) {
-    bounded(pt(s), pt(e), 0.13 * sw, 0.095 * sw)
-    if (pt(wr).score > 0.2) bounded(pt(e), pt(wr), 0.09 * sw, 0.065 * sw)
+    const arm = armShape(P, [s, e, wr], bare, w, h, sw)
+    // The armpit: between a hanging upper arm and the torso's side, the silhouette is the body
+    // (the arm against the torso, its shadow), not backdrop; a real gap is outside the mask.
+    const down = sub(pt(hp), pt(s))
+    const along = sub(pt(e), pt(s))
+    const cos = dot(along, down) / (Math.hypot(along.x, along.y) * Math.hypot(down.x, down.y) || 1)
+    if (cos > Math.cos(ARMPIT_MAX_ANGLE)) {
+      const side = lerp(pt(s), pt(hp), clamp(dot(along, down) / (dot(down, down) || 1), 0, 1))
+      const pit = plane(w, h)
+      fillPolygon(pit, [pt(s), pt(e), side])
+      for (let j = 0; j < w * h; j++) {
+        if (pit.data[j]! > body.data[j]! && mask[j]! > 0.5) body.data[j] = pit.data[j]!
+      }
+    }
+    const s0 = add(pt(s), arm.shift)
+    const e0 = add(pt(e), arm.shift)
+    // The shoulder cap (the deltoid, rounder than the arm below it), then the upper arm, both
+    // within the silhouette: inside an old sleeve, skin where the arm is, background only in the
+    // sleeve's loose part beside it.
+    cone(s0, s0, arm.top + SHOULDER_CAP * sw, arm.top + SHOULDER_CAP * sw, true)
+    cone(s0, e0, arm.top, arm.elbow, true)
+    if (pt(wr).score > 0.2) cone(e0, pt(wr), arm.elbow, arm.wrist, true)
   }
   for (const [hp, kn, an] of [
     [LM.leftHip, LM.leftKnee, LM.leftAnkle],
@@ -788,4 +821,126 @@ function bodyModel(
     drawCapsule(legs, pt(kn), pt(an), 0.32 * hw)
   }
   return { body, shape, legs }
+}
+
+/**
+ * An arm's shape under the clothes (work grid): the radii of the upper arm at the shoulder
+ * (`top`), at the elbow and of the forearm at the wrist, and the shift of the upper arm's axis off
+ * the landmarks' (the landmarks lie on the joints, the arm's middle may lie beside them).
+ *
+ * Measured where the arm shows bare (`bare`: skin, in the silhouette, not the old garment): across
+ * the forearm (ARM_SAMPLES of the way elbow → wrist) and the upper arm below an old short sleeve
+ * (ARM_UPPER_SAMPLES shoulder → elbow), the run of bare pixels nearest the bone (within
+ * ARM_SEARCH × the shoulder width of it, both ends inside ARM_SPAN: not an arm merged with
+ * something skin-hued). The forearm radius is half the median width of its runs (the upper arm's
+ * over ARM_UPPER_RATIO when no forearm shows); the upper arm is wider than the forearm, fully at the
+ * shoulder (ARM_TOP_RATIO) and at the elbow (ARM_ELBOW_RATIO), the wrist narrower (ARM_WRIST_RATIO).
+ * With nothing bare to measure (long sleeves) the forearm radius is ARM_FOREARM_R × the shoulder
+ * width. Radii are kept within [ARM_R_MIN, ARM_R_MAX] × the shoulder width; the shift is the median
+ * offset of the upper arm's bare runs off the bone, at most ARM_SHIFT_MAX × the shoulder width.
+ */
+export const ARM_SAMPLES = [0.15, 0.25, 0.35, 0.45, 0.55] as const
+export const ARM_UPPER_SAMPLES = [0.6, 0.7, 0.8, 0.9] as const
+export const ARM_SEARCH = 0.15
+export const ARM_SPAN = 0.3
+export const ARM_FOREARM_R = 0.11
+export const ARM_TOP_RATIO = 1.4
+export const ARM_ELBOW_RATIO = 1.1
+export const ARM_WRIST_RATIO = 0.7
+export const ARM_UPPER_RATIO = 1.15
+export const ARM_FOREARM_MIN = 0.09
+/** A run narrower than this (× shoulder width) is a part of an arm cut by a shadow or a hair lock. */
+export const ARM_RUN_MIN = 0.12
+export const ARM_FOREARM_MAX = 0.16
+export const ARM_SHIFT_MAX = 0.1
+/** The shoulder cap's disc is this much (× shoulder width) wider than the upper arm's top. */
+export const SHOULDER_CAP = 0.04
+/** Up to this angle (radians) off the shoulder → hip line an upper arm hangs: its armpit is body. */
+export const ARMPIT_MAX_ANGLE = Math.PI / 4
+
+export interface ArmShape {
+  top: number
+  elbow: number
+  wrist: number
+  shift: Point
+  /** The forearm radius measured (work px; null: none shows bare, ARM_FOREARM_R used). */
+  forearm: number | null
+}
+
+export function armShape(
+  P: readonly (Point & { score: number })[],
+  joints: readonly [number, number, number],
+  bare: (j: number) => boolean,
+  w: number,
+  h: number,
+  sw: number,
+): ArmShape {
+  const [s, e, wr] = joints.map((i) => P[i]!) as [
+    Point & { score: number },
+    Point,
+    Point & { score: number },
+  ]
+  /** The bare run across p→q at t nearest the bone: its width and its middle's offset along the normal. */
+  const across = (p: Point, q: Point, t: number): { width: number; offset: number } | null => {
+    const len = dist(p, q)
+    if (len < 1) return null
+    const c = lerp(p, q, t)
+    const n = { x: -(q.y - p.y) / len, y: (q.x - p.x) / len }
+    const R = Math.ceil(ARM_SPAN * sw)
+    let best: { width: number; offset: number } | null = null
+    let start: number | null = null
+    for (let d = -R; d <= R + 1; d++) {
+      const x = Math.round(c.x + n.x * d)
+      const y = Math.round(c.y + n.y * d)
+      const on = d <= R && x >= 0 && y >= 0 && x < w && y < h && bare(y * w + x)
+      if (on && start === null) start = d
+      if (!on && start !== null) {
+        const a = start
+        const b = d - 1
+        start = null
+        // Both ends inside the span (not cut by it), near the bone.
+        if (a === -R || b === R) continue
+        const gap = a > 0 ? a : b < 0 ? -b : 0
+        if (gap > ARM_SEARCH * sw) continue
+        const run = { width: b - a + 1, offset: (a + b) / 2 }
+        if (best === null || Math.abs(run.offset) < Math.abs(best.offset)) best = run
+      }
+    }
+    return best
+  }
+  const median = (v: number[]) => v.slice().sort((p, q) => p - q)[v.length >> 1]!
+  const minW = ARM_RUN_MIN * sw
+  const fore: number[] = []
+  if (wr.score > 0.2) {
+    for (const t of ARM_SAMPLES) {
+      const r = across(e, wr, t)
+      if (r !== null && r.width >= minW) fore.push(r.width)
+    }
+  }
+  const upper: { width: number; offset: number }[] = []
+  for (const t of ARM_UPPER_SAMPLES) {
+    const r = across(s, e, t)
+    if (r !== null && r.width >= minW) upper.push(r)
+  }
+  const forearm =
+    fore.length >= 2
+      ? median(fore) / 2
+      : upper.length >= 2
+        ? median(upper.map((r) => r.width)) / 2 / ARM_UPPER_RATIO
+        : null
+  const rf = clamp(forearm ?? ARM_FOREARM_R * sw, ARM_FOREARM_MIN * sw, ARM_FOREARM_MAX * sw)
+  const r = (k: number) => k * rf
+  let shift: Point = { x: 0, y: 0 }
+  const len = dist(s, e)
+  if (upper.length >= 2 && len >= 1) {
+    const o = clamp(median(upper.map((u) => u.offset)), -ARM_SHIFT_MAX * sw, ARM_SHIFT_MAX * sw)
+    shift = { x: (-(e.y - s.y) / len) * o, y: ((e.x - s.x) / len) * o }
+  }
+  return {
+    top: r(ARM_TOP_RATIO),
+    elbow: r(ARM_ELBOW_RATIO),
+    wrist: r(ARM_WRIST_RATIO),
+    shift,
+    forearm,
+  }
 }
