@@ -47,8 +47,10 @@
  * - Grain (addGrain): the painted skin gets deterministic per-pixel noise so that its fine
  *   high-pass spread matches the person's own visible body skin (robust; the hands only when no
  *   other skin shows), not a mannequin's smooth fill.
- * - Background: a push-pull fill from the pixels outside the person mask: exact for plain studio
- *   backdrops, a smooth blend of the surroundings for others.
+ * - Background: a push-pull fill from the pixels outside the person mask, BG_MARGIN × the shoulder
+ *   width off it (the coarse mask's edge holds the old garment's dark rim): exact for plain studio
+ *   backdrops, a smooth blend of the surroundings for others. Where background is painted the
+ *   repainted region reaches EDGE_GROW further, so no dark outline of the old garment stays.
  * - Faces and hair in front of the body are never repainted; in the hand regions only pixels that
  *   are not skin-hued are (a cuff or a hem behind the fingers), so hands stay as they are.
  */
@@ -86,6 +88,10 @@ export const SHADE_MAX = 1.1
 export const LIMB_SHADE = 0.2
 /** The repainted region reaches this far (× shoulder width) past the old garment's edge. */
 export const WORN_GROW = 0.012
+/** … and, where background is painted, this much further (the old garment's dark rim). */
+export const EDGE_GROW = 0.015
+/** The background fill is taken from this far (× shoulder width) off the silhouette. */
+export const BG_MARGIN = 0.02
 /**
  * Leg radii under the clothes, × the hip-joint distance: the thigh at the hip, the knee, the calf
  * (a third of the way down the shin) and the ankle.
@@ -264,8 +270,14 @@ export function takeOff(
     }
   }
   // Background: outside the person.
+  // … known a margin away from the silhouette (BG_MARGIN × the shoulder width): the coarse person
+  // mask's edge holds the old garment's own dark rim, which would darken the fill beside it.
+  const near = plane(w, h)
+  for (let j = 0; j < n; j++) near.data[j] = maskW[j]! >= 0.05 ? 1 : 0
+  const nearD = dilate(near, Math.max(1, BG_MARGIN * sw)).data
   const bgKnown = new Float32Array(n)
-  for (let j = 0; j < n; j++) bgKnown[j] = maskW[j]! < 0.05 ? 1 : 0
+  for (let j = 0; j < n; j++) bgKnown[j] = nearD[j]! > 0 ? 0 : 1
+  if (!bgKnown.some((v) => v > 0)) for (let j = 0; j < n; j++) bgKnown[j] = maskW[j]! < 0.05 ? 1 : 0
   const bgField = bgKnown.some((v) => v > 0) ? pushPull(small, bgKnown, w, h) : null
 
   // Shading from the old garment's luminance: local / broad, both averaged over the worn region only,
@@ -307,10 +319,35 @@ export function takeOff(
     shade.data[j] = 1 + (clamp(q, SHADE_MIN, SHADE_MAX) * shape.data[j]! - 1) * (1 - t)
   }
 
+  // The old garment's rim where background goes (its soft, dark anti-aliased edge, which the work
+  // grid's planes only half cover): the repainted region reaches EDGE_GROW × the shoulder width
+  // further wherever it is not the body, never on the head, the hair or the hands.
+  const g = Math.max(1, Math.round(EDGE_GROW * a.shoulderWidth))
+  x0 = Math.max(0, x0 - g)
+  y0 = Math.max(0, y0 - g)
+  x1 = Math.min(W - 1, x1 + g)
+  y1 = Math.min(H - 1, y1 + g)
   // Fields to full resolution (only the box that is repainted, indexed from its corner), then the
   // blend.
   const fbox = { x0, y0, width: x1 - x0 + 1, height: y1 - y0 + 1 }
   const bodyF = upsampleBox(body, W, H, fbox).data
+  const wornBox = plane(fbox.width, fbox.height)
+  for (let y = 0; y < fbox.height; y++) {
+    const row = (y0 + y) * W + x0
+    wornBox.data.set(worn.data.subarray(row, row + fbox.width), y * fbox.width)
+  }
+  const edge = dilate(wornBox, g).data
+  for (let q = 0; q < edge.length; q++) {
+    const i = (y0 + Math.floor(q / fbox.width)) * W + x0 + (q % fbox.width)
+    if (edge[q]! <= 0 || worn.data[i]! >= 1 || bodyF[q]! >= 0.5) continue
+    const keep = Math.max(
+      a.head.data[i]!,
+      a.hands.data[i]!,
+      c.protect.data[i]!,
+      c.hairFront.data[i]!,
+    )
+    worn.data[i] = Math.max(worn.data[i]!, (1 - keep) * (1 - 2 * bodyF[q]!))
+  }
   const shadeF = upsampleBox(shade, W, H, fbox, Infinity).data
   const chan = (field: Float32Array | null, ch: number): Float32Array | null => {
     if (field === null) return null
@@ -636,14 +673,35 @@ export function pushPull(
         const j = y * cur.w + x
         const al = cur.a[j]!
         if (al >= 1) continue
-        // Bilinear-ish: the parent cell (nearest) is enough at these scales after the final blur.
-        const q = Math.min(up.h - 1, y >> 1) * up.w + Math.min(up.w - 1, x >> 1)
-        const ua = up.a[q]!
-        if (ua <= 0) continue
-        const f = (1 - al) / ua
-        cur.c[j * 3] = cur.c[j * 3]! + up.c[q * 3]! * f * ua
-        cur.c[j * 3 + 1] = cur.c[j * 3 + 1]! + up.c[q * 3 + 1]! * f * ua
-        cur.c[j * 3 + 2] = cur.c[j * 3 + 2]! + up.c[q * 3 + 2]! * f * ua
+        // Bilinear from the level above (the nearest parent cell alone left blocks as large as the
+        // coarse cells in a wide hole: a trouser leg's background in a garden).
+        const fx = (x + 0.5) / 2 - 0.5
+        const fy = (y + 0.5) / 2 - 0.5
+        const ux = Math.floor(fx)
+        const uy = Math.floor(fy)
+        const tx = fx - ux
+        const ty = fy - uy
+        let sa = 0
+        let sr = 0
+        let sg = 0
+        let sb = 0
+        for (const [dx, dy, wt] of [
+          [0, 0, (1 - tx) * (1 - ty)],
+          [1, 0, tx * (1 - ty)],
+          [0, 1, (1 - tx) * ty],
+          [1, 1, tx * ty],
+        ] as const) {
+          const q = clamp(uy + dy, 0, up.h - 1) * up.w + clamp(ux + dx, 0, up.w - 1)
+          sa += wt * up.a[q]!
+          sr += wt * up.c[q * 3]!
+          sg += wt * up.c[q * 3 + 1]!
+          sb += wt * up.c[q * 3 + 2]!
+        }
+        if (sa <= 0) continue
+        const f = (1 - al) / sa
+        cur.c[j * 3] = cur.c[j * 3]! + sr * f
+        cur.c[j * 3 + 1] = cur.c[j * 3 + 1]! + sg * f
+        cur.c[j * 3 + 2] = cur.c[j * 3 + 2]! + sb * f
         cur.a[j] = 1
       }
     }
