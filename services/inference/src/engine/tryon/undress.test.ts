@@ -1,7 +1,7 @@
 /**
  * undress.ts helpers on small synthetic images (no models): the skin grain (addGrain), which
- * colours of the old garment carry its light (fabricTest) and the arms' shape under it (armShape;
- * on a real photo in composite.test.ts). The whole take-off on real photos is in
+ * colours of the old garment carry its light (fabricTest), when it is patterned (lightnessSpread)
+ * and the arms' shape under it (armShape; on a real photo in composite.test.ts). The whole take-off on real photos is in
  * composite.test.ts.
  */
 import { describe, expect, it } from 'vitest'
@@ -17,6 +17,8 @@ import {
   armShape,
   fabricTest,
   GRAIN_R,
+  lightnessSpread,
+  PATTERN_DL,
 } from './undress.ts'
 
 const W = 96
@@ -134,6 +136,20 @@ describe('fabricTest', () => {
     const fabric = fabricTest(grid(n, 2, [30, 40, 90]), new Float32Array(n).fill(1))
     expect(fabric(170, 170, 172)).toBe(true)
     expect(fabric(30, 40, 90)).toBe(true)
+  })
+})
+
+describe('lightnessSpread', () => {
+  /** L* samples: `dark` share at `lo`, the rest around `hi` (± 3, a fold's shading). */
+  const samples = (n: number, dark: number, lo: number, hi: number) =>
+    Array.from({ length: n }, (_, i) => (i < dark * n ? lo : hi + ((i % 7) - 3)))
+
+  it('navy and white stripes are a pattern; a plain fabric with folds is not', () => {
+    expect(lightnessSpread(samples(1000, 0.4, 20, 90))).toBeGreaterThan(PATTERN_DL)
+    expect(lightnessSpread(samples(1000, 0, 20, 60))).toBeLessThan(10)
+    // A thin dark stripe under PATTERN_LO of the fabric is not.
+    expect(lightnessSpread(samples(1000, 0.1, 20, 90))).toBeLessThan(10)
+    expect(lightnessSpread([])).toBe(0)
   })
 })
 

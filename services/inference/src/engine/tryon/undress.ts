@@ -51,11 +51,22 @@
  *   width off it (the coarse mask's edge holds the old garment's dark rim): exact for plain studio
  *   backdrops, a smooth blend of the surroundings for others. Where background is painted the
  *   repainted region reaches EDGE_GROW further, so no dark outline of the old garment stays.
+ * - A patterned old garment (stripes, a check: lightnessSpread over PATTERN_DL) carries no fine
+ *   relief into the skin painted (its pattern would show as stripes on the skin), only the broad
+ *   shading.
  * - Faces and hair in front of the body are never repainted; in the hand regions only pixels that
  *   are not skin-hued are (a cuff or a hem behind the fingers), so hands stay as they are.
  */
 import type { Clothing, Vec3 } from './clothing.ts'
-import { kmeans, labInto, labOf, mainColours, nearestD2, upsampleBox } from './clothing.ts'
+import {
+  kmeans,
+  L_WEIGHT,
+  labInto,
+  labOf,
+  mainColours,
+  nearestD2,
+  upsampleBox,
+} from './clothing.ts'
 import { LM } from './pose.ts'
 import { neckLine, type PersonAnalysis } from './person.ts'
 import {
@@ -294,6 +305,19 @@ export function takeOff(
   })
   const fabric = (r: number, g: number, b: number) =>
     perGarment[0]!(r, g, b) || perGarment[1]!(r, g, b)
+  // Where the old garment is patterned (stripes, a check: measured on the photo's own pixels, the
+  // fill grid blurs fine stripes into one colour), its fine relief is the pattern's, not light.
+  const patterned = [0, 1].map((g) => {
+    const ls: number[] = []
+    let k = 0
+    for (let y = y0; y <= y1; y++) {
+      for (let i = y * W + x0; i <= y * W + x1; i++) {
+        if (worn.data[i]! <= 0.5 || c.upper.data[i]! > 0.5 !== (g === 0) || k++ % 7 !== 0) continue
+        ls.push(labOf(img.data[i * 3]!, img.data[i * 3 + 1]!, img.data[i * 3 + 2]!)[0] / L_WEIGHT)
+      }
+    }
+    return lightnessSpread(ls) > PATTERN_DL
+  })
   const lum = plane(w, h)
   const wornOnly = plane(w, h)
   for (let j = 0; j < n; j++) {
@@ -367,7 +391,7 @@ export function takeOff(
   for (let y = y0; y <= y1; y++) {
     for (let x = x0; x < x1 + 1; x++) {
       const i = y * W + x
-      if (worn.data[i]! <= 0.5) continue
+      if (worn.data[i]! <= 0.5 || patterned[c.upper.data[i]! > 0.5 ? 0 : 1]) continue
       const o = i * 3
       if (!fabric(img.data[o]!, img.data[o + 1]!, img.data[o + 2]!)) continue
       const q = (y - y0) * bw + (x - x0)
@@ -468,6 +492,23 @@ export function fabricTest(
   const scratch: Vec3 = [0, 0, 0]
   return (r, g, b) =>
     nearestD2(labInto(Math.round(r), Math.round(g), Math.round(b), scratch), main) < FABRIC_D ** 2
+}
+
+/**
+ * How patterned an old garment is: the spread of its pixels' lightness (L*, 0..100), from the
+ * PATTERN_LO to the PATTERN_HI quantile (0 for none). Stripes or a check of light and dark colours
+ * (over PATTERN_DL) carry their pattern, not light, into the fine relief: the skin painted in their
+ * place gets the broad shading only. A plain fabric's folds and shadows spread less.
+ */
+export const PATTERN_DL = 35
+export const PATTERN_LO = 0.2
+export const PATTERN_HI = 0.8
+
+export function lightnessSpread(ls: readonly number[]): number {
+  if (ls.length === 0) return 0
+  const v = ls.slice().sort((p, q) => p - q)
+  const at = (f: number) => v[Math.min(v.length - 1, Math.floor(f * v.length))]!
+  return at(PATTERN_HI) - at(PATTERN_LO)
 }
 
 /**
