@@ -378,8 +378,15 @@ describe('another old top comes off whole (composite.ts oldTopLook)', () => {
       const white = (c: { L: number; a: number; b: number }) =>
         c.L > 75 && Math.hypot(c.a, c.b) < 10
       const navy = (c: { L: number; a: number; b: number }) => c.L < 30 && c.b < -3
+      // The new tee (navy too) covers part of the box since tops are sized from the body: what it
+      // does not cover is measured.
+      const garment = r.details.composite.garment.data
+      const bare =
+        (test: (c: { L: number; a: number; b: number }) => boolean) =>
+        (c: { L: number; a: number; b: number }, i: number) =>
+          garment[i]! <= 0.5 && test(c)
       const before = [share(person, P12.poloBelly, white), share(person, P12.poloBelly, navy)]
-      const after = [share(out, P12.poloBelly, white), share(out, P12.poloBelly, navy)]
+      const after = [share(out, P12.poloBelly, bare(white)), share(out, P12.poloBelly, bare(navy))]
       console.log(
         'person_12 × upper_01 polo below the tee [white, navy] before → after:',
         before,
@@ -390,7 +397,9 @@ describe('another old top comes off whole (composite.ts oldTopLook)', () => {
       expect(before[1]).toBeGreaterThan(0.2)
       expect(after[0]).toBeLessThan(0.05)
       expect(after[1]).toBeLessThan(0.05)
-      expect(share(out, P12.poloBelly, skinHued)).toBeGreaterThan(0.8)
+      expect(share(out, P12.poloBelly, (c, i) => skinHued(c) || garment[i]! > 0.5)).toBeGreaterThan(
+        0.8,
+      )
     },
     CASE_TIMEOUT_MS,
   )
@@ -682,9 +691,10 @@ describe('what stays in front of the new garment', () => {
       ])
       // The envelope reaches there (a hair outline the garment could cover) …
       expect(above).toBeGreaterThan(1000)
-      // … but nothing changed (a few pixels at the soft edge of the old top's mask).
-      expect(changed / above).toBeLessThan(0.002)
-      expect(garmentThere / above).toBeLessThan(0.002)
+      // … but nothing changed (a few pixels at the soft edge of the old top's mask; with the tee sized
+      // from the body, 24 changed and 36 of the garment's of 17 553).
+      expect(changed / above).toBeLessThan(0.004)
+      expect(garmentThere / above).toBeLessThan(0.004)
     },
     CASE_TIMEOUT_MS,
   )
@@ -983,9 +993,13 @@ describe('arms under an old sleeve (undress.ts armShape)', () => {
     async () => {
       const { person, r } = await devPair()
       const out = { width: person.width, height: person.height, rgb: r.rgb }
+      // What is not the new garment's sleeve (drawn there since tops are sized from the body) is skin.
+      const garment = r.details.composite.garment.data
+      const skinOrGarment = (c: { L: number; a: number; b: number }, i: number) =>
+        skinHued(c) || garment[i]! > 0.5
       const found = P02_UPPER_ARMS.map((box) => [
         meanIn(r.details.composite.background!, box),
-        share(out, box, skinHued),
+        share(out, box, skinOrGarment),
       ])
       console.log('dev person_02 × upper_01 upper arms [background, skin-hued]:', found)
       for (const box of P02_UPPER_ARMS) {
@@ -993,9 +1007,9 @@ describe('arms under an old sleeve (undress.ts armShape)', () => {
         expect(share(person, box, skinHued)).toBeLessThan(0.05)
         // … and the arm is painted in it: 0.04 and 0.00 background, 0.97 and 0.90 skin-hued (before,
         // with thin capsules from 30 % of the way down: 0.55 and 0.54 background, 0.47 and 0.45
-        // skin-hued: white halos on both sides).
+        // skin-hued: white halos on both sides); the new tee's sleeves now cover part of it.
         expect(meanIn(r.details.composite.background!, box)).toBeLessThan(0.15)
-        expect(share(out, box, skinHued)).toBeGreaterThan(0.8)
+        expect(share(out, box, skinOrGarment)).toBeGreaterThan(0.8)
       }
     },
     CASE_TIMEOUT_MS,

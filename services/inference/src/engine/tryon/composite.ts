@@ -37,7 +37,8 @@
  * bottom (the top hangs over it). Otherwise (a top tucked in, or one ending above the new
  * waistband) the new bottom is drawn in front up to its own waistband. An old dress (clothing.ts
  * `dress`) is never an untucked top: the new bottom goes in front of it, and its skirt below the new
- * hem is taken off like old trousers.
+ * hem is taken off like old trousers. A new top goes behind the old bottom below the old top's hem
+ * (tuck.ts `oldBottomInFront`: it keeps the old top's length over a visible old bottom).
  */
 import {
   kmeans,
@@ -79,6 +80,7 @@ import {
   type Point,
   type Rgb,
 } from './raster.ts'
+import { oldBottomInFront } from './tuck.ts'
 import { takeOff, type Undressed } from './undress.ts'
 import type { WarpedPart } from './warp.ts'
 
@@ -116,9 +118,12 @@ export interface Composite {
   background?: Plane
   /** The skin tone painted where the old garment was taken off, and where it came from (undress.ts). */
   skin?: Undressed['skin']
-  /** For a new bottom: whether the old top was judged tucked (null: no bottom, or no top found). */
+  /**
+   * For a new bottom: whether the old top was judged tucked (null: no bottom, or no top found); for
+   * a new top: whether it is drawn tucked into the old bottom (tuck.ts).
+   */
   tucked?: boolean | null
-  /** The old top drawn in front of a new bottom (untucked), or null. */
+  /** The old top drawn in front of a new bottom (untucked), the old bottom in front of a new top (tuck.ts), or null. */
   inFront?: Plane | null
   /** Taking off: how much of the body part it replaces the new garment covers, and why it was skipped (null: done). */
   takeOff?: { cover: number; skipped: string | null; same: number | null }
@@ -283,6 +288,12 @@ export function compositeGarment(
           keep(inFront)
         }
       }
+    }
+    if (clothing && o.category === 'upper') {
+      // The old bottom stays in front of a new top below the old top's hem (tuck.ts).
+      inFront = oldBottomInFront(person, a, clothing)?.front ?? null
+      tucked = inFront !== null
+      if (inFront) keep(inFront)
     }
     keep(a.arms)
     for (const p of parts) if (p.part.layer === 'sleeve') paint(p)

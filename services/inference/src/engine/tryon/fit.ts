@@ -7,12 +7,14 @@
  * (person pixels ↔ garment pixels) for a thin-plate spline, plus its layer in the occlusion order.
  *
  * Geometry:
- * - Tops and dresses are placed by a similarity transform of the torso frame: the garment's
- *   shoulder seams go K_SHOULDER × the shoulder-joint distance apart, centred LIFT × that distance
- *   above the joints; every other landmark keeps its position relative to the shoulders, scaled
- *   across by that factor and down the body by it × the person's torso length / TORSO_RATIO × the
- *   shoulder width (clamped 0.8–1.4), so the garment's length follows its proportions on the photo
- *   and the person's torso (a three-quarter turn narrows the shoulders, not the torso).
+ * - Tops and dresses are sized from the body's silhouette: the garment's chest (armpit to armpit)
+ *   is drawn CHEST_SPAN × the body's shoulder span (`shoulderSpan`: the person mask's edges at
+ *   shoulder height, the upper arms' outline included), its shoulder seams centred on that span
+ *   LIFT × the shoulder-joint distance above the joints; every other landmark keeps its position
+ *   relative to the shoulders, scaled across by that factor and down the body by it × the person's
+ *   torso length / (TORSO_SPAN × the span) (clamped 0.8–1.4), so the garment's length follows its
+ *   proportions on the photo and the person's torso (a three-quarter turn narrows the shoulders,
+ *   not the torso). Sleeves scale with the skeleton instead (SLEEVE_K × the joint distance).
  *   Waist and hem widths are widened to the person's torso silhouette where the garment would be
  *   narrower than the body (clothes stretch). Each sleeve (fit-sleeve.ts) follows the arm: its root stays
  *   on the shoulder–armpit seam and its axis goes along shoulder → elbow → wrist where those joints
@@ -63,25 +65,34 @@ export interface WarpPart {
 }
 
 /**
- * Shoulder-seam distance of a top on the body / shoulder-joint distance (the landmark model's joints
- * with the whole body in its ROI). Fitted with TORSO_RATIO on the six paired photos (the person
- * wears the very garment): 0.9 with 1.55 puts all six above the engine before issue 10 (paired SSIM
- * in the garment box); 1.05 with 1.65 drew the tees wider and longer than worn.
- * By eye the worn tees are larger than 0.9 draws them (person_01 and _02: ~1.17× longer), yet every
- * larger fit lowers the paired SSIM on every pair (docs/tryon-eval.md, "Still wrong"): each pixel
- * left alone on a paired photo is exact, each one redrawn carries the warp's error.
+ * A top's chest (the garment's armpit-to-armpit width) is drawn CHEST_SPAN × the body's shoulder
+ * span on the silhouette (`shoulderSpan`: edge to edge at shoulder height, the upper arms' outline
+ * included): the body's chest below the armpits is about 0.7 of that span, and a worn top stands a
+ * little off it (ease). The chest, not the shoulder seams, sets the size: a strap top's "shoulders"
+ * are its straps, a dropped shoulder's seams sit out on the arm. BlazePose's shoulder joints lie
+ * well inside the outline (on the set the span is 1.28–1.58 × the joint distance), which is why
+ * tops placed from the joints alone (0.9 × their distance between the seams) came out about two
+ * thirds of their worn size.
  */
-export const K_SHOULDER = 0.9
+export const CHEST_SPAN = 0.7
+/** The span, × the shoulder-joint distance, is clamped to this; a side without a usable edge mirrors the other. */
+export const SPAN_RANGE = [1.2, 1.65] as const
+/** The span when neither side's edge is usable (× the joint distance; the set's median is 1.41). */
+export const SPAN_FALLBACK = 1.42
+/**
+ * A sleeve's scale: the garment's shoulder-seam distance drawn as SLEEVE_K × the shoulder-joint
+ * distance (the scale all of a top had before the chest set it; fitted then on the paired photos).
+ */
+export const SLEEVE_K = 0.9
 /** Height of the shoulder seams above the joints, × the joint distance. */
 export const LIFT = 0.22
 /** Waistband of a bottom above the hip joints, × the hip-joint distance. */
 export const WAIST_RISE = 0.2
 /**
- * Shoulder-to-hip-joint length / shoulder-joint distance of the body a garment's proportions are
- * taken to be made for: standing adults facing the camera measure 1.5–1.8 (BlazePose joints);
- * fitted with K_SHOULDER on the paired photos.
+ * Shoulder-to-hip-joint length / shoulder span (silhouette) of the body a garment's proportions are
+ * taken to be made for: the set's persons measure 1.0–1.25 (1.67 on a three-quarter turn).
  */
-export const TORSO_RATIO = 1.55
+export const TORSO_SPAN = 1.15
 /** Height of the garment's back collar above the shoulder seams, × the joint distance. */
 export const NECK_RISE = 0.15
 
@@ -96,6 +107,46 @@ function scanOut(p: PersonAnalysis, from: Point, dir: Point, maxDist: number): n
     if (p.mask.data[i]! < 0.5 || (d > 2 && p.arms.data[i]! > 0.5)) break
   }
   return d
+}
+
+/** Rows (× the shoulder-joint distance below the joints, along the body axis) the shoulder span is read on. */
+export const SPAN_ROWS = [0, 0.08, 0.16] as const
+/** A side's silhouette edge counts when it lies within this range (× the joint distance) outside its joint. */
+export const SPAN_OUT = [0.05, 0.6] as const
+
+/**
+ * The body's shoulders on the silhouette: from each shoulder joint outwards along the shoulder
+ * line, how far the person mask reaches (× the joint distance), the median over SPAN_ROWS. The
+ * arm capsules are not a stop (the shoulder's outline is the upper arm's). null for a side whose
+ * edge is not within SPAN_OUT: an arm raised along the shoulder line, a mask that is lost there.
+ */
+export function shoulderSpan(
+  p: PersonAnalysis,
+  psL: Point,
+  psR: Point,
+  down: Point,
+): { left: number | null; right: number | null } {
+  const sw = dist(psL, psR)
+  const us = norm(sub(psR, psL))
+  const side = (j: Point, out: Point): number | null => {
+    const reads: number[] = []
+    for (const o of SPAN_ROWS) {
+      const from = add(j, mul(down, o * sw))
+      let d = 0
+      const max = SPAN_OUT[1] * sw
+      for (; d <= max; d++) {
+        const x = Math.round(from.x + out.x * d)
+        const y = Math.round(from.y + out.y * d)
+        if (x < 0 || y < 0 || x >= p.width || y >= p.height) break
+        if (p.mask.data[y * p.width + x]! < 0.5) break
+      }
+      reads.push(d / sw)
+    }
+    reads.sort((a, b) => a - b)
+    const m = reads[Math.floor(reads.length / 2)]!
+    return m >= SPAN_OUT[0] && m < SPAN_OUT[1] ? m : null
+  }
+  return { left: side(psL, mul(us, -1)), right: side(psR, us) }
 }
 
 /** Whether segments ab and cd cross (proper intersection). */
@@ -147,16 +198,25 @@ function fitTop(
   const u = { x: d.y, y: -d.x }
   const us = norm(sub(psR, psL))
   const gsw = dist(g.shoulderL, g.shoulderR)
-  const s = (sw * K_SHOULDER) / gsw
+  // The body's shoulder span on the silhouette, centred where its two edges are.
+  const edges = shoulderSpan(p, psL, psR, d)
+  const eL = edges.left ?? edges.right
+  const eR = edges.right ?? edges.left
+  const spanRaw = eL === null || eR === null ? SPAN_FALLBACK : 1 + eL + eR
+  const span = clamp(spanRaw, SPAN_RANGE[0], SPAN_RANGE[1]) * sw
+  const spanShift = eL === null || eR === null ? 0 : ((eR - eL) / 2) * sw
+  const s = (CHEST_SPAN * span) / (dist(g.armpitL, g.armpitR) || gsw)
   // Lengths down the body follow the torso, widths the shoulders: a garment's proportions are those
-  // of an average torso (shoulder-to-hip length TORSO_RATIO × the shoulder-joint distance). A
-  // shorter torso (or shoulders that look wider) shortens the garment, a three-quarter turn (the
-  // shoulders look narrower, the torso does not) keeps its length.
-  const torsoRatio = dist(mid(psL, psR), mid(phL, phR)) / (sw || 1)
-  const sv = s * clamp(torsoRatio / TORSO_RATIO, 0.8, 1.4)
-  // Shoulder seams: on the (possibly tilted) shoulder line, outside the joints, a little above.
-  const tShoulderL = sub(sub(psL, mul(us, ((K_SHOULDER - 1) / 2) * sw)), mul(d, LIFT * sw))
-  const tShoulderR = sub(add(psR, mul(us, ((K_SHOULDER - 1) / 2) * sw)), mul(d, LIFT * sw))
+  // of an average torso (shoulder-to-hip length TORSO_SPAN × the shoulder span). A shorter torso (or
+  // shoulders that look wider) shortens the garment, a three-quarter turn (the shoulders look
+  // narrower, the torso does not) keeps its length.
+  const torsoRatio = dist(mid(psL, psR), mid(phL, phR)) / span
+  const sv = s * clamp(torsoRatio / TORSO_SPAN, 0.8, 1.4)
+  // Shoulder seams: on the (possibly tilted) shoulder line, centred on the span, a little above the
+  // joints, as far apart as the garment's proportions put them at this scale.
+  const c0 = sub(add(mid(psL, psR), mul(us, spanShift)), mul(d, LIFT * sw))
+  const tShoulderL = sub(c0, mul(us, (gsw / 2) * s))
+  const tShoulderR = add(c0, mul(us, (gsw / 2) * s))
   const mp = mid(tShoulderL, tShoulderR)
   const mg = mid(g.shoulderL, g.shoulderR)
   const map = (q: Point): Point => {
@@ -248,7 +308,10 @@ function fitTop(
   const armR = leftArmIsImageLeft
     ? [LM.rightShoulder, LM.rightElbow, LM.rightWrist]
     : [LM.leftShoulder, LM.leftElbow, LM.leftWrist]
-  const frame: SleeveFrame = { s, sw, centre: mp, garmentShoulders: gsw }
+  // Sleeves follow the arm's bones, not the body's girth: their length and width scale with the
+  // shoulder-joint distance (SLEEVE_K), whatever the chest (a broad or plus-size body does not
+  // have longer arms; sleeves scaled with the chest ran past the elbow, over the hands).
+  const frame: SleeveFrame = { s: (SLEEVE_K * sw) / gsw, sw, centre: mp, garmentShoulders: gsw }
   for (const part of [
     fitSleeve(p, frame, 'sleeve-left', g.sleeveL, sleeveLMask, armL, tShoulderL, tArmpitL),
     fitSleeve(p, frame, 'sleeve-right', g.sleeveR, sleeveRMask, armR, tShoulderR, tArmpitR),

@@ -206,7 +206,8 @@ describe('every person × every garment', () => {
           )
         }
       }
-      // An untucked old top hangs in front of a new bottom (composite.inFront): not the garment's to cover.
+      // An untucked old top hangs in front of a new bottom, an old bottom in front of a new top below
+      // the old top's hem (composite.inFront): not the garment's to cover.
       const inFront = details.composite.inFront
       for (let i = 0; i < region.data.length; i++) {
         if (

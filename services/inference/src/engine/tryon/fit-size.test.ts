@@ -1,0 +1,65 @@
+/**
+ * fit.ts on real photos: a top is drawn at the body's size (its chest from the silhouette's shoulder
+ * span, `shoulderSpan`), not at two thirds of it (0.9 × the shoulder-joint distance between the
+ * seams, before). The outlines were read by hand off the photos on a 10 px grid.
+ */
+import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { GARMENT_WORK_SIDE_PX } from '../../jobs/try-on.ts'
+import { decodeImage } from '../../media/image.ts'
+import { LM } from './pose.ts'
+import { dist, norm, sub } from './raster.ts'
+import { shoulderSpan } from './fit.ts'
+import { openTryOnEngine, type TryOnEngineWithDetails } from './tryon-engine.ts'
+
+const ROOT = resolve(fileURLToPath(new URL('../../../../..', import.meta.url)))
+const DEV = resolve(ROOT, '../shared/media')
+const MODELS = join(ROOT, 'models', 'dist')
+const TIMEOUT_MS = 120_000
+
+let engine: TryOnEngineWithDetails
+beforeAll(async () => {
+  engine = await openTryOnEngine({ modelsDir: MODELS })
+}, TIMEOUT_MS)
+afterAll(async () => {
+  await engine.close()
+})
+
+describe('tops sized from the body (fit.ts)', () => {
+  it(
+    "dev person_02 × dev garment_upper_01 (the README's example): the tee as wide as his body",
+    async () => {
+      const person = await decodeImage(join(DEV, 'person_02.jpg'), { what: 'person' })
+      const garment = await decodeImage(join(DEV, 'garment_upper_01.jpg'), {
+        what: 'garment',
+        maxWorkSidePx: GARMENT_WORK_SIDE_PX,
+      })
+      const r = await engine.tryOnDetailed(person, garment, {
+        preprocessGarment: true,
+        garmentMode: 'auto',
+        removeBackground: false,
+      })
+      const p = r.details.person
+      const sl = p.points[LM.rightShoulder]!
+      const sr = p.points[LM.leftShoulder]!
+      const sw = dist(sl, sr)
+      // His outline at shoulder height, read by hand: x 228–512 on the 768 px photo (284 px, the
+      // black tee's sleeves included); the joints lie well inside it.
+      const span = shoulderSpan(p, sl, sr, norm(sub(p.points[LM.rightHip]!, sl)))
+      expect(span.left).not.toBeNull()
+      expect(span.right).not.toBeNull()
+      const spanPx = (1 + span.left! + span.right!) * sw
+      expect(spanPx).toBeGreaterThan(255)
+      expect(spanPx).toBeLessThan(310)
+      // The torso part's armpits (targets 3 and 4: neck, shoulders, armpits, …) lie CHEST_SPAN
+      // (0.7) × the span apart: about 200 px; at 0.9 × the joints they were ~150 px apart.
+      const torso = r.details.parts.find((x) => x.name === 'torso')!
+      const armpits = dist(torso.targets[3]!, torso.targets[4]!)
+      expect(armpits).toBeGreaterThan(0.6 * spanPx)
+      expect(armpits).toBeLessThan(0.8 * spanPx)
+      expect(armpits).toBeGreaterThan(0.95 * sw)
+    },
+    TIMEOUT_MS,
+  )
+})
