@@ -86,10 +86,18 @@ export function oldBottomInFront(img: Rgb, a: PersonAnalysis, c: Clothing): OldB
   const top = zone(CHEST[0], CHEST[1])
   const below = zone(HIPS[0], HIPS[1])
   if (top.length === 0 || below.length === 0) return null
+  // Decided once per colour (a photo's box holds far fewer colours than pixels).
+  const seen = new Map<number, boolean>()
   const bottom = (i: number): boolean => {
-    const v = colourAt(i)
-    const dl = Math.sqrt(nearestD2(v, below))
-    return dl < FAR && dl + BOTTOM_MARGIN < Math.sqrt(nearestD2(v, top))
+    const key = (img.data[i * 3]! << 16) | (img.data[i * 3 + 1]! << 8) | img.data[i * 3 + 2]!
+    let is = seen.get(key)
+    if (is === undefined) {
+      const v = colourAt(i)
+      const dl = Math.sqrt(nearestD2(v, below))
+      is = dl < FAR && dl + BOTTOM_MARGIN < Math.sqrt(nearestD2(v, top))
+      seen.set(key, is)
+    }
+    return is
   }
   const y0 = Math.max(0, Math.round(sm.y + BOTTOM_FROM * L))
   const y1 = Math.min(h, Math.round(hm.y + BOTTOM_TO * L))
