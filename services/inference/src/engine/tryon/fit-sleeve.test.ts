@@ -16,6 +16,7 @@ import {
   ARM_LOST_MASK,
   belowArmpitCut,
   bodyStop,
+  HANG_SHARE,
   LOST_ARM_UPPER,
   fitSleeve,
   sleeveLength,
@@ -25,7 +26,7 @@ import {
   LONG_ARM,
   type SleeveFrame,
 } from './fit-sleeve.ts'
-import { fitParts } from './fit.ts'
+import { fitParts, SLEEVE_K } from './fit.ts'
 import { extractGarmentMask } from './garment-mask.ts'
 import { maskBbox, topLandmarks, type SleeveLandmarks } from './garment-shape.ts'
 import { analyzePerson, type PersonAnalysis } from './person.ts'
@@ -34,12 +35,14 @@ import { dist, dot, mid, norm, plane, sub, type Point } from './raster.ts'
 import { TRYON_MODELS } from './tryon-engine.ts'
 
 const ROOT = resolve(fileURLToPath(new URL('../../../../..', import.meta.url)))
-const SET = resolve(ROOT, '../shared/media/tryon')
+const DEV = resolve(ROOT, '../shared/media')
+const SET = join(DEV, 'tryon')
 const MODELS = join(ROOT, 'models', 'dist')
 const TIMEOUT_MS = 120_000
 
 const opened: ModelSession[] = []
 let p06: PersonAnalysis
+let models: Parameters<typeof analyzePerson>[1]
 
 beforeAll(async () => {
   const open = async (name: string) => {
@@ -49,7 +52,7 @@ beforeAll(async () => {
     opened.push(s)
     return s
   }
-  const models = {
+  models = {
     detector: await open(TRYON_MODELS.detector),
     poseFull: await open(TRYON_MODELS.poseFull),
     poseHeavy: await open(TRYON_MODELS.poseHeavy),
@@ -242,7 +245,8 @@ describe('fitSleeve: a long sleeve follows the arm to the wrist', () => {
     // A three-quarter turn: person_06's shoulders look narrow, so the garment's own length
     // (scaled by them) would end the long sleeve near the elbow.
     expect(LONG_ARM * GARMENT_SHOULDERS * frame.s).toBeLessThan(0.75 * armLength)
-    // The tee's part: the seam and two rows, as before the sleeves followed the forearm.
+    // The tee's part: the seam, two rows and the anchors that hold a hanging sleeve's spline (two
+    // inward of its armpit edge, four on the torso's side of its seam).
     const part = fitSleeve(
       p06,
       frame,
@@ -253,7 +257,7 @@ describe('fitSleeve: a long sleeve follows the arm to the wrist', () => {
       tS,
       tA,
     )!
-    expect(part.targets).toHaveLength(6)
+    expect(part.targets).toHaveLength(12)
   })
 })
 
@@ -369,7 +373,8 @@ describe('a short sleeve on a hanging arm hangs from the armpit, not over the ch
     const [tS, tA] = seam(p06, HANGING, -1)
     const tee = longSleeve(0.45 * GARMENT_SHOULDERS)
     const part = fitSleeve(p06, frame, 'sleeve-left', tee, plane(400, 800), HANGING, tS, tA)!
-    expect(part.targets).toHaveLength(6)
+    // The seam, two rows, six anchors (hangingRows).
+    expect(part.targets).toHaveLength(12)
     expect(part.targets[0]).toEqual(tS)
     expect(part.targets[1]).toEqual(tA)
     const dir = norm(sub(p06.points[LM.rightElbow]!, p06.points[LM.rightShoulder]!))
@@ -424,7 +429,7 @@ describe('a short sleeve on a hanging arm hangs from the armpit, not over the ch
       expect(p06.points[LM.rightShoulder]!.x).toBeLessThan(p06.points[LM.leftShoulder]!.x)
       const dir = norm(sub(p06.points[LM.rightElbow]!, p06.points[LM.rightShoulder]!))
       const inward = inwardOf(tA, dir, mp)
-      for (const q of sleeve.targets.slice(2)) expect(dot(sub(q, tA), inward)).toBeLessThan(1)
+      for (const q of sleeve.targets.slice(2, 6)) expect(dot(sub(q, tA), inward)).toBeLessThan(1)
     },
     TIMEOUT_MS,
   )
@@ -458,4 +463,125 @@ describe('trimToSleeve', () => {
     // Beside the root (the armhole seam with the torso): kept.
     expect(at(160, 160)).toBe(1)
   })
+})
+
+describe('a short sleeve on a hanging arm hangs down it from its armhole seam (README pair)', () => {
+  // dev/person_02 (arms hanging) × dev/garment_upper_01 (a flat-lay tee): the seam the torso fit
+  // places runs down the arm, edge-on, from the shoulder point to the armpit. The rows used to be
+  // put along the arm from the seam's middle for the sleeve's own length, so the cuff landed level
+  // with the armpit point, the sleeve squeezed beside its own seam and twisted into a flap.
+  let p02: PersonAnalysis
+  let tee: SleeveLandmarks
+  let parts: ReturnType<typeof fitParts>
+  let gsw: number
+
+  beforeAll(async () => {
+    const img = await decodeImage(join(DEV, 'person_02.jpg'), { what: 'person image' })
+    p02 = await analyzePerson({ width: img.width, height: img.height, data: img.rgb }, models)
+    const g = await decodeImage(join(DEV, 'garment_upper_01.jpg'), {
+      what: 'garment',
+      maxWorkSidePx: 768,
+    })
+    const gm = extractGarmentMask({ width: g.width, height: g.height, data: g.rgb }, null, {
+      preprocess: true,
+    })
+    const lm = topLandmarks(gm, maskBbox(gm)!, 'upper')
+    tee = lm.sleeveL!
+    gsw = dist(lm.shoulderL, lm.shoulderR)
+    parts = fitParts('upper', lm, gm, p02)
+  }, TIMEOUT_MS)
+
+  /** The cuff's outer (shoulder-side) and inner (armpit-side) corners on the garment. */
+  const corners = (sl: SleeveLandmarks): [Point, Point] => {
+    const root = mid(sl.shoulder, sl.armpit)
+    const ax = norm(sub(sl.cuff, root))
+    const n = { x: -ax.y, y: ax.x }
+    const side = Math.sign(dot(sub(sl.shoulder, root), n)) || 1
+    const k = side * sl.cuffHalfWidth
+    return [
+      { x: sl.cuff.x + n.x * k, y: sl.cuff.y + n.y * k },
+      { x: sl.cuff.x - n.x * k, y: sl.cuff.y - n.y * k },
+    ]
+  }
+
+  /** Checks the image-left sleeve fitted with scale `s` at the seam (tS, tA). */
+  const check = (
+    part: NonNullable<ReturnType<typeof fitSleeve>>,
+    s: number,
+    centre: Point,
+  ): void => {
+    const [tS, tA] = [part.targets[0]!, part.targets[1]!]
+    // The image-left sleeve is on his right arm, which hangs.
+    const down = norm(sub(p02.points[LM.rightElbow]!, p02.points[LM.rightShoulder]!))
+    expect(down.y).toBeGreaterThan(0.9)
+    const across = { x: -down.y, y: down.x }
+    const out = dot(across, sub(tA, centre)) >= 0 ? across : { x: -across.x, y: -across.y }
+    const [gOut, gIn] = corners(tee)
+    const topLen = dist(tee.shoulder, gOut) * s
+    const underLen = dist(tee.armpit, gIn) * s
+    // Rows: (outer, inner) at the middle and the cuff.
+    const cuffOut = part.targets[4]!
+    const cuffIn = part.targets[5]!
+    expect(part.sources[4]!.x).toBeCloseTo(gOut.x, 6)
+    expect(part.sources[5]!.y).toBeCloseTo(gIn.y, 6)
+    // The cuff's inner end is its underarm length below the armpit point, down the arm (it lay
+    // level with it: 7 px, 0.18 × that length, below), on the armpit's line along the arm.
+    expect(dot(sub(cuffIn, tA), down)).toBeGreaterThan(0.9 * underLen)
+    expect(Math.abs(dot(sub(cuffIn, tA), out))).toBeLessThan(1)
+    // The outer edge runs from the shoulder point down the arm for the sleeve's top length.
+    expect(dot(sub(cuffOut, tS), down)).toBeGreaterThan(0.9 * topLen)
+    expect(dot(sub(part.targets[2]!, tS), down)).toBeGreaterThan(0.45 * topLen)
+    // Every row: outer end outward of the inner one by at least the sleeve's own width there, and
+    // covering the arm (the person mask ends before the outer end).
+    for (const r of [0, 1]) {
+      const o = part.targets[2 + 2 * r]!
+      const i = part.targets[3 + 2 * r]!
+      const own = r === 0 ? null : 2 * tee.cuffHalfWidth * s
+      const w = dot(sub(o, i), out)
+      if (own !== null) expect(w).toBeGreaterThanOrEqual(own - 1e-6)
+      expect(w).toBeGreaterThan(0)
+      const beyond = { x: o.x + out.x * 2, y: o.y + out.y * 2 }
+      const x = Math.round(beyond.x)
+      const y = Math.round(beyond.y)
+      expect(p02.mask.data[y * p02.width + x]!).toBeLessThan(0.5)
+    }
+  }
+
+  it(
+    'the cuff hangs below the armpit point, the outer edge down the arm from the shoulder point',
+    () => {
+      const sleeve = parts.find((q) => q.name === 'sleeve-left')!
+      // A tee's sleeve: short, hanging.
+      expect(dist(tee.cuff, mid(tee.shoulder, tee.armpit)) / (LONG_ARM * gsw)).toBeLessThan(
+        HANG_SHARE,
+      )
+      // The seam and two rows (each outer, inner), then the anchors: 2 inward of the armpit edge,
+      // 4 on the torso's side of the seam.
+      expect(sleeve.targets).toHaveLength(12)
+      const torso = parts.find((q) => q.name === 'torso')!
+      const s = (SLEEVE_K * p02.shoulderWidth) / gsw
+      check(sleeve, s, mid(torso.targets[1]!, torso.targets[2]!))
+    },
+    TIMEOUT_MS,
+  )
+
+  it(
+    'holds on a body-sized top (the scale × 1.4)',
+    () => {
+      const torso = parts.find((q) => q.name === 'torso')!
+      const sleeve = parts.find((q) => q.name === 'sleeve-left')!
+      const tS = torso.targets[1]!
+      const tA = torso.targets[3]!
+      expect(sleeve.targets[0]).toEqual(tS)
+      const sw = p02.shoulderWidth
+      const s = (1.4 * SLEEVE_K * sw) / gsw
+      const centre = mid(tS, torso.targets[2]!)
+      const frame: SleeveFrame = { s, sw, centre, garmentShoulders: gsw }
+      const arm = [LM.rightShoulder, LM.rightElbow, LM.rightWrist]
+      const part = fitSleeve(p02, frame, 'sleeve-left', tee, sleeve.mask, arm, tS, tA)!
+      expect(part.targets).toHaveLength(12)
+      check(part, s, centre)
+    },
+    TIMEOUT_MS,
+  )
 })

@@ -38,10 +38,19 @@
  *   (blended in over RAISE_BLEND), so it lies along the upper arm, its armpit edge underneath; left
  *   upright on the torso, the seam and the rows up the arm folded it into a band across the torso.
  *   Hanging arms: unchanged.
- * - A short sleeve hangs from its seam, its armpit edge against the body: on an arm that is not
- *   turned, no row reaches in past the line through the placed armpit along the arm (`bodyStop`
- *   moves the row out). Centred on a hanging arm, a sleeve wider than the arm covered the chest
- *   with its armpit half, its cuff (a white trim) a streak across the torso.
+ * - A short sleeve (up to HANG_SHARE of the arm) on an arm that is not turned hangs down the arm
+ *   below its armhole seam (`hangingRows`): seen from the front the seam is edge-on from the placed
+ *   shoulder point down to the placed armpit; the sleeve's outer edge continues from the shoulder
+ *   point down the upper arm for its top length, its inner edge from the armpit for its underarm
+ *   length (the cuff slanted as worn), each row widened outward to cover the arm, the inner edge on
+ *   the line through the armpit along the arm; anchors inward of that edge and on the torso's side
+ *   of the seam keep the spline from folding the chest onto the sleeve. Its rows were put along the
+ *   arm from the seam's middle for its own length: the cuff came level with the armpit, the sleeve
+ *   squeezed beside its own seam and twisted into a flap (the README example).
+ * - A longer short sleeve (up to LONG_FROM) hangs from its seam, its armpit edge against the body:
+ *   on an arm that is not turned, no row reaches in past the line through the placed armpit along
+ *   the arm (`bodyStop` moves the row out). Centred on a hanging arm, a sleeve wider than the arm
+ *   covered the chest with its armpit half, its cuff (a white trim) a streak across the torso.
  * - The mask: a long sleeve's loses what lies beside it on the photo (`trimToSleeve`); a short
  *   sleeve's what lies on the body's side of its armpit edge (`belowArmpitCut`: the torso under the
  *   armpit, which its spline dragged in over the chest as a wedge).
@@ -303,7 +312,7 @@ export function fitSleeve(
   const right = { x: down.y, y: -down.x }
   const toBody = (v: Point): Point => add(mul(right, v.x), mul(down, v.y))
   let path = armPath(p, arm, tRoot, norm(toBody(gAxis)))
-  const { length: len } = sleeveLength(gLen, frame, path)
+  const { length: len, armShare } = sleeveLength(gLen, frame, path)
   // Inner (armpit-side) normals: towards the body for a sleeve hanging straight down, turning with
   // the sleeve. On the garment photo down is +y and across +x; the image-left sleeve's inner side
   // is towards +x.
@@ -328,6 +337,16 @@ export function fitSleeve(
   if (turn !== 0) path = armPath(p, arm, mid(tS, tA2), norm(toBody(gAxis)))
   const src: Point[] = [sl.shoulder, sl.armpit]
   const dst: Point[] = [tS, tA2]
+  if (!long && turn === 0 && armShare <= HANG_SHARE) {
+    const hang = hangingRows(p, frame, sl, path, tS, tA, lostArm, toBody)
+    return {
+      name,
+      mask: belowArmpitCut(mask, sl.armpit, gIn),
+      targets: [...dst, ...hang.targets],
+      sources: [...src, ...hang.sources],
+      layer: 'sleeve',
+    }
+  }
   const rows = long ? [0.5 * elbowAt, elbowAt, (elbowAt + len) / 2, len] : [0.5 * len, len]
   // A short sleeve's rows lie beside its root seam (on a hanging arm the seam runs along the arm),
   // where no side is right: it keeps the side the seam gives (the garment's armpit side of its
@@ -373,6 +392,117 @@ export function fitSleeve(
   }
   const partMask = long ? trimToSleeve(mask, sl) : belowArmpitCut(mask, sl.armpit, gIn)
   return { name, mask: partMask, targets: dst, sources: src, layer: 'sleeve' }
+}
+
+/**
+ * A short sleeve hangs down the arm (`hangingRows`) up to this length / (LONG_ARM × the garment's
+ * shoulder seams) (`sleeveLength`'s share): tees and short-sleeve shirts (0.1–0.45). Longer ones
+ * that still count as short (up to LONG_FROM: the flared blouse tryon/garment_upper_03, 0.65, whose
+ * cuff passes the elbow of person_03's bent arm) keep the rows along the arm from the seam's
+ * middle (hanging, its paired SSIM fell from 0.808 to 0.782).
+ */
+export const HANG_SHARE = 0.5
+/** The rows (share of the sleeve's edges from its root seam) of a short sleeve hanging down the arm. */
+export const HANG_ROWS = [0.5, 1] as const
+/** A hanging short sleeve is at least this × the arm's width (measured at each row) wide… */
+export const HANG_ARM_MARGIN = 1.08
+/** …and at most this × its own width (× the scale) at that row, unless the arm needs more. */
+export const HANG_MAX_OWN = 1.6
+/** The torso-side anchor of a hanging short sleeve: this × its root seam's length inward of it. */
+export const HANG_ANCHOR = 0.5
+
+/**
+ * A short sleeve on an arm that hangs (not turned by `raiseTurn`): seen from the front, its armhole
+ * seam is edge-on from the placed shoulder seam point `tS` down to the placed armpit `tA`, and the
+ * sleeve hangs below it along the upper arm. Its outer edge continues from `tS` down the arm for the
+ * sleeve's top length (garment: shoulder → outer cuff corner), its inner edge from `tA` for its
+ * underarm length (armpit → inner cuff corner), both × the scale, so the cuff is slanted as worn.
+ * Each row is widened outward (away from the body) to cover the arm (HANG_ARM_MARGIN × from its
+ * inner edge to the arm's outer silhouette) and narrowed outward to HANG_MAX_OWN × its own width ×
+ * the scale where the arm does not need that much. The inner edge stays on the line through `tA`
+ * along the arm (the sleeve's armpit edge against the body). The rows are HANG_ROWS; sources first
+ * the outer, then the inner point of each row.
+ */
+export function hangingRows(
+  p: PersonAnalysis,
+  frame: SleeveFrame,
+  sl: SleeveLandmarks,
+  path: ArmPath,
+  tS: Point,
+  tA: Point,
+  lostArm: boolean,
+  toBody: (v: Point) => Point,
+): { sources: Point[]; targets: Point[] } {
+  const { s, sw, centre } = frame
+  const gRoot = mid(sl.shoulder, sl.armpit)
+  const gAxis = norm(sub(sl.cuff, gRoot))
+  const gN = perp(gAxis)
+  // The cuff's outer corner is on the shoulder's side of the sleeve's axis, its inner on the armpit's.
+  const side = Math.sign(dot(sub(sl.shoulder, gRoot), gN)) || 1
+  const gOut = add(sl.cuff, mul(gN, side * sl.cuffHalfWidth))
+  const gInn = sub(sl.cuff, mul(gN, side * sl.cuffHalfWidth))
+  const topLen = dist(sl.shoulder, gOut) * s
+  const underLen = dist(sl.armpit, gInn) * s
+  // Down the upper arm (the sure one), else the sleeve's own direction in the body's frame.
+  const dir = path.points.length > 1 ? norm(sub(path.points[1]!, path.points[0]!)) : path.dir
+  const across = perp(dir)
+  const out = dot(across, sub(tA, centre)) >= 0 ? across : mul(across, -1)
+  const bone = path.points[0]!
+  const sources: Point[] = []
+  const targets: Point[] = []
+  for (const f of HANG_ROWS) {
+    const gO = lerp(sl.shoulder, gOut, f)
+    const gI = lerp(sl.armpit, gInn, f)
+    const inner = add(tA, mul(dir, f * underLen))
+    let outer = add(tS, mul(dir, f * topLen))
+    // Widths across the arm, measured from the inner edge outward.
+    const own = Math.abs(dot(sub(gO, gI), perp(gAxis))) * s
+    const at = dot(sub(outer, inner), out)
+    // The arm at this row: from its bone (the sleeve root's line along the arm) outward.
+    const mid0 = lerp(inner, outer, 0.5)
+    const onBone = add(bone, mul(dir, dot(sub(mid0, bone), dir)))
+    const start = maskAt(p, mid0) >= 0.5 ? mid0 : onBone
+    const armEdge =
+      lostArm && maskAt(p, start) < 0.5
+        ? dot(sub(onBone, inner), out) + LOST_ARM_UPPER * sw
+        : dot(sub(start, inner), out) + scanMask(p, start, out, 0.5 * sw)
+    const need = HANG_ARM_MARGIN * Math.max(0, armEdge)
+    const want = Math.max(need, Math.min(at, HANG_MAX_OWN * own), own)
+    outer = add(outer, mul(out, want - at))
+    sources.push(gO, gI)
+    targets.push(outer, inner)
+  }
+  // Anchors inward of the armpit edge (the garment below its underarm edge, the person inward of
+  // the line through `tA` along the arm): the underarm edge, level on a flat lay, turns a quarter
+  // onto the arm; unanchored, the spline folded the chest onto it and drew the sleeve's underarm
+  // there as a streak.
+  const reach = HANG_ANCHOR * dist(sl.shoulder, sl.armpit)
+  const gUnder = norm(sub(gInn, sl.armpit))
+  const gBelow =
+    dot(perp(gUnder), sub(sl.armpit, sl.shoulder)) >= 0 ? perp(gUnder) : mul(perp(gUnder), -1)
+  for (const f of HANG_ROWS) {
+    sources.push(add(lerp(sl.armpit, gInn, f), mul(gBelow, reach)))
+    targets.push(add(add(tA, mul(dir, f * underLen)), mul(out, -reach * s)))
+  }
+  // Anchors on the torso's side of the root seam, where the torso fit puts them (from the
+  // shoulder seam point, garment across and down turned into the body's frame, × the scale):
+  // without them the spline, turned a quarter about the seam, swung back over the chest and drew
+  // the sleeve's seam allowance there as a streak.
+  const gSeam = sub(sl.armpit, sl.shoulder)
+  const gBody = norm(
+    dot(perp(gSeam), sub(sl.armpit, sl.cuff)) >= 0 ? perp(gSeam) : mul(perp(gSeam), -1),
+  )
+  for (const [q, k] of [
+    [sl.shoulder, 1],
+    [gRoot, 1],
+    [sl.armpit, 1],
+    [gRoot, 2],
+  ] as const) {
+    const g = add(q, mul(gBody, k * reach))
+    sources.push(g)
+    targets.push(add(tS, mul(toBody(sub(g, sl.shoulder)), s)))
+  }
+  return { sources, targets }
 }
 
 /**
