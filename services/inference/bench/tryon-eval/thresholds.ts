@@ -114,7 +114,7 @@ export const PAIRED_SSIM_FLOORS: Record<string, number> = {
   'tryon/person_01 × tryon/garment_upper_01': 0.835,
   'tryon/person_02 × tryon/garment_upper_02': 0.871,
   'tryon/person_03 × tryon/garment_upper_03': 0.785,
-  'tryon/person_04 × tryon/garment_upper_04': 0.655,
+  'tryon/person_04 × tryon/garment_upper_04': 0.65,
   'tryon/person_05 × tryon/garment_upper_05': 0.902,
   'dev/person_01 × dev/garment_upper_01': 0.847,
 }
