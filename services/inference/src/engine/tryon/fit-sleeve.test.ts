@@ -8,8 +8,6 @@ import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodeImage } from '../../media/image.ts'
-import { loadModelSpec } from '../manifest.ts'
-import { ModelSession } from '../session.ts'
 import {
   armHeld,
   armPath,
@@ -29,10 +27,10 @@ import {
 import { fitParts, SLEEVE_K } from './fit.ts'
 import { extractGarmentMask } from './garment-mask.ts'
 import { maskBbox, topLandmarks, type SleeveLandmarks } from './garment-shape.ts'
-import { analyzePerson, type PersonAnalysis } from './person.ts'
+import { analyzePerson, type PersonAnalysis, type PersonModels } from './person.ts'
+import { openPersonModels } from './person-models.testing.ts'
 import { LM } from './pose.ts'
 import { dist, dot, mid, norm, plane, sub, type Point } from './raster.ts'
-import { TRYON_MODELS } from './tryon-engine.ts'
 
 const ROOT = resolve(fileURLToPath(new URL('../../../../..', import.meta.url)))
 const DEV = resolve(ROOT, '../shared/media')
@@ -40,30 +38,18 @@ const SET = join(DEV, 'tryon')
 const MODELS = join(ROOT, 'models', 'dist')
 const TIMEOUT_MS = 120_000
 
-const opened: ModelSession[] = []
+let release: () => Promise<void> = async () => {}
 let p06: PersonAnalysis
-let models: Parameters<typeof analyzePerson>[1]
+let models: PersonModels
 
 beforeAll(async () => {
-  const open = async (name: string) => {
-    const s = await ModelSession.open(await loadModelSpec(MODELS, name), {
-      executionProviders: ['cpu'],
-    })
-    opened.push(s)
-    return s
-  }
-  models = {
-    detector: await open(TRYON_MODELS.detector),
-    poseFull: await open(TRYON_MODELS.poseFull),
-    poseHeavy: await open(TRYON_MODELS.poseHeavy),
-    selfie: await open(TRYON_MODELS.selfie),
-  }
+  ;({ models, release } = await openPersonModels(MODELS))
   const img = await decodeImage(join(SET, 'person_06.jpg'), { what: 'person image' })
   p06 = await analyzePerson({ width: img.width, height: img.height, data: img.rgb }, models)
 }, TIMEOUT_MS)
 
 afterAll(async () => {
-  await Promise.all(opened.map((s) => s.release()))
+  await release()
 })
 
 const HANGING = [LM.rightShoulder, LM.rightElbow, LM.rightWrist] as const

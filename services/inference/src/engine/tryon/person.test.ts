@@ -16,13 +16,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AppError, HTTP_STATUS } from '@tailor/proto'
 import { decodeImage } from '../../media/image.ts'
 import { FFMPEG_BIN } from '../../media/video.ts'
-import { loadModelSpec } from '../manifest.ts'
-import { ModelSession } from '../session.ts'
 import { assertDressable } from './fit.ts'
 import { analyzePerson, type PersonAnalysis, type PersonModels } from './person.ts'
+import { openPersonModels } from './person-models.testing.ts'
 import { LM } from './pose.ts'
 import { dist, mid, type Point, type Rgb } from './raster.ts'
-import { openTryOnEngine, TRYON_MODELS } from './tryon-engine.ts'
+import { openTryOnEngine } from './tryon-engine.ts'
 
 const ROOT = resolve(fileURLToPath(new URL('../../../../..', import.meta.url)))
 const SET = resolve(ROOT, '../shared/media/tryon')
@@ -58,27 +57,15 @@ interface Labels {
 }
 let labels: Labels
 let models: PersonModels
-const opened: ModelSession[] = []
+let release: () => Promise<void> = async () => {}
 
 beforeAll(async () => {
   labels = JSON.parse(await readFile(join(SET, 'labels.json'), 'utf8')) as Labels
-  const open = async (name: string) => {
-    const s = await ModelSession.open(await loadModelSpec(MODELS, name), {
-      executionProviders: ['cpu'],
-    })
-    opened.push(s)
-    return s
-  }
-  models = {
-    detector: await open(TRYON_MODELS.detector),
-    poseFull: await open(TRYON_MODELS.poseFull),
-    poseHeavy: await open(TRYON_MODELS.poseHeavy),
-    selfie: await open(TRYON_MODELS.selfie),
-  }
+  ;({ models, release } = await openPersonModels(MODELS))
 }, TIMEOUT_MS)
 
 afterAll(async () => {
-  await Promise.all(opened.map((s) => s.release()))
+  await release()
 })
 
 const load = async (name: string): Promise<Rgb> => {

@@ -7,13 +7,11 @@ import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { decodeImage } from '../../media/image.ts'
-import { loadModelSpec } from '../manifest.ts'
-import { ModelSession } from '../session.ts'
 import { segmentClothing } from './clothing.ts'
 import { analyzePerson, type PersonModels } from './person.ts'
+import { openPersonModels } from './person-models.testing.ts'
 import { LM } from './pose.ts'
 import { mid } from './raster.ts'
-import { TRYON_MODELS } from './tryon-engine.ts'
 import { oldBottomInFront } from './tuck.ts'
 
 const ROOT = resolve(fileURLToPath(new URL('../../../../..', import.meta.url)))
@@ -22,26 +20,14 @@ const MODELS = join(ROOT, 'models', 'dist')
 const TIMEOUT_MS = 120_000
 
 let models: PersonModels
-const opened: ModelSession[] = []
+let release: () => Promise<void> = async () => {}
 
 beforeAll(async () => {
-  const open = async (name: string) => {
-    const s = await ModelSession.open(await loadModelSpec(MODELS, name), {
-      executionProviders: ['cpu'],
-    })
-    opened.push(s)
-    return s
-  }
-  models = {
-    detector: await open(TRYON_MODELS.detector),
-    poseFull: await open(TRYON_MODELS.poseFull),
-    poseHeavy: await open(TRYON_MODELS.poseHeavy),
-    selfie: await open(TRYON_MODELS.selfie),
-  }
+  ;({ models, release } = await openPersonModels(MODELS))
 }, TIMEOUT_MS)
 
 afterAll(async () => {
-  await Promise.all(opened.map((s) => s.release()))
+  await release()
 })
 
 async function bottomOf(name: string) {
