@@ -1007,7 +1007,6 @@ export function armShape(
     }
     return best
   }
-  const median = (v: number[]) => v.slice().sort((p, q) => p - q)[v.length >> 1]!
   const minW = ARM_RUN_MIN * sw
   const fore: number[] = []
   if (wr.score > 0.2) {
