@@ -15,6 +15,7 @@ import {
   ARM_TOP_RATIO,
   ARM_WRIST_RATIO,
   armShape,
+  fabricAlbedo,
   fabricTest,
   GRAIN_R,
   lightnessSpread,
@@ -136,6 +137,28 @@ describe('fabricTest', () => {
     const fabric = fabricTest(grid(n, 2, [30, 40, 90]), new Float32Array(n).fill(1))
     expect(fabric(170, 170, 172)).toBe(true)
     expect(fabric(30, 40, 90)).toBe(true)
+  })
+})
+
+describe('fabricAlbedo', () => {
+  it('big letters of a main colour are one albedo more: each colour’s own luma, its folds within it', () => {
+    // 2000 cells: navy, every third one orange (big letters: a main colour, a third of the tee).
+    const n = 2000
+    const c = new Float32Array(n * 3)
+    for (let j = 0; j < n; j++) c.set(j % 3 === 0 ? [240, 100, 20] : [30, 35, 70], j * 3)
+    const f = fabricAlbedo(c, new Float32Array(n).fill(1))
+    const navy = f.label(30, 35, 70)
+    const orange = f.label(240, 100, 20)
+    expect(navy).toBeGreaterThanOrEqual(0)
+    expect(orange).toBeGreaterThanOrEqual(0)
+    expect(orange).not.toBe(navy)
+    const luma = (r: number, g: number, b: number) => (0.299 * r + 0.587 * g + 0.114 * b) / 255
+    expect(f.luma[navy]!).toBeCloseTo(luma(30, 35, 70), 3)
+    expect(f.luma[orange]!).toBeCloseTo(luma(240, 100, 20), 3)
+    // A fold's shadow on the orange is still the orange (its light is its luma over the orange's).
+    expect(f.label(215, 88, 16)).toBe(orange)
+    // Another colour (a small logo) is not the fabric.
+    expect(f.label(250, 250, 250)).toBe(-1)
   })
 })
 

@@ -39,9 +39,12 @@
  *   relief too: the photo's luminance blurred over DETAIL_FINE × the shoulder width (the weave of
  *   the cloth drops out) over its blur at DETAIL_R, clamped to [DETAIL_MIN, DETAIL_MAX]: folds and
  *   fine light carry over, so painted legs have texture that follows the photo, not smooth columns.
- *   Both luminances are taken over the old garments' own fabric only (fabricTest: the main colours
- *   of the top and of the rest, apart),
- *   so a print's letters, a logo or a collar of another colour leave no ghost in the skin. Beside
+ *   Both luminances are taken over the old garments' own fabric only (fabricAlbedo: the main
+ *   colours of the top and of the rest, apart), each pixel's luma over its own main colour's (a
+ *   print of a main colour — big letters, two-colour stripes — is an albedo, not light), and never
+ *   within FABRIC_EDGE of another colour (the mixed pixels at a print's outline, a seam's stitching,
+ *   denim's streaks): a print's letters, a logo, a collar, the jeans' pockets and fly leave no ghost
+ *   in the skin. Beside
  *   visible skin the shading fades out over SEAM_R × the shoulder width: the fill there is that
  *   skin's own, already lit, colour, and the painted skin meets it without a seam.
  * - Grain (addGrain): the painted skin gets deterministic per-pixel noise so that its fine
@@ -124,6 +127,13 @@ export const DETAIL_R = 0.03
 export const DETAIL_FINE = 0.008
 export const DETAIL_MIN = 0.9
 export const DETAIL_MAX = 1.06
+/**
+ * A pixel of the old fabric carries light only where the pixels this far (× shoulder width, at full
+ * resolution; on the fill grid FABRIC_EDGE_CELLS cells) left, right, above and below it are of its
+ * own colour: the mixed pixels at a print's outline would draw the print's letters on the skin.
+ */
+export const FABRIC_EDGE = 0.006
+export const FABRIC_EDGE_CELLS = 1
 
 /**
  * The skin tone painted when no skin shows anywhere in the photo (covered arms and a face cut off or
@@ -292,19 +302,45 @@ export function takeOff(
   const bgField = bgKnown.some((v) => v > 0) ? pushPull(small, bgKnown, w, h) : null
 
   // Shading from the old garment's luminance: local / broad, both averaged over the worn region only,
-  // and there over its own fabric only (a print, a logo, a collar of another colour is not light).
-  // Each old garment's own main colours (the top's and the bottom's apart: a big sweatshirt's grey
-  // must not outvote the jeans' blues, which would leave painted legs without relief).
-  const perGarment = [0, 1].map((g) => {
+  // and there over its own fabric only, each pixel's luma over its own main colour's (fabricAlbedo:
+  // a print of another colour, a logo, a collar is not light, and a print of a main colour — big
+  // letters, two-colour stripes — is an albedo, not light), never beside another colour (the mixed
+  // cells at a print's outline would draw it). Each old garment's own main colours (the top's and
+  // the bottom's apart: a big sweatshirt's grey must not outvote the jeans' blues, which would leave
+  // painted legs without relief).
+  const albedos = [0, 1].map((g) => {
     const m = new Float32Array(n)
     for (let j = 0; j < n; j++) {
       const inUpper = upperW[j]! > 0.5
       m[j] = wornW[j]! > 0.5 && (g === 0 ? inUpper : !inUpper) ? 1 : 0
     }
-    return fabricTest(small, m)
+    return fabricAlbedo(small, m)
   })
-  const fabric = (r: number, g: number, b: number) =>
-    perGarment[0]!(r, g, b) || perGarment[1]!(r, g, b)
+  /** The pixel's light, (luma + SHADE_OFFSET) / (its colour's + SHADE_OFFSET), for label `k`. */
+  const light = (l: number, k: number) => {
+    const alb = albedos[k >> 3]!.luma[k & 7]!
+    return (l + SHADE_OFFSET) / ((Number.isNaN(alb) ? 0 : alb) + SHADE_OFFSET)
+  }
+  /** Which garment (× 8) and main colour a pixel is, -1 where it is not the fabric. */
+  const labelOf = (inUpper: boolean, r: number, g: number, b: number) => {
+    const gi = inUpper ? 0 : 1
+    const k = albedos[gi]!.label(r, g, b)
+    return k < 0 ? -1 : gi * 8 + k
+  }
+  const labW = new Int16Array(n).fill(-1)
+  for (let j = 0; j < n; j++) {
+    if (wornW[j]! <= 0.5) continue
+    labW[j] = labelOf(upperW[j]! > 0.5, small[j * 3]!, small[j * 3 + 1]!, small[j * 3 + 2]!)
+  }
+  const lum = plane(w, h)
+  const wornOnly = plane(w, h)
+  for (let j = 0; j < n; j++) {
+    const k = labW[j]!
+    if (k < 0 || !sameAround(labW, j, w, h, FABRIC_EDGE_CELLS)) continue
+    const lj = (0.299 * small[j * 3]! + 0.587 * small[j * 3 + 1]! + 0.114 * small[j * 3 + 2]!) / 255
+    lum.data[j] = light(lj, k)
+    wornOnly.data[j] = 1
+  }
   // Where the old garment is patterned (stripes, a check: measured on the photo's own pixels, the
   // fill grid blurs fine stripes into one colour), its fine relief is the pattern's, not light.
   const patterned = [0, 1].map((g) => {
@@ -318,14 +354,6 @@ export function takeOff(
     }
     return lightnessSpread(ls) > PATTERN_DL
   })
-  const lum = plane(w, h)
-  const wornOnly = plane(w, h)
-  for (let j = 0; j < n; j++) {
-    const lj = (0.299 * small[j * 3]! + 0.587 * small[j * 3 + 1]! + 0.114 * small[j * 3 + 2]!) / 255
-    const m = wornW[j]! > 0.5 && fabric(small[j * 3]!, small[j * 3 + 1]!, small[j * 3 + 2]!) ? 1 : 0
-    lum.data[j] = lj * m
-    wornOnly.data[j] = m
-  }
   const rl = Math.max(1, 0.12 * sw)
   const rb = Math.max(2, 0.3 * sw)
   const lf = boxBlur(lum, rl).data
@@ -338,7 +366,7 @@ export function takeOff(
   const seam = boxBlur({ width: w, height: h, data: skinKnown }, Math.max(1, SEAM_R * sw)).data
   for (let j = 0; j < n; j++) {
     if (wf[j]! < 0.05 || wb[j]! < 0.02) continue
-    const q = (lf[j]! / wf[j]! + SHADE_OFFSET) / (lb[j]! / wb[j]! + SHADE_OFFSET)
+    const q = lf[j]! / wf[j]! / (lb[j]! / wb[j]!)
     const t = skinField === null ? 0 : clamp(2 * seam[j]!, 0, 1)
     shade.data[j] = 1 + (clamp(q, SHADE_MIN, SHADE_MAX) * shape.data[j]! - 1) * (1 - t)
   }
@@ -386,17 +414,29 @@ export function takeOff(
   // the fine light of the old cloth carry over as skin's relief, its print does not.
   const bw = x1 - x0 + 1
   const bh = y1 - y0 + 1
-  const lumF = plane(bw, bh)
-  const inF = plane(bw, bh)
+  const labF = new Int16Array(bw * bh).fill(-1)
   for (let y = y0; y <= y1; y++) {
     for (let x = x0; x < x1 + 1; x++) {
       const i = y * W + x
-      if (worn.data[i]! <= 0.5 || patterned[c.upper.data[i]! > 0.5 ? 0 : 1]) continue
+      const up = c.upper.data[i]! > 0.5
+      if (worn.data[i]! <= 0.5 || patterned[up ? 0 : 1]) continue
       const o = i * 3
-      if (!fabric(img.data[o]!, img.data[o + 1]!, img.data[o + 2]!)) continue
+      labF[(y - y0) * bw + (x - x0)] = labelOf(up, img.data[o]!, img.data[o + 1]!, img.data[o + 2]!)
+    }
+  }
+  const lumF = plane(bw, bh)
+  const inF = plane(bw, bh)
+  const eF = Math.max(1, Math.round(FABRIC_EDGE * a.shoulderWidth))
+  for (let y = y0; y <= y1; y++) {
+    for (let x = x0; x < x1 + 1; x++) {
       const q = (y - y0) * bw + (x - x0)
-      lumF.data[q] =
-        (0.299 * img.data[o]! + 0.587 * img.data[o + 1]! + 0.114 * img.data[o + 2]!) / 255
+      const k = labF[q]!
+      if (k < 0 || !sameAround(labF, q, bw, bh, eF)) continue
+      const o = (y * W + x) * 3
+      lumF.data[q] = light(
+        (0.299 * img.data[o]! + 0.587 * img.data[o + 1]! + 0.114 * img.data[o + 2]!) / 255,
+        k,
+      )
       inF.data[q] = 1
     }
   }
@@ -418,11 +458,7 @@ export function takeOff(
       background.data[i] = r * bg
       const detail =
         inF.data[q]! > 0 && inB[q]! > 0.05 && inS[q]! > 0.05
-          ? clamp(
-              (lumS[q]! / inS[q]! + SHADE_OFFSET) / (lumB[q]! / inB[q]! + SHADE_OFFSET),
-              DETAIL_MIN,
-              DETAIL_MAX,
-            )
+          ? clamp(lumS[q]! / inS[q]! / (lumB[q]! / inB[q]!), DETAIL_MIN, DETAIL_MAX)
           : 1
       for (let ch = 0; ch < 3; ch++) {
         const s = clamp(skinF[ch]![q]! * shadeF[q]! * detail, 0, 255)
@@ -473,25 +509,56 @@ export function fabricTest(
   small: Float32Array,
   wornW: Float32Array,
 ): (r: number, g: number, b: number) => boolean {
+  const f = fabricAlbedo(small, wornW)
+  return (r, g, b) => f.label(r, g, b) >= 0
+}
+
+/**
+ * The old garment's main colours (as fabricTest) with each one's own luma (0..1, the median over the
+ * worn cells nearest it): `label` says which main colour a pixel is (-1: none, not the fabric), and
+ * the pixel's luma over its colour's is the light on it, whatever the colour: a print of a main
+ * colour (big letters, the stripes of a two-colour knit) is one albedo more, not light. With no main
+ * colour every pixel is label 0 of luma NaN (the caller falls back to its own luma).
+ */
+export function fabricAlbedo(
+  small: Float32Array,
+  wornW: Float32Array,
+): { label: (r: number, g: number, b: number) => number; luma: number[] } {
   const samples: Vec3[] = []
+  const lumas: number[] = []
   const cells: number[] = []
   for (let j = 0; j < wornW.length; j++) if (wornW[j]! > 0.5) cells.push(j)
   const step = Math.max(1, Math.floor(cells.length / 4000))
   for (let k = 0; k < cells.length; k += step) {
     const j = cells[k]!
-    samples.push(
-      labOf(
-        Math.round(small[j * 3]!),
-        Math.round(small[j * 3 + 1]!),
-        Math.round(small[j * 3 + 2]!),
-      ),
-    )
+    const r = Math.round(small[j * 3]!)
+    const g = Math.round(small[j * 3 + 1]!)
+    const b = Math.round(small[j * 3 + 2]!)
+    samples.push(labOf(r, g, b))
+    lumas.push((0.299 * r + 0.587 * g + 0.114 * b) / 255)
   }
   const main = mainColours(samples, kmeans(samples, 6), FABRIC_SHARE)
-  if (main.length === 0) return () => true
+  if (main.length === 0) return { label: () => 0, luma: [NaN] }
+  const nearestMain = (v: Vec3): number => {
+    let best = -1
+    let bd = FABRIC_D ** 2
+    for (let m = 0; m < main.length; m++) {
+      const d = nearestD2(v, [main[m]!])
+      if (d < bd) ((bd = d), (best = m))
+    }
+    return best
+  }
+  const per: number[][] = main.map(() => [])
+  for (let k = 0; k < samples.length; k++) {
+    const m = nearestMain(samples[k]!)
+    if (m >= 0) per[m]!.push(lumas[k]!)
+  }
+  const luma = per.map((v) => (v.length > 0 ? median(v) : NaN))
   const scratch: Vec3 = [0, 0, 0]
-  return (r, g, b) =>
-    nearestD2(labInto(Math.round(r), Math.round(g), Math.round(b), scratch), main) < FABRIC_D ** 2
+  return {
+    label: (r, g, b) => nearestMain(labInto(Math.round(r), Math.round(g), Math.round(b), scratch)),
+    luma,
+  }
 }
 
 /**
@@ -610,6 +677,23 @@ export function addGrain(
     }
   }
   return true
+}
+
+/**
+ * Whether the label at `j` (grid of width w, height h) is also the label `e` cells left, right, up
+ * and down (off the grid counts as the same): a pixel beside another colour (a print's letters,
+ * another stripe, what is not the fabric) is a mix of the two and would draw the print's outline.
+ */
+function sameAround(lab: Int16Array, j: number, w: number, h: number, e: number): boolean {
+  const k = lab[j]!
+  const x = j % w
+  const y = (j - x) / w
+  return (
+    (x < e || lab[j - e] === k) &&
+    (x + e >= w || lab[j + e] === k) &&
+    (y < e || lab[j - e * w] === k) &&
+    (y + e >= h || lab[j + e * w] === k)
+  )
 }
 
 function maxPlane(p: Plane, q: Plane): Plane {
