@@ -80,7 +80,7 @@ import {
   type Point,
   type Rgb,
 } from './raster.ts'
-import { oldBottomInFront } from './tuck.ts'
+import { oldBottomInFront, type OldBottom } from './tuck.ts'
 import { takeOff, type Undressed } from './undress.ts'
 import type { WarpedPart } from './warp.ts'
 
@@ -133,7 +133,14 @@ export function compositeGarment(
   person: Rgb,
   a: PersonAnalysis,
   parts: readonly WarpedPart[],
-  o: { removeBackground: boolean; category: 'upper' | 'lower' | 'full'; takeOff?: boolean },
+  o: {
+    removeBackground: boolean
+    category: 'upper' | 'lower' | 'full'
+    takeOff?: boolean
+    /** clothing.ts's and tuck.ts's findings when the engine made them already (they also size a top, fit.ts). */
+    clothing?: Clothing | null
+    oldBottom?: OldBottom | null
+  },
 ): Composite {
   const { width: w, height: h } = person
   const N = w * h
@@ -141,7 +148,8 @@ export function compositeGarment(
   const coverage = new Float32Array(N)
   const envelopeFull = new Float32Array(N)
   // On by default (TAKE_OFF_DEFAULT): with it off the compositor draws over the photo as it is.
-  const clothing = (o.takeOff ?? TAKE_OFF_DEFAULT) ? segmentClothing(person, a) : null
+  const clothing =
+    (o.takeOff ?? TAKE_OFF_DEFAULT) ? (o.clothing ?? segmentClothing(person, a)) : null
   const zone = clothing ? takeOffZone(person, a, parts, clothing, o.category) : null
   const undressed =
     clothing && zone && zone.skipped === null
@@ -291,7 +299,8 @@ export function compositeGarment(
     }
     if (clothing && o.category === 'upper') {
       // The old bottom stays in front of a new top below the old top's hem (tuck.ts).
-      inFront = oldBottomInFront(person, a, clothing)?.front ?? null
+      const ob = o.oldBottom !== undefined ? o.oldBottom : oldBottomInFront(person, a, clothing)
+      inFront = ob?.front ?? null
       tucked = inFront !== null
       if (inFront) keep(inFront)
     }

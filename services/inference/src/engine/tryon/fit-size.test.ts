@@ -28,7 +28,7 @@ afterAll(async () => {
 
 describe('tops sized from the body (fit.ts)', () => {
   it(
-    "dev person_02 × dev garment_upper_01 (the README's example): the tee as wide as his body",
+    "dev person_02 × dev garment_upper_01 (the README's example): the tee as wide as his body, down to his jeans",
     async () => {
       const person = await decodeImage(join(DEV, 'person_02.jpg'), { what: 'person' })
       const garment = await decodeImage(join(DEV, 'garment_upper_01.jpg'), {
@@ -59,6 +59,40 @@ describe('tops sized from the body (fit.ts)', () => {
       expect(armpits).toBeGreaterThan(0.6 * spanPx)
       expect(armpits).toBeLessThan(0.8 * spanPx)
       expect(armpits).toBeGreaterThan(0.95 * sw)
+      // Its hem reaches his jeans (fit.ts HEM_STRETCH): the old tee ended at the hip joints' line
+      // (y 471, clothing.ts `topHemY`), the new one's own proportions put its hem at y 443 and a
+      // painted belly showed between them. Targets 8–10 are the hem's corners and centre.
+      const hipY = (p.points[LM.leftHip]!.y + p.points[LM.rightHip]!.y) / 2
+      const hem = torso.targets.slice(8, 11)
+      for (const t of hem) expect(t.y).toBeGreaterThan(hipY - 0.05 * sw)
+      for (const t of hem) expect(t.y).toBeLessThan(hipY + 0.15 * sw)
+    },
+    TIMEOUT_MS,
+  )
+
+  it(
+    'tryon person_14 × tryon garment_upper_06: the shirt reaches where his longer old tee ended',
+    async () => {
+      const person = await decodeImage(join(DEV, 'tryon', 'person_14.jpg'), { what: 'person' })
+      const garment = await decodeImage(join(DEV, 'tryon', 'garment_upper_06.jpg'), {
+        what: 'garment',
+        maxWorkSidePx: GARMENT_WORK_SIDE_PX,
+      })
+      const r = await engine.tryOnDetailed(person, garment, {
+        preprocessGarment: true,
+        garmentMode: 'auto',
+        removeBackground: false,
+      })
+      const p = r.details.person
+      const sw = p.shoulderWidth
+      // His olive tee hangs untucked over the jeans down to y ≈ 834 (read by hand), 0.24 × his
+      // joint distance below the hip joints; the shirt's own proportions end it at y ≈ 743, and a
+      // painted band showed between the two. Now its hem reaches the old one (within 1.3 × its length).
+      const hipY = (p.points[LM.leftHip]!.y + p.points[LM.rightHip]!.y) / 2
+      expect(r.details.composite.clothing?.topHemY ?? 0).toBeGreaterThan(hipY + 0.15 * sw)
+      const hem = r.details.parts.find((x) => x.name === 'torso')!.targets.slice(8, 11)
+      for (const t of hem) expect(t.y).toBeGreaterThan(815)
+      for (const t of hem) expect(t.y).toBeLessThan(870)
     },
     TIMEOUT_MS,
   )

@@ -16,7 +16,8 @@
  *   proportions on the photo and the person's torso (a three-quarter turn narrows the shoulders,
  *   not the torso). Sleeves scale with the skeleton instead (SLEEVE_K × the joint distance).
  *   Waist and hem widths are widened to the person's torso silhouette where the garment would be
- *   narrower than the body (clothes stretch). Each sleeve (fit-sleeve.ts) follows the arm: its root stays
+ *   narrower than the body (clothes stretch). A top whose hem would end above where the old top
+ *   ended is lengthened below its armpits to reach it (`hemStretch`, HEM_STRETCH; not a crop top). Each sleeve (fit-sleeve.ts) follows the arm: its root stays
  *   on the shoulder–armpit seam and its axis goes along shoulder → elbow → wrist where those joints
  *   are sure and make an arm; a short sleeve ends at its own scaled length, a long one at the
  *   share of the arm its length says (at the wrist); never narrower than the arm.
@@ -95,6 +96,27 @@ export const WAIST_RISE = 0.2
 export const TORSO_SPAN = 1.15
 /** Height of the garment's back collar above the shoulder seams, × the joint distance. */
 export const NECK_RISE = 0.15
+/**
+ * A top (not a dress) whose hem lands above where the person's old top ended (`FitHints.wornHemY`:
+ * its lowest row, or higher where a visible old bottom begins; without either, the hip joints' line) is worn at its natural length: its part below the armpits is lengthened so that the hem
+ * reaches that row plus HEM_OVERLAP × the joint distance (no painted skin band between the new hem
+ * and the waistband), its whole length (shoulder seams to hem) at most HEM_STRETCH × its own.
+ * A crop top — its shoulder-to-hem length under CROP_ASPECT × its armpit-to-armpit width (the set's
+ * tees, shirts, blouses, tank and sweater measure 1.57–1.84) — stays cropped.
+ */
+export const HEM_STRETCH = 1.3
+export const HEM_OVERLAP = 0.03
+export const CROP_ASPECT = 1.3
+
+/** What the compositor knows of the person's clothes, when the fit may use it. */
+export interface FitHints {
+  /**
+   * Where the old top ended on the body axis (photo row): the higher of where the old bottom in
+   * front of a new top begins (tuck.ts `hemY`) and the old top's lowest row (clothing.ts `topHemY`);
+   * null: unknown.
+   */
+  wornHemY?: number | null
+}
 
 /** Distance from `from` along `dir` while inside the person mask and off the arms. */
 function scanOut(p: PersonAnalysis, from: Point, dir: Point, maxDist: number): number {
@@ -177,9 +199,10 @@ export function fitParts(
   lm: GarmentLandmarks,
   garmentMask: Plane,
   person: PersonAnalysis,
+  hints: FitHints = {},
 ): WarpPart[] {
   assertDressable(category, person)
-  if (lm.kind === 'top') return fitTop(category, lm, garmentMask, person)
+  if (lm.kind === 'top') return fitTop(category, lm, garmentMask, person, hints.wornHemY ?? null)
   return fitBottom(lm, garmentMask, person)
 }
 
@@ -188,6 +211,7 @@ function fitTop(
   g: TopLandmarks,
   gm: Plane,
   p: PersonAnalysis,
+  wornHemY: number | null,
 ): WarpPart[] {
   const pts = p.points
   const [psL, psR] = imageSides(pts[LM.leftShoulder]!, pts[LM.rightShoulder]!)
@@ -219,9 +243,15 @@ function fitTop(
   const tShoulderR = add(c0, mul(us, (gsw / 2) * s))
   const mp = mid(tShoulderL, tShoulderR)
   const mg = mid(g.shoulderL, g.shoulderR)
+  const below =
+    category === 'upper' ? hemStretch(g, mp, d, sv, sw, psL, psR, phL, phR, wornHemY) : null
   const map = (q: Point): Point => {
     const r = sub(q, mg)
-    return add(mp, add(mul(u, r.x * s), mul(d, r.y * sv)))
+    const down =
+      below === null || q.y <= below.fromY
+        ? r.y * sv
+        : (below.fromY - mg.y) * sv + (q.y - below.fromY) * sv * below.k
+    return add(mp, add(mul(u, r.x * s), mul(d, down)))
   }
   /** Relative to a shoulder seam (armpits, sleeve roots follow their own shoulder). */
   const fromShoulder = (q: Point, gS: Point, tS: Point): Point =>
@@ -319,6 +349,44 @@ function fitTop(
     if (part !== null) parts.push(part)
   }
   return parts
+}
+
+/**
+ * How a top's part below its armpits is lengthened (HEM_STRETCH): garment rows below `fromY` go
+ * down the body `k` × as far as the fit's scale puts them; null when the hem already reaches the
+ * target row, the garment is a crop top (CROP_ASPECT) or the torso frame is degenerate.
+ */
+export function hemStretch(
+  g: TopLandmarks,
+  mp: Point,
+  d: Point,
+  sv: number,
+  sw: number,
+  psL: Point,
+  psR: Point,
+  phL: Point,
+  phR: Point,
+  wornHemY: number | null,
+): { fromY: number; k: number } | null {
+  const mg = mid(g.shoulderL, g.shoulderR)
+  const hemY = (g.hemL.y + g.hemR.y) / 2
+  const fromY = (g.armpitL.y + g.armpitR.y) / 2
+  const chest = dist(g.armpitL, g.armpitR)
+  const length = (hemY - mg.y) * sv
+  if (chest <= 0 || hemY - fromY <= 0 || length <= 0) return null
+  if ((hemY - mg.y) / chest < CROP_ASPECT) return null
+  // The target on the body axis (shoulder centre → hip centre): where the old top ended when known
+  // (a tucked top: the waistband, above the hip joints), else the hip joints' line.
+  const sm = mid(psL, psR)
+  const hm = mid(phL, phR)
+  if (hm.y - sm.y <= 1) return null
+  const row = wornHemY ?? hm.y
+  const at = add(sm, mul(sub(hm, sm), (row - sm.y) / (hm.y - sm.y)))
+  const want = dot(sub(at, mp), d) + HEM_OVERLAP * sw
+  if (want <= length) return null
+  const grown = Math.min(want, HEM_STRETCH * length)
+  const belowLen = (hemY - fromY) * sv
+  return { fromY, k: 1 + (grown - length) / belowLen }
 }
 
 function fitBottom(g: BottomLandmarks, gm: Plane, p: PersonAnalysis): WarpPart[] {

@@ -6,10 +6,12 @@
  */
 import type { GarmentMode, GarmentPhotoType } from '../../jobs/try-on.ts'
 import type { Composite } from './composite.ts'
-import type { WarpPart } from './fit.ts'
+import type { Clothing } from './clothing.ts'
+import type { FitHints, WarpPart } from './fit.ts'
 import type { CategoryEvidence, GarmentCategory, GarmentLandmarks } from './garment-shape.ts'
 import type { WornEvidence, WornGarment } from './garment-photo.ts'
 import type { PersonAnalysis } from './person.ts'
+import type { OldBottom } from './tuck.ts'
 import type { Plane, Rgb } from './raster.ts'
 import type { WarpedPart } from './warp.ts'
 
@@ -57,7 +59,8 @@ export interface GarmentExtractor {
 }
 
 /**
- * Stage 3. In: the garment photo and its analysis, the person analysis. Out: the garment parts
+ * Stage 3. In: the garment photo and its analysis, the person analysis, and what the engine found of
+ * the person's old clothes (`FitHints`: a top reaches the old top's hem, fit.ts). Out: the garment parts
  * (with their correspondences, fit.ts) and each part warped onto the person photo as premultiplied
  * RGBA over its box (warp.ts, the ONNX warp graph). Throws AppError `unsupported_pose` when the pose
  * findings rule out the garment's category (fit.ts `assertDressable`).
@@ -68,6 +71,7 @@ export interface GarmentWarper {
     g: GarmentAnalysis,
     person: PersonAnalysis,
     timings?: Record<string, number>,
+    hints?: FitHints,
   ): Promise<{ parts: WarpPart[]; warped: WarpedPart[] }>
 }
 
@@ -81,7 +85,15 @@ export interface Compositor {
     person: Rgb,
     a: PersonAnalysis,
     warped: readonly WarpedPart[],
-    o: { removeBackground: boolean; category: GarmentCategory; takeOff?: boolean },
+    o: {
+      removeBackground: boolean
+      category: GarmentCategory
+      takeOff?: boolean
+      /** What the person wears, when the engine found it already (clothing.ts); else found here. */
+      clothing?: Clothing | null
+      /** For a new top: the old bottom in front of it (tuck.ts), when the engine found it already. */
+      oldBottom?: OldBottom | null
+    },
   ): Composite
 }
 

@@ -29,7 +29,8 @@ import {
   type OrtLogSeverity,
   type ProviderFallback,
 } from '../session.ts'
-import { compositeGarment, type Composite } from './composite.ts'
+import { segmentClothing } from './clothing.ts'
+import { compositeGarment, TAKE_OFF_DEFAULT, type Composite } from './composite.ts'
 import { fitParts, type WarpPart } from './fit.ts'
 import { extractGarmentMasks, maskArea } from './garment-mask.ts'
 import {
@@ -43,6 +44,7 @@ import { analyzePerson, type PersonAnalysis, type PersonModels } from './person.
 import { extractWornGarment, findWearer, wornEvidence, type WearerModels } from './garment-photo.ts'
 import type { Plane, Rgb } from './raster.ts'
 import type { GarmentAnalysis, TryOnStages } from './stages.ts'
+import { oldBottomInFront } from './tuck.ts'
 import { warpParts } from './warp.ts'
 
 export const TRYON_MODELS = {
@@ -129,13 +131,30 @@ export async function openTryOnEngine(o: OpenTryOnEngineOptions): Promise<TryOnE
       })
       timings.garment = performance.now() - t
       await yieldToLoop()
-      const { parts, warped } = await stages.warper.warp(garmentRgb, g, analysis, timings)
+      // What the person wears is found once (clothing.ts, and for a new top the old bottom below
+      // the old top, tuck.ts): a new top reaches where the old top ended (fit.ts HEM_STRETCH), and
+      // the compositor takes the old garment off and keeps the old bottom in front.
+      t = performance.now()
+      const takeOff = o.takeOffOldGarment ?? TAKE_OFF_DEFAULT
+      const clothing = takeOff ? segmentClothing(personRgb, analysis) : null
+      await yieldToLoop()
+      const oldBottom =
+        clothing && g.category === 'upper' ? oldBottomInFront(personRgb, analysis, clothing) : null
+      timings.clothing = performance.now() - t
+      await yieldToLoop()
+      // The old top ended at the higher of its lowest row and where the bottom in front begins.
+      const ends = [oldBottom?.hemY, clothing?.topHemY].filter((y) => typeof y === 'number')
+      const { parts, warped } = await stages.warper.warp(garmentRgb, g, analysis, timings, {
+        wornHemY: ends.length > 0 ? Math.min(...ends) : null,
+      })
       await yieldToLoop()
       t = performance.now()
       const composite = stages.compositor.composite(personRgb, analysis, warped, {
         removeBackground: opt.removeBackground,
         category: g.category,
-        ...(o.takeOffOldGarment !== undefined ? { takeOff: o.takeOffOldGarment } : {}),
+        takeOff,
+        clothing,
+        ...(g.category === 'upper' ? { oldBottom } : {}),
       })
       timings.composite = performance.now() - t
       return {
@@ -285,9 +304,9 @@ export function builtInStages(models: PersonModels, warp: ModelSession): TryOnSt
     person: { analyze: (img, timings) => analyzePerson(img, models, timings) },
     garment: { extract: (img, alpha, o) => analyzeGarment(img, alpha, o, models) },
     warper: {
-      async warp(garment, g, person, timings) {
+      async warp(garment, g, person, timings, hints) {
         let t = performance.now()
-        const parts = fitParts(g.category, g.landmarks, g.mask, person)
+        const parts = fitParts(g.category, g.landmarks, g.mask, person, hints)
         if (timings) timings.fit = performance.now() - t
         t = performance.now()
         const warped = await warpParts(warp, garment, parts, {
