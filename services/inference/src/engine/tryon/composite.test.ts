@@ -146,6 +146,16 @@ const NECKLINE_SKIN_DE = 8
  * fabric).
  */
 const GHOST_CORR_LETTERS = 0.3
+/**
+ * The skin painted over person_02's whole tee (undress.ts takeOff, the top only): Lab ΔE76 of the
+ * medians of the painted chest (25–60 % of the way from the shoulders to the hips) and belly
+ * (75–105 %), and of the chest against her own visible body skin, at most these. Before the tone
+ * far from visible skin was the person's on the torso too, the push-pull's coarse levels painted
+ * the chest darker and the legs' tone began at the top of their capsules in a curved seam across
+ * the belly: 13.6 and 12.5; after 2.3 and 1.1.
+ */
+const TORSO_SEAM_DE = 5
+const TORSO_TONE_DE = 5
 const GHOST_CORR_JEANS = 0.15
 
 let engine: TryOnEngineWithDetails
@@ -559,6 +569,70 @@ describe('no ghost of the old garment in the skin painted (undress.ts fabricAlbe
       )
       expect(letters).toBeLessThan(GHOST_CORR_LETTERS)
       expect(jeans).toBeLessThan(GHOST_CORR_JEANS)
+    },
+    CASE_TIMEOUT_MS,
+  )
+})
+
+describe('the painted torso continues the person’s own skin (undress.ts skin colour)', () => {
+  it(
+    'person_02, her tee taken off whole: the painted belly has the tone of the painted chest and of her own skin, no seam where the legs begin',
+    async () => {
+      const { person, r } = await dress('person_02', 'garment_upper_07', 'upper')
+      const a = r.details.person
+      const c = r.details.composite.clothing!
+      const img = { width: person.width, height: person.height, data: person.rgb }
+      const u = takeOff(img, a, c, { upper: true, lower: false })
+      const W = person.width
+      const sy = (a.points[LM.leftShoulder]!.y + a.points[LM.rightShoulder]!.y) / 2
+      const hy = (a.points[LM.leftHip]!.y + a.points[LM.rightHip]!.y) / 2
+      const L = hy - sy
+      const xs = [a.points[LM.leftHip]!.x, a.points[LM.rightHip]!.x].sort((p, q) => p - q)
+      /** Median Lab of the painted skin between y0 and y1 (× the torso length from the shoulders). */
+      const band = (f0: number, f1: number) => {
+        const px: number[] = []
+        for (let y = Math.round(sy + f0 * L); y < Math.round(sy + f1 * L); y++) {
+          for (let x = Math.round(xs[0]!); x < Math.round(xs[1]!); x++) {
+            const i = y * W + x
+            if (u.removed.data[i]! > 0.9 && u.background.data[i]! < 0.1) px.push(i)
+          }
+        }
+        expect(px.length).toBeGreaterThan(1000)
+        const m = [0, 1, 2].map(
+          (k) => px.map((i) => u.rgb[i * 3 + k]!).sort((p, q) => p - q)[px.length >> 1]!,
+        )
+        return lab(Uint8Array.from(m), 0)
+      }
+      const own: number[] = []
+      for (let i = 0; i < W * person.height; i++) {
+        if (
+          c.skin.data[i]! > 0.5 &&
+          a.mask.data[i]! > 0.5 &&
+          a.head.data[i]! < 0.5 &&
+          u.removed.data[i]! < 0.05
+        ) {
+          own.push(i)
+        }
+      }
+      const ownLab = lab(
+        Uint8Array.from(
+          [0, 1, 2].map(
+            (k) => own.map((i) => person.rgb[i * 3 + k]!).sort((p, q) => p - q)[own.length >> 1]!,
+          ),
+        ),
+        0,
+      )
+      const dE = (p: { L: number; a: number; b: number }, q: { L: number; a: number; b: number }) =>
+        Math.hypot(p.L - q.L, p.a - q.a, p.b - q.b)
+      const chest = band(0.25, 0.6)
+      const belly = band(0.75, 1.05)
+      const figures = [dE(chest, belly), dE(chest, ownLab)]
+      console.log(
+        'person_02 whole tee taken off, Lab ΔE76 [painted chest vs belly, chest vs her own skin]:',
+        figures.map((v) => v.toFixed(1)),
+      )
+      expect(figures[0]).toBeLessThan(TORSO_SEAM_DE)
+      expect(figures[1]).toBeLessThan(TORSO_TONE_DE)
     },
     CASE_TIMEOUT_MS,
   )

@@ -28,9 +28,9 @@
  * - Skin colour: the median tone of the visible skin of the body (the face only when no other skin
  *   shows: hands, arms, the neck's lower half, legs), and within SKIN_NEAR × the shoulder width of
  *   visible skin a push-pull fill (multi-scale weighted average) of it, so a new upper arm continues
- *   the forearm's
- *   tone while legs under a new dress far from any skin get the person's tone, not whatever shadow is
- *   nearest. When no skin shows at all (covered arms, the face cut off) DEFAULT_SKIN_RGB, a medium
+ *   the forearm's tone and a bared chest the neck's, while a belly or legs far from any skin get the
+ *   person's tone, not whatever shadow is nearest (nor the push-pull's coarse levels, which drew a
+ *   darker torso with a curved seam where it met the legs' tone). When no skin shows at all (covered arms, the face cut off) DEFAULT_SKIN_RGB, a medium
  *   tone, is painted and `skin.source` says 'default'.
  *   Shading: the photo's own light carried over as the ratio of the old garment's local luminance
  *   (blurred over 12 % of the shoulder width: light direction and big folds, not print) to its broad
@@ -238,7 +238,7 @@ export function takeOff(
   const lowerW = resizePlane(c.lower, w, h).data
   const bare = (j: number) =>
     maskW[j]! > 0.5 && wornW[j]! < 0.5 && upperW[j]! < 0.5 && lowerW[j]! < 0.5
-  const { body, shape, legs } = bodyModel(P, maskW, w, h, sw, bare)
+  const { body, shape } = bodyModel(P, maskW, w, h, sw, bare)
 
   // Skin: visible body skin (off the head) → push-pull; the face only if nothing else shows.
   const skinKnown = new Float32Array(n)
@@ -265,9 +265,10 @@ export function takeOff(
   }
   // The tone: the median of the visible skin (body skin, else the face), or DEFAULT_SKIN_RGB when no
   // skin shows at all. The push-pull fill continues the local tone of the visible skin (a new upper
-  // arm continues the forearm); on the legs only within SKIN_NEAR × the shoulder width of visible
-  // skin, farther the tone alone (legs under a dress far from the hands must not average whatever
-  // skin-hued shadows are nearest).
+  // arm continues the forearm) within SKIN_NEAR × the shoulder width of visible skin, farther the
+  // tone alone, on the legs and the torso alike (legs under a dress far from the hands must not
+  // average whatever skin-hued shadows are nearest; a fill that switched at the legs' capsules drew
+  // their tops as a seam across the belly).
   const known: number[] = []
   for (let j = 0; j < n; j++) if (skinKnown[j]! > 0) known.push(j)
   const skinSource: SkinSource =
@@ -284,8 +285,7 @@ export function takeOff(
   const nearSkin = boxBlur({ width: w, height: h, data: skinKnown }, Math.max(1, SKIN_NEAR * sw))
   const skinColour = new Float32Array(n * 3)
   for (let j = 0; j < n; j++) {
-    const near = legs.data[j]! > 0.5 ? clamp(nearSkin.data[j]! * 4, 0, 1) : 1
-    const t = skinField === null ? 0 : near
+    const t = skinField === null ? 0 : clamp(nearSkin.data[j]! * 4, 0, 1)
     for (let ch = 0; ch < 3; ch++) {
       skinColour[j * 3 + ch] = tone[ch]! * (1 - t) + (skinField?.[j * 3 + ch] ?? 0) * t
     }
