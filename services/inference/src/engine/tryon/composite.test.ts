@@ -126,8 +126,13 @@ const SHIN_AS_CLOTHING = 0.4
  */
 const SHIN_TEXTURE_SD = 0.8
 const SHIN_TEXTURE_CORR = 0.3
-/** The painted shin's share of the old trouser leg's silhouette (a shin is narrower than jeans). */
-const SHIN_WIDTH_SHARE = 0.9
+/**
+ * The painted shin's share of the old trouser leg's silhouette (a shin is narrower than jeans).
+ * Counted where less than 0.1 of the blend is background, so it moves with the edge's softness: at
+ * the same leg radii 0.823 and 0.883 with the fill grid’s soft ramp (3.6 px an edge), 0.856 and
+ * 0.910 with undress.ts EDGE_SHARPEN (1.2 px); jeans-wide legs give 1.
+ */
+const SHIN_WIDTH_SHARE = 0.95
 
 /**
  * The skin painted where the old collar was against the neck just above it (Lab ΔE76 of the
@@ -157,6 +162,15 @@ const GHOST_CORR_LETTERS = 0.3
 const TORSO_SEAM_DE = 5
 const TORSO_TONE_DE = 5
 const GHOST_CORR_JEANS = 0.15
+
+/**
+ * The painted legs' outline (blended px per edge; 3.6 before EDGE_SHARPEN, 1.2 with it) and the
+ * dress's luma just below the old top's hem over just above it (0.878 before shadeField, 0.994).
+ */
+const LEG_EDGE_PX = 2
+/** Fine texture (luma sd) of background painted on a plain studio backdrop: 0.03 before, 0.18 with backgroundDetail. */
+const BG_PLAIN_SD = 0.5
+const DRESS_HEM_LUMA = 0.95
 
 let engine: TryOnEngineWithDetails
 const cache = new Map<string, RasterImage>()
@@ -753,6 +767,181 @@ describe('legs painted below a shorter garment (undress.ts)', () => {
         expect(sd).toBeGreaterThan(SHIN_TEXTURE_SD)
         expect(corr).toBeLessThan(SHIN_TEXTURE_CORR)
       }
+    },
+    CASE_TIMEOUT_MS,
+  )
+})
+
+describe('under a new dress or bottom (composite.ts, undress.ts)', () => {
+  it(
+    'person_11 × a mini dress: the painted legs’ outline against the background is as crisp as a photo’s (undress.ts EDGE_SHARPEN)',
+    async () => {
+      const { person, r } = await dress('person_11', 'garment_full_01', 'full')
+      const c = r.details.composite
+      const W = person.width
+      // Per row across both shins: the pixels blended between painted skin and painted background
+      // (four edges a row). The fill grid's ramp upsampled was 3.6 px an edge (2.7 photo px a cell).
+      let ramp = 0
+      let rows = 0
+      const [x0, y0, x1, y1] = [0.3, 0.72, 0.7, 0.85].map((f, k) =>
+        Math.round(f * (k % 2 === 0 ? W : person.height)),
+      ) as [number, number, number, number]
+      for (let y = y0; y < y1; y++, rows++) {
+        for (let x = x0; x < x1; x++) {
+          const i = y * W + x
+          if (c.removed!.data[i]! < 0.9) continue
+          const b = c.background!.data[i]! / c.removed!.data[i]!
+          if (b > 0.1 && b < 0.9) ramp++
+        }
+      }
+      const perEdge = ramp / (4 * rows)
+      console.log('person_11 × full_01 [blended px per leg edge]:', perEdge.toFixed(2))
+      expect(perEdge).toBeGreaterThan(0.5)
+      expect(perEdge).toBeLessThan(LEG_EDGE_PX)
+    },
+    CASE_TIMEOUT_MS,
+  )
+
+  it(
+    'person_11 × a mini dress: the dress is as light below his old sweatshirt’s hem as above it (composite.ts shadeField: the dark jeans do not show through)',
+    async () => {
+      const { person, r } = await dress('person_11', 'garment_full_01', 'full')
+      const c = r.details.composite
+      const a = r.details.person
+      const W = person.width
+      const hem = Math.round(c.clothing!.topHemY!)
+      const d = Math.round(0.1 * a.shoulderWidth)
+      // Mean luma of the opaque dress (not the arms or hands in front of it) in a band of rows.
+      const band = (ya: number, yb: number) => {
+        let sum = 0
+        let n = 0
+        for (let y = ya; y < yb; y++) {
+          for (let x = 0; x < W; x++) {
+            const i = y * W + x
+            if (c.garment.data[i]! < 0.95 || a.arms.data[i]! > 0.05 || a.hands.data[i]! > 0.05) {
+              continue
+            }
+            sum += 0.299 * r.rgb[i * 3]! + 0.587 * r.rgb[i * 3 + 1]! + 0.114 * r.rgb[i * 3 + 2]!
+            n++
+          }
+        }
+        return sum / n
+      }
+      const ratio = band(hem + 4, hem + 4 + d) / band(hem - 4 - d, hem - 4)
+      console.log(
+        'person_11 × full_01 [dress luma below / above the old top’s hem]:',
+        ratio.toFixed(3),
+      )
+      expect(ratio).toBeGreaterThan(DRESS_HEM_LUMA)
+    },
+    CASE_TIMEOUT_MS,
+  )
+
+  it(
+    'background painted where old trousers were has the backdrop’s own fine texture: grass on person_06, none on person_11’s white studio (undress.ts backgroundDetail)',
+    async () => {
+      for (const [name, garment, plain] of [
+        ['person_06', 'garment_full_01', false],
+        ['person_11', 'garment_full_01', true],
+      ] as const) {
+        const { person, r } = await dress(name, garment, 'full')
+        const c = r.details.composite
+        const W = person.width
+        const H = person.height
+        const luma = (rgb: Uint8Array, i: number) =>
+          0.299 * rgb[i * 3]! + 0.587 * rgb[i * 3 + 1]! + 0.114 * rgb[i * 3 + 2]!
+        // A pixel less its 5 × 5 mean: the fine texture (blades of grass, leaves), not the light.
+        const fine = (rgb: Uint8Array, i: number) => {
+          let sum = 0
+          for (let dy = -2; dy <= 2; dy++) {
+            for (let dx = -2; dx <= 2; dx++) sum += luma(rgb, i + dy * W + dx)
+          }
+          return luma(rgb, i) - sum / 25
+        }
+        const sd = (v: number[]) => {
+          const m = v.reduce((p, q) => p + q, 0) / v.length
+          return Math.sqrt(v.reduce((p, q) => p + (q - m) ** 2, 0) / v.length)
+        }
+        // Painted background with painted background all round (not the edge of a leg or the
+        // dress), and the real backdrop in the same rows.
+        const painted: number[] = []
+        const real: number[] = []
+        let ya = H
+        let yb = 0
+        const bg = (j: number) => c.background!.data[j]! > 0.95 && c.garment.data[j]! < 0.05
+        for (let y = 3; y < H - 3; y++) {
+          for (let x = 3; x < W - 3; x++) {
+            const i = y * W + x
+            let all = true
+            for (let dy = -3; dy <= 3 && all; dy++) {
+              for (let dx = -3; dx <= 3 && all; dx++) all = bg(i + dy * W + dx)
+            }
+            if (!all) continue
+            painted.push(fine(r.rgb, i))
+            ya = Math.min(ya, y)
+            yb = Math.max(yb, y)
+          }
+        }
+        for (let y = ya; y <= yb; y++) {
+          for (let x = 3; x < W - 3; x++) {
+            const i = y * W + x
+            if (r.details.person.mask.data[i]! < 0.02 && c.removed!.data[i]! < 0.01) {
+              real.push(fine(person.rgb, i))
+            }
+          }
+        }
+        const [p, q] = [sd(painted), sd(real)]
+        console.log(
+          `${name} × ${garment} [painted background px, its fine sd, the backdrop's]:`,
+          painted.length,
+          p.toFixed(2),
+          q.toFixed(2),
+        )
+        expect(painted.length).toBeGreaterThan(5000)
+        if (plain) {
+          expect(p).toBeLessThan(BG_PLAIN_SD)
+        } else {
+          // Was 0.20 (the push-pull fill alone: a smooth green smear), the grass 3.9.
+          expect(p).toBeGreaterThan(0.6 * q)
+          expect(p).toBeLessThan(1.6 * q)
+        }
+      }
+    },
+    CASE_TIMEOUT_MS,
+  )
+
+  it(
+    'person_06 × navy shorts over navy leggings: below the shorts’ hem the leggings come off (composite.ts takeOffZone)',
+    async () => {
+      const { person, r } = await dress('person_06', 'garment_lower_03', 'lower')
+      const c = r.details.composite
+      const W = person.width
+      const depth = Math.round(0.1 * r.details.person.shoulderWidth)
+      // In each column the new garment reaches, the old bottom in the band just below its lowest row.
+      let band = 0
+      let kept = 0
+      for (let x = 0; x < W; x++) {
+        let last = -1
+        for (let y = 0; y < person.height; y++) if (c.garment.data[y * W + x]! > 0.5) last = y
+        if (last < 0) continue
+        for (let y = last + 3; y < Math.min(person.height, last + 3 + depth); y++) {
+          const i = y * W + x
+          if (c.clothing!.lower.data[i]! <= 0.5) continue
+          band++
+          const diff = Math.max(
+            ...[0, 1, 2].map((k) => Math.abs(r.rgb[i * 3 + k]! - person.rgb[i * 3 + k]!)),
+          )
+          if (diff < 12) kept++
+        }
+      }
+      console.log(
+        'person_06 × lower_03 [old bottom px below the hem, share unchanged]:',
+        band,
+        (kept / band).toFixed(3),
+      )
+      expect(band).toBeGreaterThan(500)
+      // Was 0.38: the leggings, of the shorts' navy, stayed within TAKE_OFF_NEAR of them.
+      expect(kept / band).toBeLessThan(0.2)
     },
     CASE_TIMEOUT_MS,
   )

@@ -19,7 +19,10 @@
  * Shading: the photo's own light is carried onto the garment as a ratio of the photo's local
  * brightness (blur of 2.5 % of the shoulder width, which keeps folds and drops fine print) to its
  * broad brightness (a quarter of the shoulder width), clamped to [0.75, 1.15] and applied at SHADING_STRENGTH: folds and shadows of the clothes the person wears
- * darken the new garment where they darkened the old one.
+ * darken the new garment where they darkened the old one. Under a dress or skirt both are taken
+ * over the silhouette only, each pixel's luma relative to its old garment's mean (shadeField), so
+ * the old clothes' outlines (dark trouser legs against the backdrop or a light top) do not show
+ * through the new garment.
  *
  * With `takeOff` (on by default, TAKE_OFF_DEFAULT; where takeOffZone allows) the old garment is taken off first (clothing.ts finds it, undress.ts repaints it with skin shaded
  * from the photo's light where the body is and with background where it is not), so where the new
@@ -219,8 +222,11 @@ export function compositeGarment(
 
     // Shading ratio from the photo's luma, computed at half resolution (it is smooth by design).
     const half = halfLuma(person, bx0, by0, cw, ch)
-    const fine = boxBlur(half, Math.max(1, 0.025 * sw * 0.5))
-    const broad = boxBlur(half, Math.max(2, 0.25 * sw * 0.5))
+    // A dress or skirt over old clothes: the light taken from the old clothes' own lightness only
+    // (shadeField), so the old garments' outlines do not show through the new one.
+    const field = skirted && clothing ? shadeField(half, a, clothing, bx0, by0) : null
+    const fine = field ? field.fine : boxBlur(half, Math.max(1, 0.025 * sw * 0.5))
+    const broad = field ? field.broad : boxBlur(half, Math.max(2, 0.25 * sw * 0.5))
     const shadeHalf = new Float32Array(half.data.length)
     for (let i = 0; i < shadeHalf.length; i++) {
       const q = (fine.data[i]! + 0.02) / (broad.data[i]! + 0.02)
@@ -570,6 +576,57 @@ function bridgeLegs(body: Plane, a: PersonAnalysis, ox: number, oy: number): voi
 }
 
 /** Luma (0..1) of the box (x0, y0, cw, ch) at half resolution, 2×2 box-averaged. */
+/**
+ * The shading's local and broad lightness under a dress or skirt (the half-resolution luma `half`
+ * of the crop at x0, y0, ×2 px): each pixel's luma over the mean luma of what it is — the old top,
+ * the old bottom, or the rest of the silhouette — averaged over the silhouette only (blur of
+ * luma × mask over blur of mask; 1 where no silhouette is near). The folds and the light of the old
+ * clothes carry over as before, but not their outlines: dark jeans against a white backdrop or a light
+ * sweatshirt made the new dress darker over the old trouser legs, lighter between them and below
+ * the old top's hem, so the old clothes showed through it as if it were translucent.
+ */
+function shadeField(
+  half: Plane,
+  a: PersonAnalysis,
+  c: Clothing,
+  x0: number,
+  y0: number,
+): { fine: Plane; broad: Plane } {
+  const { width: w, height: h } = half
+  const W = a.width
+  const n = w * h
+  const cls = new Uint8Array(n)
+  const m = plane(w, h)
+  const sum = [0, 0, 0]
+  const cnt = [0, 0, 0]
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const i = Math.min(a.height - 1, y0 + 2 * y) * W + Math.min(W - 1, x0 + 2 * x)
+      if (a.mask.data[i]! <= 0.5) continue
+      const j = y * w + x
+      const k = c.upper.data[i]! > 0.5 ? 0 : c.lower.data[i]! > 0.5 ? 1 : 2
+      cls[j] = k
+      m.data[j] = 1
+      sum[k]! += half.data[j]!
+      cnt[k]!++
+    }
+  }
+  const mean = sum.map((v, k) => (cnt[k]! > 0 ? v / cnt[k]! : 1))
+  const rel = plane(w, h)
+  for (let j = 0; j < n; j++) {
+    if (m.data[j]! > 0) rel.data[j] = half.data[j]! / Math.max(0.02, mean[cls[j]!]!)
+  }
+  const over = (r: number): Plane => {
+    const l = boxBlur(rel, r).data
+    const q = boxBlur(m, r).data
+    const out = plane(w, h, 1)
+    for (let j = 0; j < n; j++) if (q[j]! > 0.05) out.data[j] = l[j]! / q[j]!
+    return out
+  }
+  const sw = a.shoulderWidth
+  return { fine: over(Math.max(1, 0.025 * sw * 0.5)), broad: over(Math.max(2, 0.25 * sw * 0.5)) }
+}
+
 function halfLuma(img: Rgb, x0: number, y0: number, cw: number, ch: number): Plane {
   const w = Math.max(1, cw >> 1)
   const h = Math.max(1, ch >> 1)
@@ -623,7 +680,8 @@ function halfLuma(img: Rgb, x0: number, y0: number, cw: number, ch: number): Pla
  *   bottom's colours rather than the shoes' (shoes stay). An old dress's skirt counts as a bottom.
  * - never (but for another old top, above) where the old garment looks like the new one (colour
  *   within TAKE_OFF_SAME of one of the new garment's main colours: its colour prototypes that hold at least TAKE_OFF_SAME_SHARE of its
- *   pixels; below the hips only within TAKE_OFF_NEAR × the shoulder width of the new garment):
+ *   pixels; below the hips only within TAKE_OFF_NEAR × the shoulder width of the new garment and
+ *   not below its hem — white jeans below a white skirt come off):
  *   there the old cloth reads as the new garment's own fit, and painting skin would only show the
  *   warp's error (the paired photos, where the person wears the very garment). A trim, a cuff or a
  *   print is not a main colour: a light grey old tee (7–10 from white here, L* weighted) under a
@@ -951,11 +1009,28 @@ function takeOffZone(
   // dress). On the arms anywhere (old sleeves of the new top's colour stay).
   const newCover = plane(w, h)
   for (let j = 0; j < n; j++) newCover.data[j] = na[j]! > 0.5 ? 1 : 0
-  const beside = dilate(newCover, Math.max(1, TAKE_OFF_NEAR * sw)).data
+  const near = Math.max(1, TAKE_OFF_NEAR * sw)
+  const beside = dilate(newCover, near).data
   const legsFromV = Math.max(hl.y, hr.y)
+  // Below the new garment's hem (its lowest row in each column, and in the columns within
+  // TAKE_OFF_NEAR beside it) the old cloth is not the new garment's fit: the legs of white jeans
+  // below a white skirt come off.
+  const lowest = new Int32Array(w).fill(-1)
+  for (let j = 0; j < n; j++) if (newCover.data[j]! > 0) lowest[j % w] = Math.floor(j / w)
+  const newHemV = new Int32Array(w).fill(-1)
+  for (let u = 0; u < w; u++) {
+    for (
+      let d = Math.max(0, Math.floor(u - near));
+      d <= Math.min(w - 1, Math.ceil(u + near));
+      d++
+    ) {
+      newHemV[u] = Math.max(newHemV[u]!, lowest[d]!)
+    }
+  }
   for (let j = 0; j < n; j++) {
     if (zone.data[j]! <= 0 || protos.length === 0 || whole.data[j]! > 0) continue
-    if (Math.floor(j / w) > legsFromV && beside[j]! < 0.5) continue
+    const v = Math.floor(j / w)
+    if (v > legsFromV && (beside[j]! < 0.5 || v > newHemV[j % w]!)) continue
     if (nearestD2(photoAt(j), protos) < TAKE_OFF_SAME ** 2) zone.data[j] = 0
   }
   // The old collar: above the new neckline, within COLLAR_REACH × the shoulder width of the old top,

@@ -15,9 +15,13 @@ import {
   ARM_TOP_RATIO,
   ARM_WRIST_RATIO,
   armShape,
+  backgroundDetail,
+  bodyModel,
   fabricAlbedo,
   fabricTest,
   GRAIN_R,
+  KNEE_R,
+  KNEE_SURE,
   lightnessSpread,
   PATTERN_DL,
 } from './undress.ts'
@@ -217,5 +221,102 @@ describe('armShape', () => {
     expect(armShape(P, joints, bareArm(100, 2, 120), w, h, sw).forearm).toBeNull()
     // A run merged with something as wide as the span is not measured either.
     expect(armShape(P, joints, bareArm(100, 60, 120), w, h, sw).forearm).toBeNull()
+  })
+})
+
+describe('bodyModel legs', () => {
+  // A person in wide trousers (the silhouette covers both legs and the gap between them), hips 40
+  // px apart, knees guessed 120 px apart.
+  const w = 200
+  const h = 300
+  const mask = new Float32Array(w * h)
+  for (let y = 30; y < h; y++) for (let x = 30; x < 170; x++) mask[y * w + x] = 1
+  const pose = (kneeScore: number) => {
+    const P = Array.from({ length: 33 }, () => ({ x: 100, y: 60, score: 0 }))
+    const set = (i: number, x: number, y: number, score = 0.9) => (P[i] = { x, y, score })
+    set(LM.leftShoulder, 70, 60)
+    set(LM.rightShoulder, 130, 60)
+    set(LM.mouthLeft, 95, 40)
+    set(LM.mouthRight, 105, 40)
+    set(LM.leftElbow, 60, 100)
+    set(LM.rightElbow, 140, 100)
+    set(LM.leftWrist, 60, 140)
+    set(LM.rightWrist, 140, 140)
+    set(LM.leftHip, 80, 140)
+    set(LM.rightHip, 120, 140)
+    set(LM.leftKnee, 40, 230, kneeScore)
+    set(LM.rightKnee, 160, 230, kneeScore)
+    return P
+  }
+  /** The middle and the width of the body's run at row y on one side of x = 100. */
+  const run = (body: Plane, y: number, left: boolean) => {
+    const xs: number[] = []
+    for (let x = left ? 0 : 100; x < (left ? 100 : w); x++) {
+      if (body.data[y * w + x]! > 0.5) xs.push(x)
+    }
+    return { mid: (xs[0]! + xs[xs.length - 1]!) / 2, width: xs.length }
+  }
+
+  it('a knee the landmark model is unsure of: the thigh hangs straight down from its hip', () => {
+    const { body } = bodyModel(pose(KNEE_SURE - 0.3), mask, w, h, 60, () => false)
+    for (const left of [true, false]) {
+      const r = run(body, 200, left)
+      // Straight below the hip (x 80 / 120), not on the line to the guessed knee (x 53 / 147).
+      expect(Math.abs(r.mid - (left ? 80 : 120))).toBeLessThan(4)
+      // Leg-shaped: at two thirds of the way down the thigh narrower than the trousers' half.
+      expect(r.width).toBeLessThan(2 * (0.52 - (0.52 - KNEE_R) * 0.67) * 40 + 3)
+    }
+  })
+
+  it('a sure knee is followed', () => {
+    const { body } = bodyModel(pose(KNEE_SURE + 0.3), mask, w, h, 60, () => false)
+    expect(Math.abs(run(body, 200, true).mid - 53)).toBeLessThan(4)
+    expect(Math.abs(run(body, 200, false).mid - 147)).toBeLessThan(4)
+  })
+})
+
+describe('backgroundDetail', () => {
+  // A backdrop of 1 px stripes (grass-like fine detail) or a plain one, a silhouette at x 40..59.
+  const w = 100
+  const h = 20
+  const mask = plane(w, h)
+  for (let y = 0; y < h; y++) for (let x = 40; x < 60; x++) mask.data[y * w + x] = 1
+  const backdrop = (amp: number) => {
+    const data = new Uint8Array(w * h * 3)
+    for (let i = 0; i < w * h; i++) {
+      const v = 120 + (((i % w) % 2) * 2 - 1) * amp
+      data.set([v, v + 10, v - 10], i * 3)
+    }
+    return { width: w, height: h, data }
+  }
+  const box = { x0: 30, y0: 0, width: 40, height: h }
+  /** Spread of the red channel's detail inside the silhouette, and its mean size outside. */
+  const measure = (d: Float32Array) => {
+    const inside: number[] = []
+    let outside = 0
+    for (let y = 0; y < h; y++) {
+      for (let x = 0; x < box.width; x++) {
+        const v = d[(y * box.width + x) * 3]!
+        if (x + box.x0 >= 40 && x + box.x0 < 60) inside.push(v)
+        else outside += Math.abs(v)
+      }
+    }
+    const mean = inside.reduce((p, q) => p + q, 0) / inside.length
+    const sd = Math.sqrt(inside.reduce((p, q) => p + (q - mean) ** 2, 0) / inside.length)
+    return { sd, mean, outside }
+  }
+
+  it('carries the backdrop’s fine texture into the silhouette, mirrored from beside it', () => {
+    const m = measure(backgroundDetail(backdrop(20), mask, box, 100))
+    // The stripes are ±20 about their blur: the painted background gets that texture, unbiased.
+    expect(m.sd).toBeGreaterThan(15)
+    expect(Math.abs(m.mean)).toBeLessThan(3)
+    expect(m.outside).toBe(0)
+  })
+
+  it('adds nothing on a plain backdrop', () => {
+    const m = measure(backgroundDetail(backdrop(0), mask, box, 100))
+    expect(m.sd).toBeLessThan(0.01)
+    expect(Math.abs(m.mean)).toBeLessThan(0.01)
   })
 })

@@ -21,7 +21,9 @@
  *   radii are fractions of the hip-joint distance (THIGH_R, KNEE_R, CALF_R, ANKLE_R), never wider
  *   than 0.95 × the half-width of the person's silhouette across the limb (clothes are never
  *   narrower than the body in them); a bare knee narrower than KNEE_R scales its whole leg down (a
- *   slim leg in wide shorts), so painted legs are leg-shaped, not the old trousers' silhouette.
+ *   slim leg in wide shorts), so painted legs are leg-shaped, not the old trousers' silhouette. A
+ *   knee the landmark model is unsure of (under KNEE_SURE: out of the photo, guessed under wide
+ *   trousers) is put straight below its hip along the body's down, at the thigh's length.
  *   Where two capsules overlap (knee, elbow) the lighter cylinder term wins: no seam at the joint.
  * - Above the shoulder line, between the shoulder joints, the person mask is the body (the neck and
  *   the top of the shoulders): an old collar taken off shows skin, not background.
@@ -52,8 +54,10 @@
  *   other skin shows), not a mannequin's smooth fill.
  * - Background: a push-pull fill from the pixels outside the person mask, BG_MARGIN × the shoulder
  *   width off it (the coarse mask's edge holds the old garment's dark rim): exact for plain studio
- *   backdrops, a smooth blend of the surroundings for others. Where background is painted the
- *   repainted region reaches EDGE_GROW further, so no dark outline of the old garment stays.
+ *   backdrops, a smooth blend of the surroundings for others, with the backdrop's own fine texture
+ *   (grass, leaves) mirrored in from beside the silhouette (backgroundDetail). Where background is painted the
+ *   repainted region reaches EDGE_GROW further, so no dark outline of the old garment stays. The
+ *   body's edge against it is EDGE_SHARPEN times steeper than the fill grid's ramp upsampled.
  * - A patterned old garment (stripes, a check: lightnessSpread over PATTERN_DL) carries no fine
  *   relief into the skin painted (its pattern would show as stripes on the skin), only the broad
  *   shading.
@@ -104,6 +108,11 @@ export const LIMB_SHADE = 0.2
 export const WORN_GROW = 0.012
 /** … and, where background is painted, this much further (the old garment's dark rim). */
 export const EDGE_GROW = 0.015
+/**
+ * The body's painted edge against painted background is this many times steeper than the fill
+ * grid's ramp upsampled (2.7–4 photo px at 1024–1536 px: the painted legs' outline was blurred).
+ */
+export const EDGE_SHARPEN = 2.5
 /** The background fill is taken from this far (× shoulder width) off the silhouette. */
 export const BG_MARGIN = 0.02
 /**
@@ -114,6 +123,8 @@ export const THIGH_R = 0.52
 export const KNEE_R = 0.28
 export const CALF_R = 0.3
 export const ANKLE_R = 0.14
+/** A knee landmark scored under this is not trusted: the thigh hangs straight down from its hip. */
+export const KNEE_SURE = 0.5
 /** The leg radii are scaled down by a bare knee narrower than KNEE_R, at most to this. */
 export const LEG_SCALE_MIN = 0.6
 /** Added to both luminances of the shading ratio: on a dark fabric a small highlight is not light. */
@@ -409,6 +420,7 @@ export function takeOff(
   }
   const skinF = [0, 1, 2].map((ch) => chan(skinColour, ch))
   const bgF = [0, 1, 2].map((ch) => chan(bgField, ch))
+  const bgDetail = bgField !== null ? backgroundDetail(img, a.mask, fbox, a.shoulderWidth) : null
   // Fine shading at full resolution (the repainted box only): the photo's luminance over its own
   // blur at DETAIL_R × the shoulder width, both over the worn region only, clamped: the folds and
   // the fine light of the old cloth carry over as skin's relief, its print does not.
@@ -453,7 +465,9 @@ export function takeOff(
       const r = worn.data[i]!
       if (r <= 0.01) continue
       const q = (y - y0) * bw + (x - x0)
-      const b = bgField === null ? 1 : bodyF[q]!
+      // The body's edge against the background painted beside it: the work grid's one-cell ramp,
+      // upsampled, is EDGE_SHARPEN times steeper (a painted leg's outline as crisp as the photo's).
+      const b = bgField === null ? 1 : clamp((bodyF[q]! - 0.5) * EDGE_SHARPEN + 0.5, 0, 1)
       const bg = 1 - b
       background.data[i] = r * bg
       const detail =
@@ -462,7 +476,7 @@ export function takeOff(
           : 1
       for (let ch = 0; ch < 3; ch++) {
         const s = clamp(skinF[ch]![q]! * shadeF[q]! * detail, 0, 255)
-        const g = bgField !== null ? bgF[ch]![q]! : 0
+        const g = bgField !== null ? clamp(bgF[ch]![q]! + bgDetail![q * 3 + ch]!, 0, 255) : 0
         const v = b * s + bg * g
         rgb[i * 3 + ch] = Math.round(img.data[i * 3 + ch]! * (1 - r) + v * r)
       }
@@ -494,6 +508,75 @@ export function takeOff(
     addGrain(img, rgb, realHands, painted, { x0, y0, x1, y1 })
   }
   return { rgb, removed: worn, background, skin: { rgb: tone, source: skinSource } }
+}
+
+/**
+ * The background's own texture for the background painted in the box (at full resolution, three
+ * values a pixel, indexed from the box's corner): the push-pull fill is smooth, exact on a plain
+ * studio backdrop but a blurred smear on grass, gravel or leaves. Each pixel of the silhouette takes
+ * the fine detail (the photo less its blur over BG_DETAIL_R × the shoulder width, both over the
+ * background only) of the background pixel mirrored across the silhouette's nearer edge in its row,
+ * BG_MARGIN × the shoulder width further out (the silhouette's rim holds the old garment's edge);
+ * nothing where that pixel is not background either.
+ */
+export const BG_DETAIL_R = 0.03
+
+export function backgroundDetail(
+  img: Rgb,
+  mask: Plane,
+  box: { x0: number; y0: number; width: number; height: number },
+  shoulderWidth: number,
+): Float32Array {
+  const { width: W } = img
+  const { x0, y0, width: bw, height: bh } = box
+  const out = new Float32Array(bw * bh * 3)
+  const m = Math.max(1, Math.round(BG_MARGIN * shoulderWidth))
+  // Full rows of the box (the mirrored pixels may lie outside it): background and its blur.
+  const known = plane(W, bh)
+  for (let y = 0; y < bh; y++) {
+    for (let x = 0; x < W; x++) known.data[y * W + x] = mask.data[(y0 + y) * W + x]! < 0.05 ? 1 : 0
+  }
+  const r = Math.max(1, BG_DETAIL_R * shoulderWidth)
+  const kb = boxBlur(known, r).data
+  const low = [0, 1, 2].map((ch) => {
+    const p = plane(W, bh)
+    for (let y = 0; y < bh; y++) {
+      for (let x = 0; x < W; x++) {
+        const i = y * W + x
+        p.data[i] = known.data[i]! * img.data[((y0 + y) * W + x) * 3 + ch]!
+      }
+    }
+    return boxBlur(p, r).data
+  })
+  for (let y = 0; y < bh; y++) {
+    const row = y * W
+    let x = 0
+    while (x < W) {
+      if (known.data[row + x]! > 0) {
+        x++
+        continue
+      }
+      // A run of silhouette [a, b] in this row.
+      const a = x
+      while (x < W && known.data[row + x]! === 0) x++
+      const b = x - 1
+      for (let u = Math.max(a, x0); u <= Math.min(b, x0 + bw - 1); u++) {
+        const left = a - 1 - m - (u - a)
+        const right = b + 1 + m + (b - u)
+        const order = u - a <= b - u ? [left, right] : [right, left]
+        const src = order.find(
+          (s) => s >= 0 && s < W && known.data[row + s]! > 0 && kb[row + s]! > 0.5,
+        )
+        if (src === undefined) continue
+        const o = (y * bw + u - x0) * 3
+        for (let ch = 0; ch < 3; ch++) {
+          const v = img.data[((y0 + y) * W + src) * 3 + ch]!
+          out[o + ch] = v - low[ch]![row + src]! / kb[row + src]!
+        }
+      }
+    }
+  }
+  return out
 }
 
 /**
@@ -853,7 +936,7 @@ export function pushPull(
  * The body under the clothes from the landmarks (work grid): its coverage (0..1) and a shading
  * factor (cylinder term across each limb, 1 elsewhere).
  */
-function bodyModel(
+export function bodyModel(
   P: readonly (Point & { score: number })[],
   mask: Float32Array,
   w: number,
@@ -981,6 +1064,9 @@ function bodyModel(
     cone(s0, e0, arm.top, arm.elbow, true)
     if (pt(wr).score > 0.2) cone(e0, pt(wr), arm.elbow, arm.wrist, true)
   }
+  // The body's down (shoulders' middle → hips' middle), for a knee the landmark model is unsure of.
+  const down = sub(hc, sm)
+  const downLen = Math.hypot(down.x, down.y) || 1
   for (const [hp, kn, an] of [
     [LM.leftHip, LM.leftKnee, LM.leftAnkle],
     [LM.rightHip, LM.rightKnee, LM.rightAnkle],
@@ -990,7 +1076,14 @@ function bodyModel(
     // A bare knee (below shorts or a skirt) gives the person's own leg width: the silhouette there
     // narrower than KNEE_R scales the whole leg down (a slim leg under wide shorts); under trousers
     // the silhouette is the cloth's, wider, and the proportions stand.
-    const k = pt(kn)
+    // A knee under KNEE_SURE (out of the photo, or guessed under wide trousers: person_04's knees
+    // 1.4 × the hip-joint distance apart at 0.2) is straight below its hip along the body's down,
+    // at the thigh's length: the painted thighs hang down, they do not splay with the guess.
+    const th = dist(pt(hp), pt(kn))
+    const k =
+      pt(kn).score >= KNEE_SURE
+        ? pt(kn)
+        : add(pt(hp), { x: (down.x / downLen) * th, y: (down.y / downLen) * th })
     const knee =
       k.x >= 0 && k.y >= 0 && k.x < w && k.y < h ? halfWidth(pt(hp), k, 1, 2 * KNEE_R * hw) : 0
     const f = knee >= 1 ? clamp((0.95 * knee) / (KNEE_R * hw), LEG_SCALE_MIN, 1) : 1
@@ -1000,8 +1093,8 @@ function bodyModel(
       bounded(k, calf, f * KNEE_R * hw, f * CALF_R * hw)
       bounded(calf, pt(an), f * CALF_R * hw, f * ANKLE_R * hw)
     }
-    drawCapsule(legs, pt(hp), pt(kn), 0.6 * hw)
-    drawCapsule(legs, pt(kn), pt(an), 0.32 * hw)
+    drawCapsule(legs, pt(hp), k, 0.6 * hw)
+    drawCapsule(legs, k, pt(an), 0.32 * hw)
   }
   return { body, shape, legs }
 }
