@@ -122,10 +122,11 @@ const SHIN_AS_CLOTHING = 0.4
  * fine shading (dd37b62) 0.85 and −0.001 on the left shin; with it 1.94 and 0.585 (left), 2.14 and
  * 0.571 (right): the denim's streaks showed on the legs. With the light taken over each main
  * colour's own albedo and nothing beside another colour (undress.ts fabricAlbedo, FABRIC_EDGE)
- * 0.97 and 0.164 (left).
+ * 0.97 and 0.164 (left), with every pixel within FABRIC_EDGE checked 0.86 and −0.012 (left), 1.07
+ * and 0.008 (right): on denim only the broad light and the grain stay.
  */
 const SHIN_TEXTURE_SD = 0.8
-const SHIN_TEXTURE_CORR = 0.3
+const SHIN_TEXTURE_CORR = 0.15
 /**
  * The painted shin's share of the old trouser leg's silhouette (a shin is narrower than jeans).
  * Counted where less than 0.1 of the blend is background, so it moves with the edge's softness: at
@@ -147,21 +148,22 @@ const NECKLINE_SKIN_DE = 8
  * over the letters printed on person_11's sweatshirt and over his jeans' fly and pockets (the whole
  * old garment taken off, undress.ts takeOff with no zone). Before fabricAlbedo / FABRIC_EDGE
  * (light from each main colour's own albedo, nothing beside another colour): 0.42 and 0.61; with
- * them 0.25 and 0.07 (the letters' faint rest: the lilac "e", near enough the grey to count as the
- * fabric).
+ * them 0.25 and 0.07 with the edge test on four pixels FABRIC_EDGE away, 0.20 and 0.02 with every
+ * pixel within FABRIC_EDGE checked (the letters' faint rest: the lilac "e", near enough the grey to
+ * count as the fabric).
  */
-const GHOST_CORR_LETTERS = 0.3
+const GHOST_CORR_LETTERS = 0.25
 /**
  * The skin painted over person_02's whole tee (undress.ts takeOff, the top only): Lab ΔE76 of the
  * medians of the painted chest (25–60 % of the way from the shoulders to the hips) and belly
  * (75–105 %), and of the chest against her own visible body skin, at most these. Before the tone
  * far from visible skin was the person's on the torso too, the push-pull's coarse levels painted
  * the chest darker and the legs' tone began at the top of their capsules in a curved seam across
- * the belly: 13.6 and 12.5; after 2.3 and 1.1.
+ * the belly: 13.6 and 12.5; after 2.3 and 1.1 (0.7 and 1.1 with FABRIC_EDGE's whole neighbourhood).
  */
 const TORSO_SEAM_DE = 5
 const TORSO_TONE_DE = 5
-const GHOST_CORR_JEANS = 0.15
+const GHOST_CORR_JEANS = 0.05
 
 /**
  * The painted legs' outline (blended px per edge; 3.6 before EDGE_SHARPEN, 1.2 with it) and the

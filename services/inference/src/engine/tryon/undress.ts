@@ -40,7 +40,7 @@
  *   arms and legs keep their shape and their light. On the skin, at full resolution, the finer
  *   relief too: the photo's luminance blurred over DETAIL_FINE × the shoulder width (the weave of
  *   the cloth drops out) over its blur at DETAIL_R, clamped to [DETAIL_MIN, DETAIL_MAX]: folds and
- *   fine light carry over, so painted legs have texture that follows the photo, not smooth columns.
+ *   fine light of a plain cloth carry over (a mottled one, denim, keeps only its broad light).
  *   Both luminances are taken over the old garments' own fabric only (fabricAlbedo: the main
  *   colours of the top and of the rest, apart), each pixel's luma over its own main colour's (a
  *   print of a main colour — big letters, two-colour stripes — is an albedo, not light), and never
@@ -139,9 +139,10 @@ export const DETAIL_FINE = 0.008
 export const DETAIL_MIN = 0.9
 export const DETAIL_MAX = 1.06
 /**
- * A pixel of the old fabric carries light only where the pixels this far (× shoulder width, at full
- * resolution; on the fill grid FABRIC_EDGE_CELLS cells) left, right, above and below it are of its
- * own colour: the mixed pixels at a print's outline would draw the print's letters on the skin.
+ * A pixel of the old fabric carries light only where no pixel of another colour (another main
+ * colour, or not the fabric) is within this distance (× shoulder width, at full resolution; on the
+ * fill grid FABRIC_EDGE_CELLS cells): the mixed and JPEG-ringing pixels around a print's outline
+ * would draw the print's letters on the skin.
  */
 export const FABRIC_EDGE = 0.006
 export const FABRIC_EDGE_CELLS = 1
@@ -345,9 +346,10 @@ export function takeOff(
   }
   const lum = plane(w, h)
   const wornOnly = plane(w, h)
+  const okW = awayFromOthers(labW, w, h, FABRIC_EDGE_CELLS)
   for (let j = 0; j < n; j++) {
     const k = labW[j]!
-    if (k < 0 || !sameAround(labW, j, w, h, FABRIC_EDGE_CELLS)) continue
+    if (okW[j] === 0) continue
     const lj = (0.299 * small[j * 3]! + 0.587 * small[j * 3 + 1]! + 0.114 * small[j * 3 + 2]!) / 255
     lum.data[j] = light(lj, k)
     wornOnly.data[j] = 1
@@ -438,12 +440,12 @@ export function takeOff(
   }
   const lumF = plane(bw, bh)
   const inF = plane(bw, bh)
-  const eF = Math.max(1, Math.round(FABRIC_EDGE * a.shoulderWidth))
+  const okF = awayFromOthers(labF, bw, bh, Math.max(1, Math.round(FABRIC_EDGE * a.shoulderWidth)))
   for (let y = y0; y <= y1; y++) {
     for (let x = x0; x < x1 + 1; x++) {
       const q = (y - y0) * bw + (x - x0)
       const k = labF[q]!
-      if (k < 0 || !sameAround(labF, q, bw, bh, eF)) continue
+      if (okF[q] === 0) continue
       const o = (y * W + x) * 3
       lumF.data[q] = light(
         (0.299 * img.data[o]! + 0.587 * img.data[o + 1]! + 0.114 * img.data[o + 2]!) / 255,
@@ -763,20 +765,21 @@ export function addGrain(
 }
 
 /**
- * Whether the label at `j` (grid of width w, height h) is also the label `e` cells left, right, up
- * and down (off the grid counts as the same): a pixel beside another colour (a print's letters,
- * another stripe, what is not the fabric) is a mix of the two and would draw the print's outline.
+ * Which pixels of a label grid (w × h; -1: not the fabric) carry light: those of a main colour with
+ * no pixel of another label within `e` pixels (a print's letters, another stripe, what is not the
+ * fabric): the mixed and ringing pixels around a print's outline would draw it on the skin.
  */
-function sameAround(lab: Int16Array, j: number, w: number, h: number, e: number): boolean {
-  const k = lab[j]!
-  const x = j % w
-  const y = (j - x) / w
-  return (
-    (x < e || lab[j - e] === k) &&
-    (x + e >= w || lab[j + e] === k) &&
-    (y < e || lab[j - e * w] === k) &&
-    (y + e >= h || lab[j + e * w] === k)
-  )
+function awayFromOthers(lab: Int16Array, w: number, h: number, e: number): Uint8Array {
+  const edge = plane(w, h)
+  for (let j = 0; j < w * h; j++) {
+    const x = j % w
+    const k = lab[j]!
+    if ((x + 1 < w && lab[j + 1] !== k) || (j + w < w * h && lab[j + w] !== k)) edge.data[j] = 1
+  }
+  const near = dilate(edge, e + 1).data
+  const ok = new Uint8Array(w * h)
+  for (let j = 0; j < w * h; j++) if (lab[j]! >= 0 && near[j]! === 0) ok[j] = 1
+  return ok
 }
 
 function maxPlane(p: Plane, q: Plane): Plane {
