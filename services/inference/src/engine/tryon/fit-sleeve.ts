@@ -19,7 +19,8 @@
  *   taken for an elbow or wrist would draw the sleeve down a leg. Without a sure elbow the sleeve
  *   keeps the direction it has on the garment photo (turned into the body's frame); without a sure
  *   wrist it goes on straight past the elbow.
- * - The length: a short sleeve keeps its own length (the garment's, scaled like the torso's widths);
+ * - The length: a short sleeve keeps its own length (the garment's, × the sleeve scale `s`; a
+ *   hanging one at the torso's scale, below);
  *   a long one is a share of the person's arm, its length over LONG_ARM × the garment's
  *   shoulder-seam distance (a sleeve that long reaches the wrist), so it ends at the wrist on a
  *   bent or raised arm and on a three-quarter turn (whose shoulders look narrow, its arms do not);
@@ -42,11 +43,17 @@
  *   below its armhole seam (`hangingRows`): seen from the front the seam is edge-on from the placed
  *   shoulder point down to the placed armpit; the sleeve's outer edge continues from the shoulder
  *   point down the upper arm for its top length, its inner edge from the armpit for its underarm
- *   length (the cuff slanted as worn), each row widened outward to cover the arm, the inner edge on
- *   the line through the armpit along the arm; anchors inward of that edge and on the torso's side
- *   of the seam keep the spline from folding the chest onto the sleeve. Its rows were put along the
- *   arm from the seam's middle for its own length: the cuff came level with the armpit, the sleeve
- *   squeezed beside its own seam and twisted into a flap (the README example).
+ *   length (the cuff slanted as worn), both at the torso fit's scale (`worn`, × WORN_SLEEVE; the
+ *   outer cuff at most SHORT_MAX of the upper arm below the shoulder joint), the underarm's end at
+ *   the hem's inner corner on the photo (`underarmCorner`); each row widened outward to cover the
+ *   arm, the inner edge on the line through the armpit along the arm or on the arm's inner side
+ *   where that lies farther in (ARM_CAPSULE_UPPER: the arm composite.ts draws in front of the
+ *   torso); anchors inward of that edge and on the torso's side of the seam keep the spline from
+ *   folding the chest onto the sleeve. Its rows were put along the arm from the seam's middle for
+ *   its own length: the cuff came level with the armpit, the sleeve squeezed beside its own seam and
+ *   twisted into a flap (the README example); at the skeleton's scale, with the inner corner on the
+ *   hem and the inner edge outward of the arm it was a small crescent at the shoulder with the
+ *   painted arm showing between it and the torso.
  * - A longer short sleeve (up to LONG_FROM) hangs from its seam, its armpit edge against the body:
  *   on an arm that is not turned, no row reaches in past the line through the placed armpit along
  *   the arm (`bodyStop` moves the row out). Centred on a hanging arm, a sleeve wider than the arm
@@ -76,7 +83,7 @@ import {
 
 /** The torso fit's frame that a sleeve hangs from. */
 export interface SleeveFrame {
-  /** Garment pixels → person pixels across the body. */
+  /** Garment pixels → person pixels of a sleeve (fit.ts: SLEEVE_K × the shoulder-joint distance). */
   s: number
   /** Shoulder-joint distance on the person. */
   sw: number
@@ -84,6 +91,11 @@ export interface SleeveFrame {
   centre: Point
   /** Distance between the garment's shoulder seams (garment pixels). */
   garmentShoulders: number
+  /**
+   * Garment pixels → person pixels of the torso fit (fit.ts: the chest drawn at its worn size, from
+   * the silhouette): a short sleeve hanging down the arm takes its lengths from it (`hangingRows`).
+   */
+  worn: number
 }
 
 /** A joint is used when the landmark model's score is at least this. */
@@ -338,11 +350,15 @@ export function fitSleeve(
   const src: Point[] = [sl.shoulder, sl.armpit]
   const dst: Point[] = [tS, tA2]
   if (!long && turn === 0 && armShare <= HANG_SHARE) {
-    const hang = hangingRows(p, frame, sl, path, tS, tA, lostArm, toBody)
+    const under = underarmCorner(mask, sl)
+    const hang = hangingRows(p, frame, sl, path, pts[arm[0]!]!, tS, tA, lostArm, toBody, under)
+    // The torso below the sleeve goes: on the body's side of the underarm edge (armpit → its
+    // corner), where that corner is found, else of the line through the armpit along the sleeve.
+    const cutIn = under === null ? gIn : underInner(sl, under)
     return {
       name,
-      mask: belowArmpitCut(mask, sl.armpit, gIn),
-      targets: [...dst, ...hang.targets],
+      mask: belowArmpitCut(mask, sl.armpit, cutIn),
+      targets: [tS, hang.armpit, ...hang.targets],
       sources: [...src, ...hang.sources],
       layer: 'sleeve',
     }
@@ -410,53 +426,92 @@ export const HANG_ARM_MARGIN = 1.08
 export const HANG_MAX_OWN = 1.6
 /** The torso-side anchor of a hanging short sleeve: this × its root seam's length inward of it. */
 export const HANG_ANCHOR = 0.5
+/**
+ * A hanging short sleeve's lengths (top and underarm) are its own on the photo × the torso fit's
+ * scale (`worn`: the chest at its worn size, 1.2–1.6 × the skeleton's scale SLEEVE_K on the set's
+ * persons) × WORN_SLEEVE, so the sleeve is in proportion to the top as worn; at SLEEVE_K the
+ * sleeves were small caps at the shoulders. Fitted on the paired photos (the very garment worn):
+ * 1.0 drew tryon person_01's and person_05's sleeves longer than they are (paired SSIM 0.832 and
+ * 0.901, under their floors), 0.9 0.837 / 0.908, 0.8 0.840 / 0.912 (main at f1f0c7a); with the
+ * lengthened hems of a445f7b 0.85 0.838 / 0.904, 0.8 0.840 / 0.906 (person_05's floor 0.902). By
+ * eye the sleeves end close to where those persons' own do.
+ */
+export const WORN_SLEEVE = 0.8
+/** …its outer cuff at most this × the upper arm below the shoulder joint (it ends above the elbow). */
+export const SHORT_MAX = 0.8
+/** The upper arm's length, × the shoulder-joint distance, where the elbow is not sure. */
+export const UPPER_ARM_SW = 0.95
+/**
+ * The upper arm that composite.ts draws in front of the torso (person.ts `arms`: a capsule this ×
+ * the shoulder width around the shoulder → elbow line): a hanging short sleeve's inner edge covers
+ * it (HANG_ARM_MARGIN × it inward of the line), so no painted arm shows between sleeve and torso.
+ */
+export const ARM_CAPSULE_UPPER = 0.11
 
 /**
  * A short sleeve on an arm that hangs (not turned by `raiseTurn`): seen from the front, its armhole
  * seam is edge-on from the placed shoulder seam point `tS` down to the placed armpit `tA`, and the
  * sleeve hangs below it along the upper arm. Its outer edge continues from `tS` down the arm for the
  * sleeve's top length (garment: shoulder → outer cuff corner), its inner edge from `tA` for its
- * underarm length (armpit → inner cuff corner), both × the scale, so the cuff is slanted as worn.
+ * underarm length (armpit → inner cuff corner), both at the worn scale (WORN_SLEEVE; the outer cuff
+ * at most SHORT_MAX of the upper arm below the shoulder joint `joint`), so the cuff is slanted as
+ * worn. The inner edge is the line through `tA` along the arm, or the arm's inner side where that
+ * lies farther in (ARM_CAPSULE_UPPER around the joint's line: the arm drawn in front of the torso).
  * Each row is widened outward (away from the body) to cover the arm (HANG_ARM_MARGIN × from its
  * inner edge to the arm's outer silhouette) and narrowed outward to HANG_MAX_OWN × its own width ×
- * the scale where the arm does not need that much. The inner edge stays on the line through `tA`
- * along the arm (the sleeve's armpit edge against the body). The rows are HANG_ROWS; sources first
- * the outer, then the inner point of each row.
+ * the scale where the arm does not need that much. The rows are HANG_ROWS; sources first the outer,
+ * then the inner point of each row.
  */
 export function hangingRows(
   p: PersonAnalysis,
   frame: SleeveFrame,
   sl: SleeveLandmarks,
   path: ArmPath,
+  joint: Point,
   tS: Point,
   tA: Point,
   lostArm: boolean,
   toBody: (v: Point) => Point,
-): { sources: Point[]; targets: Point[] } {
-  const { s, sw, centre } = frame
+  under: Point | null = null,
+): { armpit: Point; sources: Point[]; targets: Point[] } {
+  const { sw, centre, worn } = frame
+  const k = worn * WORN_SLEEVE
   const gRoot = mid(sl.shoulder, sl.armpit)
   const gAxis = norm(sub(sl.cuff, gRoot))
   const gN = perp(gAxis)
   // The cuff's outer corner is on the shoulder's side of the sleeve's axis, its inner on the armpit's.
   const side = Math.sign(dot(sub(sl.shoulder, gRoot), gN)) || 1
   const gOut = add(sl.cuff, mul(gN, side * sl.cuffHalfWidth))
-  const gInn = sub(sl.cuff, mul(gN, side * sl.cuffHalfWidth))
-  const topLen = dist(sl.shoulder, gOut) * s
-  const underLen = dist(sl.armpit, gInn) * s
+  const gInn = under ?? sub(sl.cuff, mul(gN, side * sl.cuffHalfWidth))
   // Down the upper arm (the sure one), else the sleeve's own direction in the body's frame.
   const dir = path.points.length > 1 ? norm(sub(path.points[1]!, path.points[0]!)) : path.dir
+  const upper = path.points.length > 1 ? dist(path.points[0]!, path.points[1]!) : UPPER_ARM_SW * sw
+  let topLen = dist(sl.shoulder, gOut) * k
+  let underLen = dist(sl.armpit, gInn) * k
+  // A short sleeve ends above the elbow: both edges shortened alike (the cuff keeps its slant).
+  const maxTop = SHORT_MAX * upper - dot(sub(tS, joint), dir)
+  if (topLen > maxTop && topLen > 0) {
+    const c = clamp(maxTop / topLen, 0.5, 1)
+    topLen *= c
+    underLen *= c
+  }
   const across = perp(dir)
   const out = dot(across, sub(tA, centre)) >= 0 ? across : mul(across, -1)
   const bone = path.points[0]!
+  // The inner edge: the line through the armpit along the arm, or the arm's inner side where that
+  // lies farther in (the seam's armpit end with it).
+  const armIn = Math.min(0, dot(sub(joint, tA), out) - HANG_ARM_MARGIN * ARM_CAPSULE_UPPER * sw)
+  const armpit = add(tA, mul(out, armIn))
   const sources: Point[] = []
   const targets: Point[] = []
+  const inners: Point[] = []
   for (const f of HANG_ROWS) {
     const gO = lerp(sl.shoulder, gOut, f)
     const gI = lerp(sl.armpit, gInn, f)
-    const inner = add(tA, mul(dir, f * underLen))
+    const inner = add(armpit, mul(dir, f * underLen))
     let outer = add(tS, mul(dir, f * topLen))
     // Widths across the arm, measured from the inner edge outward.
-    const own = Math.abs(dot(sub(gO, gI), perp(gAxis))) * s
+    const own = Math.abs(dot(sub(gO, gI), perp(gAxis))) * frame.s
     const at = dot(sub(outer, inner), out)
     // The arm at this row: from its bone (the sleeve root's line along the arm) outward.
     const mid0 = lerp(inner, outer, 0.5)
@@ -471,38 +526,78 @@ export function hangingRows(
     outer = add(outer, mul(out, want - at))
     sources.push(gO, gI)
     targets.push(outer, inner)
+    inners.push(inner)
   }
   // Anchors inward of the armpit edge (the garment below its underarm edge, the person inward of
-  // the line through `tA` along the arm): the underarm edge, level on a flat lay, turns a quarter
-  // onto the arm; unanchored, the spline folded the chest onto it and drew the sleeve's underarm
-  // there as a streak.
+  // the sleeve's inner edge): the underarm edge, level on a flat lay, turns a quarter onto the arm;
+  // unanchored, the spline folded the chest onto it and drew the sleeve's underarm there as a
+  // streak.
   const reach = HANG_ANCHOR * dist(sl.shoulder, sl.armpit)
   const gUnder = norm(sub(gInn, sl.armpit))
   const gBelow =
     dot(perp(gUnder), sub(sl.armpit, sl.shoulder)) >= 0 ? perp(gUnder) : mul(perp(gUnder), -1)
-  for (const f of HANG_ROWS) {
+  HANG_ROWS.forEach((f, r) => {
     sources.push(add(lerp(sl.armpit, gInn, f), mul(gBelow, reach)))
-    targets.push(add(add(tA, mul(dir, f * underLen)), mul(out, -reach * s)))
-  }
+    targets.push(add(inners[r]!, mul(out, -reach * worn)))
+  })
   // Anchors on the torso's side of the root seam, where the torso fit puts them (from the
-  // shoulder seam point, garment across and down turned into the body's frame, × the scale):
-  // without them the spline, turned a quarter about the seam, swung back over the chest and drew
-  // the sleeve's seam allowance there as a streak.
+  // shoulder seam point, garment across and down turned into the body's frame, × the torso's
+  // scale): without them the spline, turned a quarter about the seam, swung back over the chest and
+  // drew the sleeve's seam allowance there as a streak.
   const gSeam = sub(sl.armpit, sl.shoulder)
   const gBody = norm(
     dot(perp(gSeam), sub(sl.armpit, sl.cuff)) >= 0 ? perp(gSeam) : mul(perp(gSeam), -1),
   )
-  for (const [q, k] of [
+  for (const [q, m] of [
     [sl.shoulder, 1],
     [gRoot, 1],
     [sl.armpit, 1],
     [gRoot, 2],
   ] as const) {
-    const g = add(q, mul(gBody, k * reach))
+    const g = add(q, mul(gBody, m * reach))
     sources.push(g)
-    targets.push(add(tS, mul(toBody(sub(g, sl.shoulder)), s)))
+    targets.push(add(tS, mul(toBody(sub(g, sl.shoulder)), worn)))
   }
-  return { sources, targets }
+  return { armpit, sources, targets }
+}
+
+/** An underarm corner counts when it lies at least this (garment px) off the armpit → cuff chord. */
+export const UNDER_MIN_PX = 3
+
+/**
+ * The hem's inner corner of a short sleeve on the garment photo (the end of its underarm edge): of
+ * the sleeve's mask pixels outward of the armpit, the one farthest off the chord armpit → cuff on
+ * the side away from the shoulder; null when none lies UNDER_MIN_PX off it (the cuff is that
+ * corner). The landmarks' cuff is where the sleeve reaches farthest from its seam: on a ghost
+ * mannequin's slanted sleeve that is its hem's outer corner, and its cuff half-width there (17 px on
+ * dev garment_upper_01, whose hem is ~90 px long) put the inner corner on the hem itself, so the
+ * hem was drawn down the arm's inner side and the sleeve curled into a crescent.
+ */
+export function underarmCorner(mask: Plane, sl: SleeveLandmarks): Point | null {
+  const chord = sub(sl.cuff, sl.armpit)
+  if (dot(chord, chord) <= 0) return null
+  const n0 = perp(norm(chord))
+  const away = dot(n0, sub(sl.shoulder, sl.armpit)) > 0 ? mul(n0, -1) : n0
+  const outX = Math.sign(sl.cuff.x - sl.armpit.x) || 1
+  let best: Point | null = null
+  let far = UNDER_MIN_PX
+  for (let y = 0; y < mask.height; y++) {
+    for (let x = 0; x < mask.width; x++) {
+      if (mask.data[y * mask.width + x]! < 0.5 || outX * (x - sl.armpit.x) <= 0) continue
+      const d = dot({ x: x - sl.armpit.x, y: y - sl.armpit.y }, away)
+      if (d > far) {
+        far = d
+        best = { x, y }
+      }
+    }
+  }
+  return best
+}
+
+/** The normal of the underarm edge (armpit → `under`) on the body's side (away from the shoulder). */
+export function underInner(sl: SleeveLandmarks, under: Point): Point {
+  const n = perp(norm(sub(under, sl.armpit)))
+  return dot(n, sub(sl.shoulder, sl.armpit)) > 0 ? mul(n, -1) : n
 }
 
 /**

@@ -14,7 +14,10 @@
  *   relative to the shoulders, scaled across by that factor and down the body by it × the person's
  *   torso length / (TORSO_SPAN × the span) (clamped 0.8–1.4), so the garment's length follows its
  *   proportions on the photo and the person's torso (a three-quarter turn narrows the shoulders,
- *   not the torso). Sleeves scale with the skeleton instead (SLEEVE_K × the joint distance).
+ *   not the torso). Sleeves scale with the skeleton instead (SLEEVE_K × the joint distance),
+ *   except a short one hanging down the arm, whose lengths follow the torso's scale (fit-sleeve.ts
+ *   `hangingRows`); a sleeve's part of the garment reaches down to its hem's lowest row
+ *   (`sleeveBottom`).
  *   Waist and hem widths are widened to the person's torso silhouette where the garment would be
  *   narrower than the body (clothes stretch). A top whose hem would end above where the old top
  *   ended is lengthened below its armpits to reach it (`hemStretch`, HEM_STRETCH; not a crop top). Each sleeve (fit-sleeve.ts) follows the arm: its root stays
@@ -302,16 +305,16 @@ function fitTop(
 
   // Part masks on the garment: sleeves outside the side lines above the sleeve's end, torso the rest
   // (overlapping, so the seam never opens).
-  const sleeveEnd = (sl: SleeveLandmarks | null) =>
-    sl === null ? -1 : Math.max(sl.armpit.y, sl.cuff.y + sl.cuffHalfWidth)
-  const endL = sleeveEnd(g.sleeveL)
-  const endR = sleeveEnd(g.sleeveR)
-  const torsoMask = plane(gm.width, gm.height)
-  const sleeveLMask = plane(gm.width, gm.height)
-  const sleeveRMask = plane(gm.width, gm.height)
   // Torso and sleeves overlap by `seam` either side of the side line (the sleeve is drawn over the
   // torso), so the two splines never open a gap along the armhole.
   const seam = Math.max(4, 0.06 * (g.sideR(0) - g.sideL(0)))
+  const sleeveEnd = (sl: SleeveLandmarks | null, side: (y: number) => number, out: -1 | 1) =>
+    sl === null ? -1 : sleeveBottom(gm, sl, side, out, seam)
+  const endL = sleeveEnd(g.sleeveL, g.sideL, -1)
+  const endR = sleeveEnd(g.sleeveR, g.sideR, 1)
+  const torsoMask = plane(gm.width, gm.height)
+  const sleeveLMask = plane(gm.width, gm.height)
+  const sleeveRMask = plane(gm.width, gm.height)
   for (let y = 0; y < gm.height; y++) {
     const xl = g.sideL(y)
     const xr = g.sideR(y)
@@ -341,7 +344,13 @@ function fitTop(
   // Sleeves follow the arm's bones, not the body's girth: their length and width scale with the
   // shoulder-joint distance (SLEEVE_K), whatever the chest (a broad or plus-size body does not
   // have longer arms; sleeves scaled with the chest ran past the elbow, over the hands).
-  const frame: SleeveFrame = { s: (SLEEVE_K * sw) / gsw, sw, centre: mp, garmentShoulders: gsw }
+  const frame: SleeveFrame = {
+    s: (SLEEVE_K * sw) / gsw,
+    sw,
+    centre: mp,
+    garmentShoulders: gsw,
+    worn: s,
+  }
   for (const part of [
     fitSleeve(p, frame, 'sleeve-left', g.sleeveL, sleeveLMask, armL, tShoulderL, tArmpitL),
     fitSleeve(p, frame, 'sleeve-right', g.sleeveR, sleeveRMask, armR, tShoulderR, tArmpitR),
@@ -387,6 +396,43 @@ export function hemStretch(
   const grown = Math.min(want, HEM_STRETCH * length)
   const belowLen = (hemY - fromY) * sv
   return { fromY, k: 1 + (grown - length) / belowLen }
+}
+
+/**
+ * The last garment row of a sleeve (`out`: -1 image-left, 1 image-right): below its armpit and its
+ * cuff's half-width below the cuff, and on down while the row still reaches more than `seam` past
+ * the side line by no more than the row above (a slanted hem draws in; a body flaring out below the
+ * sleeve does not), for at most the cuff's distance from the armpit: a ghost mannequin's short
+ * sleeve hangs at a slant, its hem's inner corner below the cuff point (dev garment_upper_01), and
+ * those rows, given to the torso, were drawn as a dark wedge beside the torso under the armpit.
+ */
+export function sleeveBottom(
+  gm: Plane,
+  sl: SleeveLandmarks,
+  side: (y: number) => number,
+  out: -1 | 1,
+  seam: number,
+): number {
+  let end = Math.max(sl.armpit.y, sl.cuff.y + sl.cuffHalfWidth)
+  const limit = Math.min(gm.height - 1, end + dist(sl.armpit, sl.cuff))
+  // How far row y reaches past the side line and the seam (0: not at all).
+  const reach = (y: number): number => {
+    const edge = side(y) + out * seam
+    let far = 0
+    for (let x = 0; x < gm.width; x++) {
+      if (gm.data[y * gm.width + x]! > 0.5) far = Math.max(far, out * (x - edge))
+    }
+    return far
+  }
+  let prev = reach(Math.floor(end))
+  for (let y = Math.floor(end) + 1; y <= limit; y++) {
+    // A slanted hem draws in row by row; a body that flares out below the sleeve does not.
+    const r = reach(y)
+    if (r <= 0 || r > prev + 1) break
+    prev = r
+    end = y
+  }
+  return end
 }
 
 function fitBottom(g: BottomLandmarks, gm: Plane, p: PersonAnalysis): WarpPart[] {
