@@ -706,6 +706,31 @@ describe('above a lower neckline (composite.ts takeOffZone, undress.ts)', () => 
   )
 })
 
+describe('an old collar under the new garment’s collar (composite.ts takeOffZone `under`, headInFront)', () => {
+  it(
+    'person_11 × a grey tank whose back neckline stands above his red collar: the collar is covered, the neck above stays skin',
+    async () => {
+      const { person, r } = await dress('person_11', 'garment_upper_07', 'upper')
+      const out = { width: person.width, height: person.height, rgb: r.rgb }
+      const red = (c: { L: number; a: number; b: number }) =>
+        c.a > 30 && Math.abs((Math.atan2(c.b, c.a) * 180) / Math.PI) < 45
+      const collar = [share(person, P11.collar, red), share(out, P11.collar, red)]
+      const neck = [share(person, P11.neck, skinHued), share(out, P11.neck, skinHued)]
+      console.log(
+        'person_11 × upper_07 [red collar before, after], [neck skin-hued before, after]:',
+        collar.map((v) => v.toFixed(2)),
+        neck.map((v) => v.toFixed(2)),
+      )
+      // 0.59 → 0.57 before this change (the head region kept the collar in front of the tank's back
+      // neckline), 0.57 → 0.00 with it; the neck above: 1.00 → 1.00.
+      expect(collar[0]).toBeGreaterThan(0.3)
+      expect(collar[1]).toBeLessThan(0.05)
+      expect(neck[1]).toBeGreaterThan(0.95)
+    },
+    CASE_TIMEOUT_MS,
+  )
+})
+
 describe('legs painted below a shorter garment (undress.ts)', () => {
   it(
     'person_11 × a mini dress over his jeans: the painted shins are leg-shaped, textured like skin (grain and light), not with the jeans’ streaks',

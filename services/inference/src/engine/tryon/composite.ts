@@ -321,7 +321,15 @@ export function compositeGarment(
     keep(a.hands)
     // The head region is the silhouette above the neck: an arm raised beside or over the head is
     // in it, and its sleeve stays in front (the forearm over the hair, a hand on the head).
-    keep(offArms(headInFront(a, clothing, bx0, by0, cw, ch), a.arms, reach.arms, bx0, by0))
+    keep(
+      offArms(
+        headInFront(a, clothing, zone?.under ?? null, bx0, by0, cw, ch),
+        a.arms,
+        reach.arms,
+        bx0,
+        by0,
+      ),
+    )
     for (let y = 0; y < ch; y++) {
       const dst = ((by0 + y) * w + bx0) * 3
       for (let k = 0; k < cw * 3; k++) rgb[dst + k] = Math.round(out[y * cw * 3 + k]!)
@@ -482,11 +490,14 @@ function offArms(m: Plane, arms: Plane | null, reach: Plane, x0: number, y0: num
  * the old top too: there it is the top
  * of the shoulders (sloping shoulders, a turn), which would otherwise show the old top above the
  * new one. Within the column it does not (the clothing finder takes shaded neck skin for the top
- * too often).
+ * too often). Anywhere, it gives way to the new garment over an old collar or neckband it covers
+ * (`under`, takeOffZone: neither skin nor hair, not skin's hue below UNDER_SKIN_CHROMA; a red rib
+ * collar showed in front of a tank's or tee's back neckline).
  */
 function headInFront(
   a: PersonAnalysis,
   clothing: Clothing | null,
+  under: Plane | null,
   x0: number,
   y0: number,
   cw: number,
@@ -509,7 +520,8 @@ function headInFront(
       // 1 inside the column, fading to 0 over NECK_COLUMN_FADE × sw beyond it (no hard edge).
       const column = y < mouth.y ? 1 : clamp((half + fade - Math.abs(x - axisX)) / fade, 0, 1)
       const head = a.head.data[i]! * (column + (1 - column) * notTop)
-      out.data[i] = Math.max(head, neck.above(x, y) * notTop)
+      const kept = Math.max(head, neck.above(x, y) * notTop)
+      out.data[i] = under ? kept * (1 - under.data[i]!) : kept
     }
   }
   return out
@@ -672,7 +684,10 @@ function halfLuma(img: Rgb, x0: number, y0: number, cw: number, ch: number): Pla
  *   out for being of another colour (and the head region protected it): there, from
  *   COLLAR_BELOW_MOUTH × the shoulder width below the mouth and within COLLAR_REACH of the old top,
  *   whatever is neither this person's skin nor hair (`collar`, repainted even in the head region);
- *   only when this person's skin prototypes were found.
+ *   only when this person's skin prototypes were found. Where the new garment does reach (its back
+ *   neckline, its shoulders), the old top there below the chin that is neither skin, shaded skin
+ *   (skin's hue up to UNDER_SKIN_CHROMA), hair nor of the new garment's colours is `under`: the
+ *   head region gives way to the new garment over it (headInFront).
  * - the legs: a new bottom or dress takes the old bottom off everywhere below the hip joints (a
  *   skirt or shorts over trousers, a slimmer cut, a dress over trousers; under the new garment it is
  *   covered anyway), but only the part of it connected to the thighs (a bag of the trousers' colour
@@ -721,6 +736,8 @@ export const TAKE_OFF_BELOW_HIPS = 0.25
  */
 export const COLLAR_BELOW_MOUTH = 0.1
 export const COLLAR_REACH = 0.08
+/** Skin's hue up to this Lab chroma counts as (shaded) skin under the new collar, never old top. */
+export const UNDER_SKIN_CHROMA = 70
 
 function takeOffZone(
   img: Rgb,
@@ -731,6 +748,7 @@ function takeOffZone(
 ): {
   zone: Plane
   collar: Plane | null
+  under: Plane | null
   cover: number
   skipped: string | null
   same: number | null
@@ -798,6 +816,7 @@ function takeOffZone(
     return {
       zone: plane(W, H),
       collar: null,
+      under: null,
       cover,
       same: null,
       skipped: `the new garment covers ${Math.round(100 * cover)} % of the body part it replaces`,
@@ -1049,6 +1068,34 @@ function takeOffZone(
       collar.data[j] = 1
     }
   }
+  // The old top under the new garment's own collar and shoulders (`under`): from below the chin
+  // down to the neck line (the head region ends there), where the new garment is, near the old
+  // top, neither skin nor hair nor the new garment's colour. The head region gives way to the new
+  // garment there (headInFront).
+  const under = plane(w, h)
+  if (category !== 'lower' && c.skinProtos.length > 0) {
+    const nearTop = dilate(c.upperWork, Math.max(1, COLLAR_REACH * sw)).data
+    const fromV = Math.max(
+      0,
+      Math.ceil(Math.min(P(LM.mouthLeft).y, P(LM.mouthRight).y) + COLLAR_BELOW_MOUTH * sw),
+    )
+    const neck = neckLine(a.points, a.shoulderWidth)
+    const toV = Math.min(h, Math.ceil(Math.max(neck.y(0), neck.y(W - 1)) * k) + 2)
+    for (let j = fromV * w; j < toV * w; j++) {
+      if (na[j]! <= 0.5 || nearTop[j]! < 0.5 || mask[j]! < 0.5) continue
+      const v = photoAt(j)
+      if (nearestD2(v, c.skinProtos) < TAKE_OFF_SKIN_D ** 2) continue
+      if (c.hairProtos.length > 0 && nearestD2(v, c.hairProtos) < TAKE_OFF_SKIN_D ** 2) continue
+      if (protos.length > 0 && nearestD2(v, protos) < TAKE_OFF_SAME ** 2) continue
+      // Shaded neck skin is far from the lit skin's prototypes but keeps skin's hue.
+      const hue = (Math.atan2(v[2], v[1]) * 180) / Math.PI
+      const chroma = Math.hypot(v[1], v[2])
+      if (hue >= 10 && hue <= 90 && chroma >= TAKE_OFF_SKIN_CHROMA && chroma <= UNDER_SKIN_CHROMA) {
+        continue
+      }
+      under.data[j] = 1
+    }
+  }
   // … with its soft edge against the neck (a blend of the two, nearer the skin, is still collar).
   const collarGrown = dilate(collar, 1)
   for (let j = 0; j < n; j++) {
@@ -1058,6 +1105,7 @@ function takeOffZone(
   return {
     zone: upsampleSparse(boxBlur(zone, 1), W, H),
     collar: upsampleSparse(boxBlur(collarGrown, 1), W, H),
+    under: upsampleSparse(boxBlur(dilate(under, 1), 1), W, H),
     cover,
     skipped: null,
     same: look === null ? null : look.same,
