@@ -1069,12 +1069,12 @@ function takeOffZone(
     }
   }
   // The old top under the new garment's own collar and shoulders (`under`): from below the chin
-  // down to the neck line (the head region ends there), where the new garment is, near the old
-  // top, neither skin nor hair nor the new garment's colour. The head region gives way to the new
-  // garment there (headInFront).
+  // down to the neck line (the head region ends there), where the new garment is, on the old top
+  // itself (not grown: hair and backdrop beside it stay in front), neither skin nor hair nor the
+  // new garment's colour. The head region gives way to the new garment there (headInFront).
   const under = plane(w, h)
   if (category !== 'lower' && c.skinProtos.length > 0) {
-    const nearTop = dilate(c.upperWork, Math.max(1, COLLAR_REACH * sw)).data
+    const onTop = c.upperWork.data
     const fromV = Math.max(
       0,
       Math.ceil(Math.min(P(LM.mouthLeft).y, P(LM.mouthRight).y) + COLLAR_BELOW_MOUTH * sw),
@@ -1082,7 +1082,7 @@ function takeOffZone(
     const neck = neckLine(a.points, a.shoulderWidth)
     const toV = Math.min(h, Math.ceil(Math.max(neck.y(0), neck.y(W - 1)) * k) + 2)
     for (let j = fromV * w; j < toV * w; j++) {
-      if (na[j]! <= 0.5 || nearTop[j]! < 0.5 || mask[j]! < 0.5) continue
+      if (na[j]! <= 0.5 || onTop[j]! < 0.5 || mask[j]! < 0.5) continue
       const v = photoAt(j)
       if (nearestD2(v, c.skinProtos) < TAKE_OFF_SKIN_D ** 2) continue
       if (c.hairProtos.length > 0 && nearestD2(v, c.hairProtos) < TAKE_OFF_SKIN_D ** 2) continue
@@ -1105,7 +1105,7 @@ function takeOffZone(
   return {
     zone: upsampleSparse(boxBlur(zone, 1), W, H),
     collar: upsampleSparse(boxBlur(collarGrown, 1), W, H),
-    under: upsampleSparse(boxBlur(dilate(under, 1), 1), W, H),
+    under: upsampleSparse(boxBlur(under, 1), W, H),
     cover,
     skipped: null,
     same: look === null ? null : look.same,
