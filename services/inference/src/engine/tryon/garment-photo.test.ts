@@ -174,6 +174,60 @@ describe('garment stage on a model photo', () => {
     }
   }, 60_000)
 
+  it("garment_full_04 (lace dress, auto): the model's arms and neck are left out, the legs seen through the lace are dress painted in its colour", async () => {
+    const img = await load('garment_full_04.jpg')
+    const g = await analyzeGarment(
+      img,
+      null,
+      { preprocess: true, garmentMode: 'auto', photoType: 'auto' },
+      models,
+    )
+    expect(g.photoType).toBe('model')
+    expect(g.category).toBe('full')
+    const p = (await findWearer(img, models))!.points
+    const sw = Math.hypot(
+      p[LM.leftShoulder]!.x - p[LM.rightShoulder]!.x,
+      p[LM.leftShoulder]!.y - p[LM.rightShoulder]!.y,
+    )
+    const rgb = g.rgb ?? img.data
+    // Mean mask and share of skin-rule colours (in the pixels drawn) over a disc.
+    const disc = (c: { x: number; y: number }, r: number) => {
+      let n = 0
+      let on = 0
+      let skin = 0
+      for (let y = Math.round(c.y - r); y <= c.y + r; y++) {
+        for (let x = Math.round(c.x - r); x <= c.x + r; x++) {
+          if ((x - c.x) ** 2 + (y - c.y) ** 2 > r * r) continue
+          const i = y * img.width + x
+          n++
+          on += g.mask.data[i]!
+          if (skinRule(rgb[i * 3]!, rgb[i * 3 + 1]!, rgb[i * 3 + 2]!)) skin++
+        }
+      }
+      return { on: on / n, skin: skin / n }
+    }
+    const at = (a: number, b: number, t: number) => ({
+      x: p[a]!.x + t * (p[b]!.x - p[a]!.x),
+      y: p[a]!.y + t * (p[b]!.y - p[a]!.y),
+    })
+    // Bare arms: the elbows are not garment.
+    for (const e of [LM.leftElbow, LM.rightElbow]) {
+      expect(disc(p[e]!, 0.05 * sw).on).toBeLessThan(0.1)
+    }
+    // The V-neck's skin just below the shoulder line is not garment.
+    const sm = at(LM.leftShoulder, LM.rightShoulder, 0.5)
+    expect(disc({ x: sm.x, y: sm.y + 0.15 * sw }, 0.05 * sw).on).toBeLessThan(0.1)
+    // Above the knees the legs show through the lace: garment, and not skin-coloured.
+    for (const [hp, kn] of [
+      [LM.leftHip, LM.leftKnee],
+      [LM.rightHip, LM.rightKnee],
+    ] as const) {
+      const d = disc(at(hp, kn, 0.85), 0.05 * sw)
+      expect(d.on).toBeGreaterThan(0.95)
+      expect(d.skin).toBeLessThan(0.2)
+    }
+  }, 60_000)
+
   it('flat-lay forces the whole foreground even on a model photo; model on a ghost-mannequin photo is no_garment_detected', async () => {
     const img = await load('garment_lower_04.jpg')
     const g = await analyzeGarment(

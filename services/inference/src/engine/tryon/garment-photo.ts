@@ -11,8 +11,11 @@
  *   (a broad YCbCr skin rule over a small disc there).
  * - Extraction: the person (foreground ∩ pose segmentation) minus the head (the face, and
  *   everything above the middle of the neck), minus the skin (a chroma model sampled from the face
- *   and hands — each photo's own skin tone, with the broad rule as fallback), minus the hands and
- *   the feet (below the ankles: shoes). What is left is clothing. The clothing is split between an
+ *   and hands — each photo's own skin tone, with the broad rule as fallback; on the arms and the
+ *   neck down the sternum any skin-rule colour unless a skin-coloured garment colour is nearer),
+ *   minus the hands and the feet (below the ankles: shoes). What is left is clothing. Skin seen
+ *   through the garment (lace, mesh: enclosed by it left, right and above) is garment again,
+ *   repainted in the garment's colour (`seeThrough`, `rgb`). The clothing is split between an
  *   upper garment (colours sampled on the torso between shoulders and hips) and a lower one
  *   (colours sampled on the thighs) by the nearest palette colour, with the hip line as the prior
  *   between them; when the torso's and the thighs' palettes are the same, the model wears one
@@ -311,6 +314,12 @@ const PALETTE_TOL = 48
  * beige or cream knit is as bright as light skin but less red.
  */
 const SKIN_CHROMA_TOL = 0.03
+/** Share of skin a hole enclosed by the garment needs to be the wearer seen through it. */
+const SEE_THROUGH_SKIN = 0.25
+/** How far down from the shoulders to the hips a neckline's bare skin may reach (a deep V). */
+const NECKLINE_DEPTH = 0.45
+/** Radius (× the shoulder width) of the arm capsules where skin is looked for more loosely. */
+const ARM_R_SW = 0.14
 /** RGB distance to both garments' palettes past which a pixel belongs to neither (a bag, a belt). */
 const OTHER_TOL = 70
 /** Vertical runs of the worn garment's mask shorter than this × the shoulder width are dropped. */
@@ -350,6 +359,17 @@ export interface WornGarment {
   /** Clothing (the person minus head, skin, hands, feet) and the skin found, for tests and sheets. */
   clothing: Plane
   skin: Plane
+  /**
+   * The wearer's skin seen through the garment (lace, mesh, a sheer panel): the wearer's pixels off
+   * the garment (skin, and the thin mesh over it) with the garment
+   * left and right of it in its row and above it in its column (`enclosed`). It is
+   * garment, not a hole, and the photo's pixels there are repainted in `fillColour` (`rgb`).
+   */
+  seeThrough: Plane
+  /** The garment colour the see-through skin is painted in (the commonest colour around it). */
+  fillColour?: Rgb3
+  /** The photo with the see-through skin repainted; present only when there is some. */
+  rgb?: Uint8Array
 }
 
 /**
@@ -384,12 +404,17 @@ export function extractWornGarment(
       return u
     }
     const crotch = small.crotch ? { x: small.crotch.x / sx, y: small.crotch.y / sy } : undefined
+    const seeThrough = up(small.seeThrough)
+    const { rgb: _smallRgb, ...rest } = small
+    const rgb = small.fillColour ? paintSeeThrough(img, seeThrough, small.fillColour) : undefined
     return {
-      ...small,
+      ...rest,
       ...(crotch ? { crotch } : {}),
+      ...(rgb ? { rgb } : {}),
       mask: up(small.mask),
       clothing: up(small.clothing),
       skin: up(small.skin),
+      seeThrough,
     }
   }
   const { width: w, height: h } = img
@@ -496,6 +521,31 @@ export function extractWornGarment(
     skinRule(c[0], c[1], c[2]) && nearestChroma(skinPal, c[0], c[1], c[2]) < SKIN_CHROMA_TOL
   const upPal = torsoSeen ? palette(img, upperSeed).filter((c) => !isSkinColour(c)) : []
   const loPal = legsSeen ? palette(img, lowerSeed).filter((c) => !isSkinColour(c)) : []
+  // Where bare skin is likely (the arms along their bones, the neck down to the shoulder line) a
+  // skin-rule colour is skin unless a garment colour that is itself skin-coloured (a beige knit) is
+  // nearer: the shoulders and arms catch other light than the face, and a white or grey garment's
+  // chroma is no nearer to them than to the face.
+  const skinLikeGarment = [...upPal, ...loPal].filter((c) => skinRule(c[0], c[1], c[2]))
+  const limbs = plane(w, h)
+  for (const [s, e, wr] of [
+    [LM.leftShoulder, LM.leftElbow, LM.leftWrist],
+    [LM.rightShoulder, LM.rightElbow, LM.rightWrist],
+  ] as const) {
+    if (!seen(P(s), w, h)) continue
+    drawCapsule(limbs, P(s), P(e), ARM_R_SW * sw)
+    drawCapsule(limbs, P(e), P(wr), ARM_R_SW * sw)
+  }
+  if (torsoSeen) {
+    // The neck down to the shoulder line, and the neckline's triangle down the sternum.
+    const yTop = Math.max(0, Math.floor(neckY))
+    fillPolygon(limbs, [
+      { x: sr.x, y: yTop },
+      { x: sl.x, y: yTop },
+      sl,
+      lerp(shoulderMid, hipMid, NECKLINE_DEPTH),
+      sr,
+    ])
+  }
   // Skin: a skin-rule pixel nearer to the skin palette than to either garment's colours.
   const skin = plane(w, h)
   for (let i = 0; i < n; i++) {
@@ -505,7 +555,9 @@ export function extractWornGarment(
     const b = img.data[i * 3 + 2]!
     if (!skinRule(r, g, b)) continue
     const ds = nearestChroma(skinPal, r, g, b)
-    if (
+    if (limbs.data[i]! > 0.5) {
+      if (ds < nearestChroma(skinLikeGarment, r, g, b)) skin.data[i] = 1
+    } else if (
       ds < SKIN_CHROMA_TOL &&
       ds < nearestChroma(upPal, r, g, b) &&
       ds < nearestChroma(loPal, r, g, b)
@@ -621,6 +673,32 @@ export function extractWornGarment(
   // Clean edges: close pinholes, drop crumbs, soften by a pixel.
   const r = Math.max(1, Math.round(0.01 * sw))
   mask = erode(dilate(mask, r), r)
+  // Skin seen through the garment (lace, mesh): garment, painted in the garment's colour.
+  // Candidates: the wearer's pixels the garment leaves out (skin, and the thin mesh over it that the
+  // opening above takes away), not the head, the hands or the feet.
+  const bare = plane(w, h)
+  for (let i = 0; i < n; i++) {
+    bare.data[i] =
+      person.data[i]! > 0.5 && head.data[i]! < 0.5 && cut.data[i]! < 0.5 && fg.data[i]! > 0.5
+        ? 1
+        : 0
+  }
+  const seeThrough = enclosed(mask, bare)
+  // … where skin shows: a hole without skin (the backdrop between two trouser legs) stays a hole.
+  {
+    const { labels, sizes } = components(seeThrough)
+    const skinIn = new Float64Array(sizes.length)
+    for (let i = 0; i < n; i++) {
+      const l = labels[i]!
+      if (l > 0 && skin.data[i]! > 0.5) skinIn[l] = skinIn[l]! + 1
+    }
+    for (let i = 0; i < n; i++) {
+      const l = labels[i]!
+      if (l > 0 && skinIn[l]! < SEE_THROUGH_SKIN * sizes[l]!) seeThrough.data[i] = 0
+    }
+  }
+  const fillColour = commonBorderColour(img, mask, seeThrough)
+  for (let i = 0; i < n; i++) if (seeThrough.data[i]! > 0.5) mask.data[i] = 1
   // Horizontal slivers (a floor shadow beside the feet, a strip of background between an arm and
   // the body): in each column, runs shorter than SLIVER_SW × the shoulder width are not garment.
   // Every part of a worn garment is taller than that (a strap is long, an arm or a hem is thick).
@@ -673,5 +751,111 @@ export function extractWornGarment(
     ...(crotch ? { crotch } : {}),
     clothing,
     skin,
+    seeThrough,
+    ...(fillColour ? { fillColour, rgb: paintSeeThrough(img, seeThrough, fillColour) } : {}),
   }
+}
+
+/**
+ * Pixels of `skin` (the wearer's pixels off the garment) with `m` on in their row on both sides and in their column above. Not below: the
+ * legs seen through a lace skirt run on through its scalloped hem. A V-neck has no garment above it
+ * (the head is cut off), bare arms and legs below the hem none beside them.
+ */
+export function enclosed(m: Plane, skin: Plane): Plane {
+  const { width: w, height: h } = m
+  const out = plane(w, h)
+  const on = (i: number) => m.data[i]! > 0.5
+  const left = new Int8Array(w * h)
+  const above = new Int8Array(w * h)
+  for (let y = 0; y < h; y++) {
+    let seenL = 0
+    for (let x = 0; x < w; x++) {
+      const i = y * w + x
+      left[i] = seenL
+      if (on(i)) seenL = 1
+    }
+  }
+  for (let x = 0; x < w; x++) {
+    let seenA = 0
+    for (let y = 0; y < h; y++) {
+      const i = y * w + x
+      above[i] = seenA
+      if (on(i)) seenA = 1
+    }
+  }
+  for (let y = h - 1; y >= 0; y--) {
+    for (let x = w - 1; x >= 0; x--) {
+      const i = y * w + x
+      if (skin.data[i]! <= 0.5 || on(i) || !left[i] || !above[i]) continue
+      let right = false
+      for (let k = x + 1; k < w && !right; k++) right = on(y * w + k)
+      if (right) out.data[i] = 1
+    }
+  }
+  return out
+}
+
+/**
+ * The commonest garment colour (3-colour palette, largest cluster) on the garment pixels beside
+ * the see-through skin — the lace or mesh that lies over it — or undefined when there is none.
+ */
+function commonBorderColour(img: Rgb, m: Plane, see: Plane): Rgb3 | undefined {
+  const { width: w, height: h } = m
+  const near = dilate(see, 2)
+  const border = plane(w, h)
+  let count = 0
+  for (let i = 0; i < w * h; i++) {
+    if (see.data[i]! > 0.5) count++
+    border.data[i] = near.data[i]! > 0.5 && see.data[i]! <= 0.5 && m.data[i]! > 0.5 ? 1 : 0
+  }
+  if (count === 0) return undefined
+  const pal = palette(img, border, 3)
+  if (pal.length === 0) return undefined
+  const votes = pal.map(() => 0)
+  for (let i = 0; i < w * h; i++) {
+    if (border.data[i]! <= 0.5) continue
+    const r = img.data[i * 3]!
+    const g = img.data[i * 3 + 1]!
+    const b = img.data[i * 3 + 2]!
+    let best = 0
+    let bd = Infinity
+    pal.forEach((c, ci) => {
+      const d = (r - c[0]) ** 2 + (g - c[1]) ** 2 + (b - c[2]) ** 2
+      if (d < bd) {
+        bd = d
+        best = ci
+      }
+    })
+    votes[best]!++
+  }
+  return pal[votes.indexOf(Math.max(...votes))]
+}
+
+/**
+ * A copy of the photo with the see-through skin painted in `c`, shaded by each pixel's brightness
+ * relative to the see-through skin's mean (folds stay), blended by the see-through mask's softness.
+ */
+export function paintSeeThrough(img: Rgb, see: Plane, c: Rgb3): Uint8Array {
+  const out = Uint8Array.from(img.data)
+  const luma = (i: number) =>
+    0.299 * img.data[i * 3]! + 0.587 * img.data[i * 3 + 1]! + 0.114 * img.data[i * 3 + 2]!
+  let sum = 0
+  let cnt = 0
+  for (let i = 0; i < see.data.length; i++) {
+    if (see.data[i]! > 0.5) {
+      sum += luma(i)
+      cnt++
+    }
+  }
+  if (cnt === 0) return out
+  const mean = sum / cnt
+  for (let i = 0; i < see.data.length; i++) {
+    const a = see.data[i]!
+    if (a <= 0) continue
+    const k = clamp(luma(i) / Math.max(1, mean), 0.6, 1.4)
+    for (let ch = 0; ch < 3; ch++) {
+      out[i * 3 + ch] = Math.round((1 - a) * img.data[i * 3 + ch]! + a * clamp(c[ch]! * k, 0, 255))
+    }
+  }
+  return out
 }

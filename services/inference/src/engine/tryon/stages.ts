@@ -38,6 +38,11 @@ export interface GarmentAnalysis {
   landmarks: GarmentLandmarks
   /** What the photo showed (garment_photo_type, or what `auto` found) and, for `model`, how the garment was cut out. */
   photoType: 'flat-lay' | 'model'
+  /**
+   * The garment photo's pixels to draw the garment with when they differ from the photo's: on a
+   * model photo, the wearer's skin seen through lace or mesh repainted in the garment's colour.
+   */
+  rgb?: Uint8Array
   worn?: {
     evidence: WornEvidence | null
     garments: WornGarment['garments']

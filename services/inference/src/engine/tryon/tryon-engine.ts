@@ -144,7 +144,8 @@ export async function openTryOnEngine(o: OpenTryOnEngineOptions): Promise<TryOnE
       await yieldToLoop()
       // The old top ended at the higher of its lowest row and where the bottom in front begins.
       const ends = [oldBottom?.hemY, clothing?.topHemY].filter((y) => typeof y === 'number')
-      const { parts, warped } = await stages.warper.warp(garmentRgb, g, analysis, timings, {
+      const drawn = g.rgb ? { ...garmentRgb, data: g.rgb } : garmentRgb
+      const { parts, warped } = await stages.warper.warp(drawn, g, analysis, timings, {
         wornHemY: ends.length > 0 ? Math.min(...ends) : null,
       })
       await yieldToLoop()
@@ -277,6 +278,7 @@ export async function analyzeGarment(
         : topLandmarks(worn.mask, box, category)
     return {
       mask: worn.mask,
+      ...(worn.rgb ? { rgb: worn.rgb } : {}),
       category,
       evidence,
       landmarks,
