@@ -103,6 +103,8 @@ const P15 = {
   /** His light grey tee's short sleeves, below where a new tee's sleeves end (image left, right). */
   sleeveLeft: [0.36, 0.27, 0.39, 0.31],
   sleeveRight: [0.62, 0.27, 0.66, 0.3],
+  /** Across his grey sleeve's hem on his left upper arm (image right): sleeve above, bare arm below. */
+  hemRight: [0.6, 0.285, 0.64, 0.315],
   /** His left shin (image right), bare below the shorts. */
   shinOther: [0.55, 0.7, 0.59, 0.76],
 } as const satisfies Record<string, Box>
@@ -326,6 +328,32 @@ describe('the old garment does not show through (undress.ts)', () => {
       )
       // The jeans stay: a top replaces the top only.
       expect(mae(r.rgb, person.rgb, person, P11.shinLeft)).toBeLessThan(1)
+    },
+    CASE_TIMEOUT_MS,
+  )
+
+  it(
+    'person_15 × a navy tee with white trims: no line is left across the arm where his old sleeve ended (undress.ts HEM_BOOST)',
+    async () => {
+      const { person, r } = await dress('person_15', 'garment_upper_02', 'upper')
+      // Mean |vertical luma step| across the old hem (its light rim and the shadow under it, half
+      // painted by the work grid's ramp: a pale line with a dark one under it). The photo: 6.81;
+      // before HEM_BOOST 4.98; with HEM_BOOST 2: 3.63.
+      const step = (rgb: Uint8Array) => {
+        const L = (i: number) =>
+          0.299 * rgb[i * 3]! + 0.587 * rgb[i * 3 + 1]! + 0.114 * rgb[i * 3 + 2]!
+        const px = pixels(person, P15.hemRight)
+        return px.reduce((s, i) => s + Math.abs(L(i + person.width) - L(i)), 0) / px.length
+      }
+      const before = step(person.rgb)
+      const after = step(r.rgb)
+      console.log(
+        'person_15 × upper_02 hem step [photo, result]:',
+        before.toFixed(2),
+        after.toFixed(2),
+      )
+      expect(before).toBeGreaterThan(5)
+      expect(after).toBeLessThan(4.2)
     },
     CASE_TIMEOUT_MS,
   )

@@ -52,6 +52,10 @@
  * - Grain (addGrain): the painted skin gets deterministic per-pixel noise so that its fine
  *   high-pass spread matches the person's own visible body skin (robust; the hands only when no
  *   other skin shows), not a mannequin's smooth fill.
+ * - An old sleeve's hem over a bare arm (HEM_BOOST): the region repainted, upsampled from the work
+ *   grid, ramps off over a few photo pixels, so the hem's light rim and the shadow under it stayed
+ *   half painted, a line across the arm. On the arms near visible skin the ramp is HEM_BOOST times
+ *   higher: the rim is painted with the skin's own tone beside it.
  * - Background: a push-pull fill from the pixels outside the person mask, BG_MARGIN × the shoulder
  *   width off it (the coarse mask's edge holds the old garment's dark rim): exact for plain studio
  *   backdrops, a smooth blend of the surroundings for others, with the backdrop's own fine texture
@@ -155,6 +159,17 @@ export const FABRIC_EDGE_CELLS = 1
 export const DEFAULT_SKIN_RGB: readonly [number, number, number] = [190, 140, 112]
 /** Within this distance (× shoulder width) of visible skin the shading fades out (no seam). */
 export const SEAM_R = 0.05
+/**
+ * The old garment's hem over a bare arm (a sleeve ending on it): the work grid's ramp of the region
+ * repainted, upsampled, leaves the hem's light rim and the shadow under it half painted, a line
+ * across the arm. On the arms (below HEM_ARM_FROM of the way from shoulder to elbow, within
+ * HEM_ARM_R × the shoulder width of the bones), on the body, within HEM_REACH × the shoulder width of
+ * visible skin, that ramp is HEM_BOOST times higher (feathered over HEM_REACH).
+ */
+export const HEM_REACH = 0.04
+export const HEM_ARM_FROM = 0.3
+export const HEM_ARM_R = 0.2
+export const HEM_BOOST = 2
 /** Within this distance (× shoulder width) of visible skin its local tone is continued. */
 export const SKIN_NEAR = 0.1
 
@@ -412,6 +427,50 @@ export function takeOff(
       c.hairFront.data[i]!,
     )
     worn.data[i] = Math.max(worn.data[i]!, (1 - keep) * (1 - 2 * bodyF[q]!))
+  }
+  // The old garment's hem over a bare arm: the work grid's ramp, upsampled, leaves its light rim
+  // and the shadow under it half painted, a line across the arm. On the body within HEM_REACH × the
+  // shoulder width of visible skin, on the arms, the ramp is HEM_BOOST times higher (it ends on the
+  // skin, painted there with that skin's own tone, the fill's near visible skin).
+  const gh = Math.max(1, Math.round(HEM_REACH * a.shoulderWidth))
+  const skinBox = plane(fbox.width, fbox.height)
+  for (let q = 0; q < skinBox.data.length; q++) {
+    const i = (y0 + Math.floor(q / fbox.width)) * W + x0 + (q % fbox.width)
+    skinBox.data[q] = c.skin.data[i]! > 0.5 && wornBox.data[q]! < 0.5 ? 1 : 0
+  }
+  const nearSkinF = dilate(skinBox, gh).data
+  // … on the arms only, below the shoulder (HEM_ARM_FROM of the way to the elbow on), within
+  // HEM_ARM_R × the shoulder width of the bones: a neckline or the armpit keeps its own edge.
+  const arms = plane(fbox.width, fbox.height)
+  const at = (l: number) => ({ x: a.points[l]!.x - x0, y: a.points[l]!.y - y0 })
+  for (const [s, e, wr] of [
+    [LM.leftShoulder, LM.leftElbow, LM.leftWrist],
+    [LM.rightShoulder, LM.rightElbow, LM.rightWrist],
+  ] as const) {
+    const r = HEM_ARM_R * a.shoulderWidth
+    drawCapsule(arms, lerp(at(s), at(e), HEM_ARM_FROM), at(e), r)
+    drawCapsule(arms, at(e), at(wr), r)
+  }
+  // The gate is feathered over the same reach: no step in the hem where it ends.
+  const gate = plane(fbox.width, fbox.height)
+  for (let q = 0; q < gate.data.length; q++) {
+    gate.data[q] = nearSkinF[q]! > 0 && bodyF[q]! >= 0.5 && arms.data[q]! >= 0.5 ? 1 : 0
+  }
+  const gateS = boxBlur(gate, gh).data
+  for (let q = 0; q < gateS.length; q++) {
+    const r = wornBox.data[q]!
+    if (gateS[q]! <= 0 || r <= 0.01 || r >= 1 || bodyF[q]! < 0.5) continue
+    const i = (y0 + Math.floor(q / fbox.width)) * W + x0 + (q % fbox.width)
+    const keep = Math.max(
+      a.head.data[i]!,
+      a.hands.data[i]!,
+      c.protect.data[i]!,
+      c.hairFront.data[i]!,
+      which.lower ? 0 : c.lower.data[i]!,
+      which.upper ? 0 : c.upper.data[i]!,
+    )
+    const boosted = r + (Math.min(1, r * HEM_BOOST) - r) * gateS[q]!
+    worn.data[i] = Math.max(worn.data[i]!, (1 - keep) * boosted)
   }
   const shadeF = upsampleBox(shade, W, H, fbox, Infinity).data
   const chan = (field: Float32Array | null, ch: number): Float32Array | null => {
