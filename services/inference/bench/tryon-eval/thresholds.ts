@@ -108,13 +108,16 @@ export const SUBSET_FLOORS: Floors = {
  * 0.791, the level of before.json and no more: her tucked-in floral blouse, now drawn at her
  * size, redraws more of the box, and every redrawn pixel of a busy print carries the warp's
  * error (docs/tryon-eval.md); its floor is the only one below before.json. The other five are
- * above it.
+ * above it. person_01 and person_05 were lowered by 0.003 and 0.002 on 2026-11-28 (fourth session):
+ * sleeves at the worn scale (43e6141), tops to the old hem (a445f7b) and the painted-over old
+ * sleeve hem (9976232) took them to 0.837 and 0.905, within 0.002–0.003 of their floors, too thin
+ * for a run on another CPU; both stay far above before.json (0.744, 0.882).
  */
 export const PAIRED_SSIM_FLOORS: Record<string, number> = {
-  'tryon/person_01 × tryon/garment_upper_01': 0.835,
+  'tryon/person_01 × tryon/garment_upper_01': 0.832,
   'tryon/person_02 × tryon/garment_upper_02': 0.871,
   'tryon/person_03 × tryon/garment_upper_03': 0.785,
   'tryon/person_04 × tryon/garment_upper_04': 0.65,
-  'tryon/person_05 × tryon/garment_upper_05': 0.902,
+  'tryon/person_05 × tryon/garment_upper_05': 0.9,
   'dev/person_01 × dev/garment_upper_01': 0.847,
 }
