@@ -26,20 +26,25 @@ afterAll(async () => {
   await engine.close()
 })
 
+/** The engine's result for a person and a garment photo under DEV (paths relative to it). */
+async function dress(personFile: string, garmentFile: string) {
+  const person = await decodeImage(join(DEV, personFile), { what: 'person' })
+  const garment = await decodeImage(join(DEV, garmentFile), {
+    what: 'garment',
+    maxWorkSidePx: GARMENT_WORK_SIDE_PX,
+  })
+  return engine.tryOnDetailed(person, garment, {
+    preprocessGarment: true,
+    garmentMode: 'auto',
+    removeBackground: false,
+  })
+}
+
 describe('tops sized from the body (fit.ts)', () => {
   it(
     "dev person_02 × dev garment_upper_01 (the README's example): the tee as wide as his body, down to his jeans",
     async () => {
-      const person = await decodeImage(join(DEV, 'person_02.jpg'), { what: 'person' })
-      const garment = await decodeImage(join(DEV, 'garment_upper_01.jpg'), {
-        what: 'garment',
-        maxWorkSidePx: GARMENT_WORK_SIDE_PX,
-      })
-      const r = await engine.tryOnDetailed(person, garment, {
-        preprocessGarment: true,
-        garmentMode: 'auto',
-        removeBackground: false,
-      })
+      const r = await dress('person_02.jpg', 'garment_upper_01.jpg')
       const p = r.details.person
       const sl = p.points[LM.rightShoulder]!
       const sr = p.points[LM.leftShoulder]!
@@ -73,16 +78,7 @@ describe('tops sized from the body (fit.ts)', () => {
   it(
     'tryon person_14 × tryon garment_upper_06: the shirt reaches where his longer old tee ended',
     async () => {
-      const person = await decodeImage(join(DEV, 'tryon', 'person_14.jpg'), { what: 'person' })
-      const garment = await decodeImage(join(DEV, 'tryon', 'garment_upper_06.jpg'), {
-        what: 'garment',
-        maxWorkSidePx: GARMENT_WORK_SIDE_PX,
-      })
-      const r = await engine.tryOnDetailed(person, garment, {
-        preprocessGarment: true,
-        garmentMode: 'auto',
-        removeBackground: false,
-      })
+      const r = await dress('tryon/person_14.jpg', 'tryon/garment_upper_06.jpg')
       const p = r.details.person
       const sw = p.shoulderWidth
       // His olive tee hangs untucked over the jeans down to y ≈ 834 (read by hand), 0.24 × his

@@ -5,6 +5,7 @@
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { GarmentMode, GarmentPhotoType } from '../../jobs/try-on.ts'
 import { decodeImage } from '../../media/image.ts'
 import { loadModelSpec } from '../manifest.ts'
 import { ModelSession } from '../session.ts'
@@ -38,6 +39,15 @@ afterAll(async () => {
 const load = async (file: string): Promise<Rgb> => {
   const img = await decodeImage(join(TRYON, file), { what: 'garment', maxWorkSidePx: 768 })
   return { width: img.width, height: img.height, data: img.rgb }
+}
+
+/** The garment stage on a photo without alpha, preprocessed, with the request's two modes. */
+function analyze(
+  img: Rgb,
+  garmentMode: GarmentMode = 'auto',
+  photoType: GarmentPhotoType = 'auto',
+) {
+  return analyzeGarment(img, null, { preprocess: true, garmentMode, photoType }, models)
 }
 
 describe('skin rule', () => {
@@ -85,12 +95,7 @@ describe('is the garment worn? (auto)', () => {
 describe('garment stage on a model photo', () => {
   it('garment_lower_04 (skirt worn with a cardigan, auto): the skirt alone — no cardigan, head, hands, legs or shoes', async () => {
     const img = await load('garment_lower_04.jpg')
-    const g = await analyzeGarment(
-      img,
-      null,
-      { preprocess: true, garmentMode: 'auto', photoType: 'auto' },
-      models,
-    )
+    const g = await analyze(img)
     expect(g.photoType).toBe('model')
     expect(g.category).toBe('lower')
     const wearer = (await findWearer(img, models))!
@@ -119,12 +124,7 @@ describe('garment stage on a model photo', () => {
 
   it('garment_upper_08 with garment_mode upper: the cardigan, without the face, the jeans or the shoes', async () => {
     const img = await load('garment_upper_08.jpg')
-    const g = await analyzeGarment(
-      img,
-      null,
-      { preprocess: true, garmentMode: 'upper', photoType: 'model' },
-      models,
-    )
+    const g = await analyze(img, 'upper', 'model')
     expect(g.photoType).toBe('model')
     expect(g.category).toBe('upper')
     const p = (await findWearer(img, models))!.points
@@ -155,12 +155,7 @@ describe('garment stage on a model photo', () => {
 
   it('garment_upper_08 with garment_mode lower: the jeans, two legs (a gap between them), waistband above the crotch', async () => {
     const img = await load('garment_upper_08.jpg')
-    const g = await analyzeGarment(
-      img,
-      null,
-      { preprocess: true, garmentMode: 'lower', photoType: 'auto' },
-      models,
-    )
+    const g = await analyze(img, 'lower')
     expect(g.photoType).toBe('model')
     expect(g.landmarks.kind).toBe('bottom')
     const p = (await findWearer(img, models))!.points
@@ -176,12 +171,7 @@ describe('garment stage on a model photo', () => {
 
   it("garment_full_04 (lace dress, auto): the model's arms and neck are left out, the legs seen through the lace are dress painted in its colour", async () => {
     const img = await load('garment_full_04.jpg')
-    const g = await analyzeGarment(
-      img,
-      null,
-      { preprocess: true, garmentMode: 'auto', photoType: 'auto' },
-      models,
-    )
+    const g = await analyze(img)
     expect(g.photoType).toBe('model')
     expect(g.category).toBe('full')
     const p = (await findWearer(img, models))!.points
@@ -230,28 +220,13 @@ describe('garment stage on a model photo', () => {
 
   it('flat-lay forces the whole foreground even on a model photo; model on a ghost-mannequin photo is no_garment_detected', async () => {
     const img = await load('garment_lower_04.jpg')
-    const g = await analyzeGarment(
-      img,
-      null,
-      { preprocess: true, garmentMode: 'auto', photoType: 'flat-lay' },
-      models,
-    )
+    const g = await analyze(img, 'auto', 'flat-lay')
     expect(g.photoType).toBe('flat-lay')
     const ghost = await load('garment_upper_01.jpg')
-    await expect(
-      analyzeGarment(
-        ghost,
-        null,
-        { preprocess: true, garmentMode: 'auto', photoType: 'model' },
-        models,
-      ),
-    ).rejects.toMatchObject({ code: 'no_garment_detected' })
-    const g2 = await analyzeGarment(
-      ghost,
-      null,
-      { preprocess: true, garmentMode: 'auto', photoType: 'auto' },
-      models,
-    )
+    await expect(analyze(ghost, 'auto', 'model')).rejects.toMatchObject({
+      code: 'no_garment_detected',
+    })
+    const g2 = await analyze(ghost)
     expect(g2.photoType).toBe('flat-lay')
     expect(g2.category).toBe('upper')
   }, 60_000)
