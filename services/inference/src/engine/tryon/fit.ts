@@ -20,10 +20,11 @@
  *   (`sleeveBottom`).
  *   Waist and hem widths are widened to the person's torso silhouette where the garment would be
  *   narrower than the body (clothes stretch). A top whose hem would end above where the old top
- *   ended is lengthened below its armpits to reach it (`hemStretch`, HEM_STRETCH; not a crop top). Each sleeve (fit-sleeve.ts) follows the arm: its root stays
- *   on the shoulder–armpit seam and its axis goes along shoulder → elbow → wrist where those joints
- *   are sure and make an arm; a short sleeve ends at its own scaled length, a long one at the
- *   share of the arm its length says (at the wrist); never narrower than the arm.
+ *   ended is lengthened below its armpits to reach it (`hemStretch`, HEM_STRETCH; not a crop
+ *   top). Each sleeve (fit-sleeve.ts) follows the arm: its root stays on the shoulder–armpit seam
+ *   and its axis goes along shoulder → elbow → wrist where those joints are sure and make an arm;
+ *   a short sleeve ends at its own scaled length, a long one at the share of the arm its length
+ *   says (at the wrist); never narrower than the arm.
  * - Bottoms are placed from the waist: the waistband sits WAIST_RISE × the hip-joint distance above
  *   the hip joints and its width matches the person's silhouette there; rise and leg length keep
  *   the garment's proportions, and each leg follows hip → knee → ankle for the scaled leg length,
@@ -101,7 +102,8 @@ export const TORSO_SPAN = 1.15
 export const NECK_RISE = 0.15
 /**
  * A top (not a dress) whose hem lands above where the person's old top ended (`FitHints.wornHemY`:
- * its lowest row, or higher where a visible old bottom begins; without either, the hip joints' line) is worn at its natural length: its part below the armpits is lengthened so that the hem
+ * its lowest row, or higher where a visible old bottom begins; without either, the hip joints'
+ * line) is worn at its natural length: its part below the armpits is lengthened so that the hem
  * reaches that row plus HEM_OVERLAP × the joint distance (no painted skin band between the new hem
  * and the waistband), its whole length (shoulder seams to hem) at most HEM_STRETCH × its own.
  * A crop top — its shoulder-to-hem length under CROP_ASPECT × its armpit-to-armpit width (the set's
