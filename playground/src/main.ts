@@ -259,6 +259,8 @@ async function runTryOn(): Promise<void> {
   tryOnRun.disabled = true
   tryOnResult.removeAttribute('src')
   tryOnDownload.hidden = true
+  // At once, so a previous run's outcome (done or an error) never stands beside this one.
+  say(tryOnStatus, 'Starting…')
   try {
     const c = client()
     const status = (t: string): void => say(tryOnStatus, t)

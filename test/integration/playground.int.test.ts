@@ -188,10 +188,14 @@ describe('playground in Chromium', () => {
     'runs try-on on samples (uploaded through the client) and shows the result beside the inputs',
     async () => {
       await page.click('#tryon-run')
+      // The click sets the status to 'Starting…' at once (an earlier error cleared) and it turns
+      // 'ok' only after the result image has loaded (playground runTryOn: showImage, then
+      // "Done in …"); waiting for the image alone raced that last step.
       await page.waitForFunction(
         () =>
-          (document.getElementById('tryon-result') as HTMLImageElement).naturalWidth > 0 ||
-          document.getElementById('tryon-status')!.classList.contains('error'),
+          ['ok', 'error'].some((k) =>
+            document.getElementById('tryon-status')!.classList.contains(k),
+          ),
         null,
         { timeout: JOB_TIMEOUT_MS },
       )
@@ -439,10 +443,14 @@ describe('playground and /docs at 390 px (a phone)', () => {
       expect(o.scroll).toBeLessThanOrEqual(o.client)
       await phone.click('#tryon-run')
       const scrollBefore = await phone.evaluate(() => window.scrollY)
+      // The click sets the status to 'Starting…' at once (an earlier error cleared) and it turns
+      // 'ok' only after the result image has loaded (playground runTryOn: showImage, then
+      // "Done in …"); waiting for the image alone raced that last step.
       await phone.waitForFunction(
         () =>
-          (document.getElementById('tryon-result') as HTMLImageElement).naturalWidth > 0 ||
-          document.getElementById('tryon-status')!.classList.contains('error'),
+          ['ok', 'error'].some((k) =>
+            document.getElementById('tryon-status')!.classList.contains(k),
+          ),
         null,
         { timeout: JOB_TIMEOUT_MS },
       )
