@@ -243,6 +243,17 @@ export const nearestD2 = (v: Vec3, protos: readonly Vec3[]): number => {
   return bd
 }
 
+/** Index of the prototype nearest to `v` (the first on a tie), -1 when none is nearer than √maxD2. */
+export function nearestIndex(v: Vec3, protos: readonly Vec3[], maxD2 = Infinity): number {
+  let best = -1
+  let bd = maxD2
+  for (let i = 0; i < protos.length; i++) {
+    const d = d2(v, protos[i]!)
+    if (d < bd) ((bd = d), (best = i))
+  }
+  return best
+}
+
 /** The prototypes nearest to at least `share` of the samples (a garment's main colours). */
 export function mainColours(
   samples: readonly Vec3[],
@@ -250,15 +261,7 @@ export function mainColours(
   share: number,
 ): Vec3[] {
   const counts = protos.map(() => 0)
-  for (const v of samples) {
-    let best = 0
-    let bd = Infinity
-    for (let i = 0; i < protos.length; i++) {
-      const d = nearestD2(v, [protos[i]!])
-      if (d < bd) ((bd = d), (best = i))
-    }
-    counts[best]!++
-  }
+  for (const v of samples) counts[Math.max(0, nearestIndex(v, protos))]!++
   return protos.filter((_, i) => counts[i]! >= share * samples.length)
 }
 

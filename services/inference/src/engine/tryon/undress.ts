@@ -76,6 +76,7 @@ import {
   labOf,
   mainColours,
   nearestD2,
+  nearestIndex,
   upsampleBox,
 } from './clothing.ts'
 import { LM } from './pose.ts'
@@ -683,15 +684,7 @@ export function fabricAlbedo(
   }
   const main = mainColours(samples, kmeans(samples, 6), FABRIC_SHARE)
   if (main.length === 0) return { label: () => 0, luma: [NaN] }
-  const nearestMain = (v: Vec3): number => {
-    let best = -1
-    let bd = FABRIC_D ** 2
-    for (let m = 0; m < main.length; m++) {
-      const d = nearestD2(v, [main[m]!])
-      if (d < bd) ((bd = d), (best = m))
-    }
-    return best
-  }
+  const nearestMain = (v: Vec3): number => nearestIndex(v, main, FABRIC_D ** 2)
   const per: number[][] = main.map(() => [])
   for (let k = 0; k < samples.length; k++) {
     const m = nearestMain(samples[k]!)
