@@ -122,11 +122,41 @@ describe('garment stage on a model photo', () => {
     }
   }, 60_000)
 
-  it('garment_upper_08 with garment_mode upper: the cardigan, without the face, the jeans or the shoes', async () => {
-    const img = await load('garment_upper_08.jpg')
-    const g = await analyze(img, 'upper', 'model')
-    expect(g.photoType).toBe('model')
-    expect(g.category).toBe('upper')
+  it('garment_lower_04: the bag held against the skirt is not skirt — its outline follows the labelled waist → hem corners', async () => {
+    const img = await load('garment_lower_04.jpg')
+    const g = await analyze(img)
+    expect(g.category).toBe('lower')
+    // Hand labels (bench/tryon-eval/garment-landmarks.json, fractions): waistL/R, hemLOuter/ROuter.
+    const [wl, wr, hl, hr] = [
+      [0.395, 0.345],
+      [0.645, 0.345],
+      [0.345, 0.84],
+      [0.635, 0.835],
+    ] as const
+    const W = img.width
+    const H = img.height
+    // Rows from the hips to below the bag (the bag hangs at 0.5–0.65 of the height, image left).
+    for (let fy = 0.45; fy <= 0.8; fy += 0.05) {
+      const y = Math.round(fy * H)
+      let x0 = -1
+      let x1 = -1
+      for (let x = 0; x < W; x++) {
+        if (g.mask.data[y * W + x]! > 0.5) {
+          if (x0 < 0) x0 = x
+          x1 = x
+        }
+      }
+      const t = (fy - wl[1]) / (hl[1] - wl[1])
+      const left = wl[0] + t * (hl[0] - wl[0])
+      const right = wr[0] + ((fy - wr[1]) / (hr[1] - wr[1])) * (hr[0] - wr[0])
+      expect(Math.abs(x0 / W - left), `left edge at ${fy.toFixed(2)}`).toBeLessThan(0.035)
+      expect(Math.abs(x1 / W - right), `right edge at ${fy.toFixed(2)}`).toBeLessThan(0.035)
+    }
+  }, 60_000)
+
+  /** The top on a model photo: below the mouth, above the knees, both sides of the torso covered. */
+  async function expectTop(file: string, g: Awaited<ReturnType<typeof analyze>>) {
+    const img = await load(file)
     const p = (await findWearer(img, models))!.points
     const box = maskBbox(g.mask)!
     const mouthY = (p[LM.mouthLeft]!.y + p[LM.mouthRight]!.y) / 2
@@ -151,6 +181,29 @@ describe('garment stage on a model photo', () => {
       expect(on).toBeGreaterThan(0.8 * 121)
     }
     expect(g.landmarks.kind).toBe('top')
+  }
+
+  it('garment_upper_08 (open cardigan worn with jeans, auto): the cardigan — a top styled with jeans is the product', async () => {
+    const g = await analyze(await load('garment_upper_08.jpg'))
+    expect(g.photoType).toBe('model')
+    expect(g.worn?.garments).toBe('two')
+    expect(g.worn?.decidedBy).toBe('jeans')
+    expect(g.category).toBe('upper')
+    await expectTop('garment_upper_08.jpg', g)
+  }, 60_000)
+
+  it('garment_upper_08 with garment_mode upper: the cardigan, without the face, the jeans or the shoes', async () => {
+    const g = await analyze(await load('garment_upper_08.jpg'), 'upper', 'model')
+    expect(g.photoType).toBe('model')
+    expect(g.category).toBe('upper')
+    expect(g.worn?.decidedBy).toBe('request')
+    await expectTop('garment_upper_08.jpg', g)
+  }, 60_000)
+
+  it('garment_lower_04 with garment_mode upper: the cardigan worn over the skirt, not the skirt', async () => {
+    const g = await analyze(await load('garment_lower_04.jpg'), 'upper')
+    expect(g.category).toBe('upper')
+    await expectTop('garment_lower_04.jpg', g)
   }, 60_000)
 
   it('garment_upper_08 with garment_mode lower: the jeans, two legs (a gap between them), waistband above the crotch', async () => {

@@ -20,10 +20,15 @@
  *   (colours sampled on the thighs) by the nearest palette colour, with the hip line as the prior
  *   between them; when the torso's and the thighs' palettes are the same, the model wears one
  *   garment from shoulders to thighs (a dress).
+ * - Held objects: on a patterned garment (a check, a print) a smooth blob by a hand is an object
+ *   held against it (a bag), not garment; the garment hidden behind it is its outline carried on
+ *   from the rows above and below, painted like see-through skin (`heldObject`, `behindObject`).
  * - Category (garment_mode `auto`): one garment over torso and thighs → full; only the torso (or
- *   only the legs) in the frame → upper (lower); an outfit of a separate top and bottom → the
- *   garment that fills more of its own body region (torso and arms for a top, hips and legs for a
- *   bottom) — an outfit shot is ambiguous, garment_mode picks one explicitly.
+ *   only the legs) in the frame → upper (lower); an outfit of a separate top and bottom → upper
+ *   when the frame's bottom edge cuts the bottom garment (framed around the top), upper when the
+ *   bottom is jeans under a top that is not denim (`styledWithJeans`), else the garment that
+ *   fills more of its own body region (torso and arms for a top, hips and legs for a bottom) — an
+ *   outfit shot stays ambiguous, garment_mode picks one explicitly (`decidedBy` says which rule).
  */
 import type { ModelSession } from '../session.ts'
 import type { GarmentCategory } from './garment-shape.ts'
@@ -39,6 +44,7 @@ import {
 } from './pose.ts'
 import { halve } from './garment-mask.ts'
 import {
+  boxBlur,
   clamp,
   components,
   dilate,
@@ -341,6 +347,23 @@ export function dropSlivers(m: Plane, minLen: number): void {
   }
 }
 
+/** The bottom garment is cut by the frame when it spans this × the shoulder width at the bottom edge. */
+const CUT_SW = 0.3
+
+/** Columns of `m` that are on in any of the rows from `y0` to the bottom. */
+function rowSpan(m: Plane, y0: number): number {
+  let n = 0
+  for (let x = 0; x < m.width; x++) {
+    for (let y = Math.max(0, y0); y < m.height; y++) {
+      if (m.data[y * m.width + x]! > 0.5) {
+        n++
+        break
+      }
+    }
+  }
+  return n
+}
+
 /** Longest side the extraction works at. */
 export const WORN_SIDE_PX = 400
 
@@ -352,6 +375,14 @@ export interface WornGarment {
   /** Share of the torso (+ arms) region that the upper garment covers, and of hips + legs for the lower. */
   upperFill: number
   lowerFill: number
+  /**
+   * What decided `category`: the request (garment_mode), which garments are seen (one, or only a
+   * top or only a bottom), the framing (the bottom garment cut by the frame's bottom edge), the jeans cue (a top
+   * worn with jeans), or the fill comparison.
+   */
+  decidedBy: 'request' | 'garments' | 'framing' | 'jeans' | 'fill'
+  /** The lower garment is a pair of jeans worn under a top that is not denim (`styledWithJeans`). */
+  withJeans: boolean
   /** The garment spans the gap between the legs (a skirt or a dress), not two legs. */
   tube: boolean
   /** Where the crotch is on the wearer (hip joints → knees, a fifth of the way), when the hips are seen. */
@@ -656,12 +687,22 @@ export function extractWornGarment(
   const upperFill = fill(upperM, upperRegion)
   const lowerFill = fill(lowerM, lowerRegion)
 
+  // An outfit of a top and a bottom. The photo is framed around the top when its bottom edge cuts
+  // the bottom garment (its hem is not in the frame: the top is shown whole, the bottom is not); a
+  // top worn with jeans is the product (the jeans are the styling, see `styledWithJeans`); else the
+  // garment that fills more of its own body region.
+  const bottomCut =
+    garments === 'two' && rowSpan(lowerM, h - 1 - Math.round(0.01 * h)) >= CUT_SW * sw
+  const withJeans = garments === 'two' && hipsSeen && styledWithJeans(img, upperM, lowerM, pts)
   let category: GarmentCategory
-  if (want !== null) category = want
-  else if (garments === 'one') category = 'full'
-  else if (garments === 'upper-only') category = 'upper'
-  else if (garments === 'lower-only') category = 'lower'
-  else category = upperFill >= lowerFill ? 'upper' : 'lower'
+  let decidedBy: WornGarment['decidedBy']
+  if (want !== null) [category, decidedBy] = [want, 'request']
+  else if (garments === 'one') [category, decidedBy] = ['full', 'garments']
+  else if (garments === 'upper-only') [category, decidedBy] = ['upper', 'garments']
+  else if (garments === 'lower-only') [category, decidedBy] = ['lower', 'garments']
+  else if (bottomCut) [category, decidedBy] = ['upper', 'framing']
+  else if (withJeans) [category, decidedBy] = ['upper', 'jeans']
+  else [category, decidedBy] = [upperFill >= lowerFill ? 'upper' : 'lower', 'fill']
 
   let mask: Plane
   if (category === 'full') {
@@ -673,6 +714,13 @@ export function extractWornGarment(
   // Clean edges: close pinholes, drop crumbs, soften by a pixel.
   const r = Math.max(1, Math.round(0.01 * sw))
   mask = erode(dilate(mask, r), r)
+  // An object held against a patterned garment (a bag at the hip): smooth, by a hand.
+  const seed = category === 'upper' ? upperSeed : category === 'lower' ? lowerSeed : upperSeed
+  // It hides part of the garment: what lies inside the garment's outline, carried on straight from
+  // the rows above and below the object, is garment painted in its colour like the see-through skin.
+  const held = heldObject(img, mask, seed, pts, sw)
+  for (let i = 0; i < n; i++) if (held.data[i]! > 0.5) mask.data[i] = 0
+  const hidden = behindObject(mask, held, Math.round(0.3 * sw))
   // Skin seen through the garment (lace, mesh): garment, painted in the garment's colour.
   // Candidates: the wearer's pixels the garment leaves out (skin, and the thin mesh over it that the
   // opening above takes away), not the head, the hands or the feet.
@@ -697,6 +745,7 @@ export function extractWornGarment(
       if (l > 0 && skinIn[l]! < SEE_THROUGH_SKIN * sizes[l]!) seeThrough.data[i] = 0
     }
   }
+  for (let i = 0; i < n; i++) if (hidden.data[i]! > 0.5) seeThrough.data[i] = 1
   const fillColour = commonBorderColour(img, mask, seeThrough)
   for (let i = 0; i < n; i++) if (seeThrough.data[i]! > 0.5) mask.data[i] = 1
   // Horizontal slivers (a floor shadow beside the feet, a strip of background between an arm and
@@ -710,35 +759,7 @@ export function extractWornGarment(
     for (let i = 0; i < n; i++) if (sizes[labels[i]!]! < 0.05 * largest) mask.data[i] = 0
   }
 
-  // One tube (skirt, dress) or two legs: is the garment between the legs? Sampled on the midline
-  // between the two legs (hip → knee → ankle), from a third of the way to the knees down to the
-  // garment's hem: thighs may touch inside trousers, but somewhere above the hem a gap shows.
-  let tube = category !== 'lower'
-  if (category === 'lower' && hipsSeen) {
-    const along = (hp: Point, kn: Point, an: Point, t: number) =>
-      t <= 1 ? lerp(hp, kn, t) : lerp(kn, an, t - 1)
-    let on = 0
-    let all = 0
-    for (let t = 0.35; t <= 2.001; t += 0.05) {
-      const a = along(hl, P(LM.leftKnee), P(LM.leftAnkle), t)
-      const b = along(hr, P(LM.rightKnee), P(LM.rightAnkle), t)
-      if (!inFrame(a, w, h) || !inFrame(b, w, h)) break
-      const c = mid(a, b)
-      const xi = Math.round(c.x)
-      const yi = Math.round(c.y)
-      if (xi < 0 || yi < 0 || xi >= w || yi >= h) continue
-      // Past the garment's hem on both legs: stop.
-      if (
-        mask.data[Math.round(a.y) * w + Math.round(a.x)]! <= 0.5 &&
-        mask.data[Math.round(b.y) * w + Math.round(b.x)]! <= 0.5
-      ) {
-        break
-      }
-      all++
-      if (mask.data[yi * w + xi]! > 0.5) on++
-    }
-    tube = all > 0 && on / all >= 0.85
-  }
+  const tube = category !== 'lower' || (hipsSeen && isTube(mask, pts))
   // The crotch on the body: a fifth of the way from the hip joints to the knees.
   const crotch = hipsSeen ? lerp(hipMid, mid(P(LM.leftKnee), P(LM.rightKnee)), 0.2) : undefined
   return {
@@ -747,6 +768,8 @@ export function extractWornGarment(
     garments,
     upperFill,
     lowerFill,
+    decidedBy,
+    withJeans,
     tube,
     ...(crotch ? { crotch } : {}),
     clothing,
@@ -754,6 +777,221 @@ export function extractWornGarment(
     seeThrough,
     ...(fillColour ? { fillColour, rgb: paintSeeThrough(img, seeThrough, fillColour) } : {}),
   }
+}
+
+/**
+ * Whether the garment spans the gap between the legs (a skirt or a dress: one tube), not two legs.
+ * Sampled on the midline between the two legs (hip → knee → ankle), from a third of the way to
+ * the knees down to the garment's hem: thighs may touch inside trousers, but somewhere above the
+ * hem a gap shows.
+ */
+export function isTube(m: Plane, pts: readonly Landmark[]): boolean {
+  const { width: w, height: h } = m
+  const P = (i: number) => pts[i]!
+  const along = (hp: Point, kn: Point, an: Point, t: number) =>
+    t <= 1 ? lerp(hp, kn, t) : lerp(kn, an, t - 1)
+  let on = 0
+  let all = 0
+  for (let t = 0.35; t <= 2.001; t += 0.05) {
+    const a = along(P(LM.leftHip), P(LM.leftKnee), P(LM.leftAnkle), t)
+    const b = along(P(LM.rightHip), P(LM.rightKnee), P(LM.rightAnkle), t)
+    if (!inFrame(a, w, h) || !inFrame(b, w, h)) break
+    const c = mid(a, b)
+    const xi = Math.round(c.x)
+    const yi = Math.round(c.y)
+    if (xi < 0 || yi < 0 || xi >= w || yi >= h) continue
+    // Past the garment's hem on both legs: stop.
+    if (
+      m.data[Math.round(a.y) * w + Math.round(a.x)]! <= 0.5 &&
+      m.data[Math.round(b.y) * w + Math.round(b.x)]! <= 0.5
+    ) {
+      break
+    }
+    all++
+    if (m.data[yi * w + xi]! > 0.5) on++
+  }
+  return all > 0 && on / all >= 0.85
+}
+
+/** Mean colour of the photo under `m`, as hue (degrees) and saturation (HSV), or null when empty. */
+function meanHueSat(img: Rgb, m: Plane): { hue: number; sat: number } | null {
+  let n = 0
+  let r = 0
+  let g = 0
+  let b = 0
+  for (let i = 0; i < m.data.length; i++) {
+    if (m.data[i]! <= 0.5) continue
+    n++
+    r += img.data[i * 3]!
+    g += img.data[i * 3 + 1]!
+    b += img.data[i * 3 + 2]!
+  }
+  if (n === 0) return null
+  ;[r, g, b] = [r / n, g / n, b / n]
+  const mx = Math.max(r, g, b)
+  const d = mx - Math.min(r, g, b)
+  if (d === 0) return { hue: 0, sat: 0 }
+  const hue =
+    mx === r
+      ? 60 * (((g - b) / d + 6) % 6)
+      : mx === g
+        ? 60 * ((b - r) / d + 2)
+        : 60 * ((r - g) / d + 4)
+  return { hue, sat: d / mx }
+}
+
+/** Denim blue: the mean colour's hue and saturation (washed light blue to dark indigo). */
+export const DENIM_HUE: readonly [number, number] = [195, 245]
+export const DENIM_SAT: readonly [number, number] = [0.12, 0.7]
+const isDenim = (c: { hue: number; sat: number } | null): boolean =>
+  c !== null &&
+  c.hue >= DENIM_HUE[0] &&
+  c.hue <= DENIM_HUE[1] &&
+  c.sat >= DENIM_SAT[0] &&
+  c.sat <= DENIM_SAT[1]
+
+/**
+ * An outfit photo of a top worn with jeans: the lower garment is two legs of denim blue and the
+ * top is not denim. Jeans are what a product photo of a top is most often styled with, so the
+ * top is the product (an on-model photo of jeans is usually framed around them: cropped at the
+ * chest, or the top is not seen whole). The fill comparison alone picks the jeans on such photos:
+ * legs in trousers fill their region almost completely, a top's region is broken by the arms,
+ * skin, an open front or a bag. A denim top over jeans, or a blue skirt, is no such outfit.
+ */
+export function styledWithJeans(
+  img: Rgb,
+  upper: Plane,
+  lower: Plane,
+  pts: readonly Landmark[],
+): boolean {
+  return isDenim(meanHueSat(img, lower)) && !isDenim(meanHueSat(img, upper)) && !isTube(lower, pts)
+}
+
+/** A garment this textured (median of `texture` over its seed) is patterned: a print, a check. */
+const PATTERNED = 0.35
+/** On a patterned garment, texture under this share of the garment's is a smooth object's. */
+const SMOOTH_SHARE = 0.3
+/** A held object lies within this × the shoulder width of a wrist. */
+const HELD_REACH_SW = 1.3
+/** … and is at least this × the shoulder width across (both ways: area ≥ its square). */
+const HELD_MIN_SW = 0.2
+
+/**
+ * Local colour texture: the summed absolute RGB differences to the right and below (0..6 per
+ * pixel, /255), box-averaged over radius `r`.
+ */
+export function texture(img: Rgb, r: number): Plane {
+  const { width: w, height: h, data } = img
+  const g = plane(w, h)
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const i = y * w + x
+      let s = 0
+      for (let c = 0; c < 3; c++) {
+        const v = data[i * 3 + c]!
+        if (x + 1 < w) s += Math.abs(data[(i + 1) * 3 + c]! - v)
+        if (y + 1 < h) s += Math.abs(data[(i + w) * 3 + c]! - v)
+      }
+      g.data[i] = s / 255
+    }
+  }
+  return boxBlur(g, r)
+}
+
+/**
+ * An object held against a patterned garment (a bag, a clutch): the parts of `m` within
+ * HELD_REACH_SW × the shoulder width of a wrist that are smooth (texture under SMOOTH_SHARE of the
+ * garment's own, measured on `seed`) in a blob at least HELD_MIN_SW across, grown by the texture
+ * window (its outline). Nothing on a plain garment: its own texture is as low as the object's.
+ */
+export function heldObject(
+  img: Rgb,
+  m: Plane,
+  seed: Plane,
+  pts: readonly Landmark[],
+  sw: number,
+): Plane {
+  const { width: w, height: h } = m
+  const n = w * h
+  const out = plane(w, h)
+  const rt = Math.max(1, Math.round(0.05 * sw))
+  const t = texture(img, rt)
+  const own: number[] = []
+  for (let i = 0; i < n; i++) if (seed.data[i]! > 0.5 && m.data[i]! > 0.5) own.push(t.data[i]!)
+  if (own.length < 20) return out
+  own.sort((a, b) => a - b)
+  const level = own[Math.floor(own.length / 2)]!
+  if (level < PATTERNED) return out
+  const reach = plane(w, h)
+  for (const wr of [LM.leftWrist, LM.rightWrist]) {
+    const p = pts[wr]!
+    if (p.score >= MIN_SCORE) drawEllipse(reach, p, HELD_REACH_SW * sw, HELD_REACH_SW * sw)
+  }
+  const smooth = plane(w, h)
+  for (let i = 0; i < n; i++) {
+    smooth.data[i] =
+      m.data[i]! > 0.5 && reach.data[i]! > 0.5 && t.data[i]! < SMOOTH_SHARE * level ? 1 : 0
+  }
+  const { labels, sizes } = components(smooth)
+  const minArea = (HELD_MIN_SW * sw) ** 2
+  for (let i = 0; i < n; i++) out.data[i] = labels[i]! > 0 && sizes[labels[i]!]! >= minArea ? 1 : 0
+  const grown = dilate(out, rt + 1)
+  for (let i = 0; i < n; i++) grown.data[i] = grown.data[i]! > 0.5 && m.data[i]! > 0.5 ? 1 : 0
+  return grown
+}
+
+/**
+ * The garment's outline past an object held against it (`obj`): in each run of rows the object
+ * touches, widened by `margin` rows (the object's rim that was left on the garment), the outline's
+ * left and right ends are carried on straight from the row above the run to the row below it.
+ * Returns the object's pixels inside that outline (the garment hidden behind it); the pixels of `m`
+ * outside it (what is left of the object's rim) are cleared, in place.
+ */
+export function behindObject(m: Plane, obj: Plane, margin: number): Plane {
+  const { width: w, height: h } = m
+  const out = plane(w, h)
+  const ends = (y: number): [number, number] | null => {
+    let l = -1
+    let r = -1
+    for (let x = 0; x < w; x++) {
+      if (m.data[y * w + x]! > 0.5) {
+        if (l < 0) l = x
+        r = x
+      }
+    }
+    return l < 0 ? null : [l, r]
+  }
+  const touched = new Uint8Array(h)
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      if (obj.data[y * w + x]! > 0.5) {
+        for (let k = Math.max(0, y - margin); k <= Math.min(h - 1, y + margin); k++) touched[k] = 1
+        break
+      }
+    }
+  }
+  for (let y = 0; y < h; y++) {
+    if (!touched[y]) continue
+    let y1 = y
+    while (y1 + 1 < h && touched[y1 + 1]) y1++
+    const a = y > 0 ? ends(y - 1) : null
+    const b = y1 + 1 < h ? ends(y1 + 1) : null
+    if (a && b) {
+      for (let yy = y; yy <= y1; yy++) {
+        const t = (yy - y + 1) / (y1 - y + 2)
+        const l = a[0] + t * (b[0] - a[0])
+        const r = a[1] + t * (b[1] - a[1])
+        for (let x = 0; x < w; x++) {
+          const i = yy * w + x
+          const inside = x >= l && x <= r
+          if (!inside) m.data[i] = 0
+          else if (obj.data[i]! > 0.5) out.data[i] = 1
+        }
+      }
+    }
+    y = y1
+  }
+  return out
 }
 
 /**

@@ -48,6 +48,8 @@ export interface GarmentAnalysis {
     garments: WornGarment['garments']
     upperFill: number
     lowerFill: number
+    /** What decided the category (garment-photo.ts `WornGarment.decidedBy`). */
+    decidedBy: WornGarment['decidedBy']
   }
 }
 

@@ -288,6 +288,7 @@ export async function analyzeGarment(
         garments: worn.garments,
         upperFill: worn.upperFill,
         lowerFill: worn.lowerFill,
+        decidedBy: worn.decidedBy,
       },
     }
   }
