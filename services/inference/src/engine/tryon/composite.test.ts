@@ -1405,3 +1405,45 @@ describe('arms under an old sleeve (undress.ts armShape)', () => {
     CASE_TIMEOUT_MS,
   )
 })
+
+describe('the old bottom above a low-rise new bottom (composite.ts takeOffZone)', () => {
+  it(
+    'person_04 × garment_lower_05 (white mini skirt, low on the hips, over white jeans): the jeans’ waistband between the blouse and the skirt comes off',
+    async () => {
+      const { person, r } = await dress('person_04', 'garment_lower_05', 'auto')
+      expect(r.category).toBe('lower')
+      const c = r.details.composite
+      const p = r.details.person.points
+      const W = person.width
+      // From the labelled waist (labels.json lower box top, 0.57) down to just above the skirt's
+      // waistband (its top row in the middle column, less 0.02 of the height), between the hip
+      // joints, outside the new skirt: the jeans' white (light, nearly without chroma) that is left.
+      const y0 = Math.round(0.57 * person.height)
+      const xm = Math.round((p[LM.leftHip]!.x + p[LM.rightHip]!.x) / 2)
+      let skirtTop = 0
+      while (skirtTop < person.height && c.garment.data[skirtTop * W + xm]! < 0.5) skirtTop++
+      const y1 = skirtTop - Math.round(0.02 * person.height)
+      const x0 = Math.round(Math.min(p[LM.leftHip]!.x, p[LM.rightHip]!.x))
+      const x1 = Math.round(Math.max(p[LM.leftHip]!.x, p[LM.rightHip]!.x))
+      let all = 0
+      let white = 0
+      for (let y = y0; y < y1; y++) {
+        for (let x = x0; x <= x1; x++) {
+          const i = y * W + x
+          if (c.garment.data[i]! > 0.1) continue
+          all++
+          const q = lab(r.rgb, i)
+          if (q.L > 80 && Math.hypot(q.a, q.b) < 8) white++
+        }
+      }
+      console.log(
+        'person_04 × lower_05: jeans white left above the skirt',
+        (white / all).toFixed(3),
+        all,
+      )
+      expect(all).toBeGreaterThan(1000)
+      expect(white / all).toBeLessThan(0.1)
+    },
+    CASE_TIMEOUT_MS,
+  )
+})

@@ -691,7 +691,10 @@ function halfLuma(img: Rgb, x0: number, y0: number, cw: number, ch: number): Pla
  * - the legs: a new bottom or dress takes the old bottom off everywhere below the hip joints (a
  *   skirt or shorts over trousers, a slimmer cut, a dress over trousers; under the new garment it is
  *   covered anyway), but only the part of it connected to the thighs (a bag of the trousers' colour
- *   stays), and on the feet (capsules ankle → heel → toes, SHOE_REACH) only what has the old
+ *   stays); above the hip joints up to where the old top covers it (a low-rise new bottom leaves
+ *   the old waistband: below the waist also what the finder gave to the top but has the old
+ *   bottom's colours, connected to the legs; above the new waistband whatever its colour), and on
+ *   the feet (capsules ankle → heel → toes, SHOE_REACH) only what has the old
  *   bottom's colours rather than the shoes' (shoes stay). An old dress's skirt counts as a bottom.
  * - never (but for another old top, above) where the old garment looks like the new one (colour
  *   within TAKE_OFF_SAME of one of the new garment's main colours: its colour prototypes that hold at least TAKE_OFF_SAME_SHARE of its
@@ -925,6 +928,9 @@ function takeOffZone(
       }
     }
   }
+  // The old bottom's rise that the clothing finder gave to the top (below): taken off with the
+  // bottom, though the top stays (returned with the collar, which undress.ts takes off as it is).
+  const riseOnTop = plane(w, h)
   if (category !== 'upper') {
     // The old bottom below the hip joints, wherever it is: beside and below the new garment it would
     // show (a shorter hem, a slimmer cut, a dress over trousers), under it it is covered anyway (and
@@ -950,6 +956,57 @@ function takeOffZone(
       for (let u = 0; u < w; u++) {
         const j = v * w + u
         if (near[j]! > 0.5 && (labels[j] === 0 || onLegs.has(labels[j]!))) zone.data[j] = 1
+      }
+    }
+    // … and above the hip joints up to where the old top covers it (its waistband and rise above a
+    // low-rise new bottom): the old bottom's cloth on the legs, and below the waist (60 % of the
+    // way from the shoulders to the hips) what the finder gave to the top but has the old bottom's
+    // colours (within TAKE_OFF_SAME: a waistband under a blouse's hem), connected to the legs. Above
+    // the new garment's waistband (its top row, in each column within TAKE_OFF_NEAR beside it) that
+    // is not the new garment's fit whatever its colour (`whole`: white jeans above a white skirt
+    // come off).
+    const hipV0 = Math.ceil(hipY)
+    const waistV = Math.floor(lerp(mid(sl, sr), mid(hl, hr), 0.6).y)
+    const rise = plane(w, h)
+    for (let v = Math.max(0, waistV); v < Math.min(h, hipV0 + 2); v++) {
+      for (let u = 0; u < w; u++) {
+        const j = v * w + u
+        if (onLegs.has(labels[j]!)) rise.data[j] = 1
+        else if (v < hipV0 && c.upperWork.data[j]! > 0.5 && c.lowerProtos.length > 0) {
+          if (nearestD2(photoAt(j), c.lowerProtos) < TAKE_OFF_SAME ** 2) rise.data[j] = 1
+        }
+      }
+    }
+    const riseParts = components(rise)
+    const toLegs = new Set<number>()
+    for (let v = hipV0; v < Math.min(h, hipV0 + 2); v++) {
+      for (let u = 0; u < w; u++) {
+        const j = v * w + u
+        if (rise.data[j]! > 0.5) toLegs.add(riseParts.labels[j]!)
+      }
+    }
+    const topV = new Int32Array(w).fill(h)
+    for (let j = 0; j < n; j++) {
+      if (na[j]! > 0.5) topV[j % w] = Math.min(topV[j % w]!, Math.floor(j / w))
+    }
+    const reach = Math.max(1, Math.round(TAKE_OFF_NEAR * sw))
+    const riseCloth = plane(w, h)
+    for (let j = 0; j < n; j++) if (toLegs.has(riseParts.labels[j]!)) riseCloth.data[j] = 1
+    // … with its soft edge (as below the hips), never into the old top.
+    const riseNear = dilate(riseCloth, Math.max(2, 0.03 * sw)).data
+    for (let v = Math.max(0, waistV); v < hipV0; v++) {
+      for (let u = 0; u < w; u++) {
+        const j = v * w + u
+        if (riseCloth.data[j]! < 0.5) {
+          if (riseNear[j]! < 0.5 || labels[j] !== 0 || c.upperWork.data[j]! > 0.5) continue
+        }
+        zone.data[j] = 1
+        if (c.upperWork.data[j]! > 0.5) riseOnTop.data[j] = 1
+        let newTop = h
+        for (let d = Math.max(0, u - reach); d <= Math.min(w - 1, u + reach); d++) {
+          newTop = Math.min(newTop, topV[d]!)
+        }
+        if (v < newTop) whole.data[j] = 1
       }
     }
     // Shoes stay: on the feet (capsules ankle → heel → toes, SHOE_REACH × the shoulder width thick,
@@ -1101,6 +1158,7 @@ function takeOffZone(
   for (let j = 0; j < n; j++) {
     collarGrown.data[j] = mask[j]! > 0.5 && neckline.data[j]! > 0.5 ? collarGrown.data[j]! : 0
     if (collarGrown.data[j]! > 0) zone.data[j] = Math.max(zone.data[j]!, collarGrown.data[j]!)
+    if (riseOnTop.data[j]! > 0.5 && zone.data[j]! > 0) collarGrown.data[j] = zone.data[j]!
   }
   return {
     zone: upsampleSparse(boxBlur(zone, 1), W, H),
