@@ -45,6 +45,8 @@ export function tailOutputs(kind: RvmTailKind): string[] {
 /** The graph input of the byte variants. */
 export const RGB24_INPUT = 'rgb24'
 export const BG_INPUT = 'bg'
+/** The prelude's planar copy of the frame's bytes, [1,3,H,W] uint8. */
+const PLANAR_BYTES = 'rgb24/planar'
 
 /**
  * Converter options for an RVM graph whose tail is this module's: `refined` (the downsample +
@@ -65,7 +67,7 @@ export function rvmTailOptions(
       : {
           src: (b) => {
             b.addInput({ name: RGB24_INPUT, dtype: 'uint8', dims: [1, 'height', 'width', 3] })
-            const planar = b.op('Transpose', [RGB24_INPUT], { perm: [0, 3, 1, 2] }, 'rgb24/planar')
+            const planar = b.op('Transpose', [RGB24_INPUT], { perm: [0, 3, 1, 2] }, PLANAR_BYTES)
             const float = b.op('Cast', [planar], { to: 1 }, 'rgb24/float')
             return b.op('Mul', [float, byteScale(b)], {}, 'rgb24/src')
           },
@@ -76,6 +78,10 @@ export function rvmTailOptions(
       const src = t.input('src')
       // The composite snaps and clamps alpha itself, so only the planar outputs clip it.
       const clipAlpha = kind === 'planar'
+      if (refined && kind === 'rgb') {
+        edgeOnlyComposite(t, src)
+        return
+      }
       const { fgr, pha } = refined
         ? guidedFilterTail(t, src, clipAlpha)
         : ratio1Tail(t, src, clipAlpha)
@@ -224,4 +230,202 @@ function composite(
   }
   b.node('Transpose', [planar], { perm: [0, 2, 3, 1] }, { outputs: [reserved(b, kind)] })
   b.addOutput({ name: kind, dtype: 'uint8', dims: [1, 'height', 'width', kind === 'rgb' ? 3 : 4] })
+}
+
+/**
+ * The refined `rgb` graph's tail: alpha at full resolution as `guidedFilterTail` computes it
+ * (bit-identical), the foreground only at the edge pixels (ALPHA_SNAP < alpha < 1 − ALPHA_SNAP).
+ *
+ * post.ts's composite takes the source where the snapped alpha is 1 and the background colour
+ * where it is 0; only the pixels between read the network's foreground. Computing `fgr` for every
+ * pixel (two 3-channel full-resolution upsamples of A and b, then Mul, Add, Clip and the 3-channel
+ * composite) was about two thirds of the full-resolution tail. Here the frame's bytes are
+ * selected (Where on the interleaved uint8 bytes: source or `bg`), the edge pixels are listed
+ * (NonZero), and at those K pixels only the bilinear upsample of A and b is evaluated by hand —
+ * the same half-pixel coordinates, neighbours and weight products as onnxruntime's Resize (its
+ * UpsampleBilinear: `dx2·dy2·X11 + dx1·dy2·X21 + dx2·dy1·X12 + dx1·dy1·X22`) — followed by the
+ * same composite arithmetic as `composite` and written into the bytes by ScatterND. The bytes
+ * equal the full composite's up to float rounding (composite-graph.test.ts).
+ */
+function edgeOnlyComposite(t: TailContext, src: string): void {
+  const b = t.b
+  const k = (v: number): string => b.constant('float32', [], [v])
+  const [aRgb, aA] = b.node(
+    'Split',
+    [t.ref(REF_A), b.i64([3, 1])],
+    { axis: 1 },
+    { name: 'gf/A', outputs: 2 },
+  )
+  const [bRgb, bA] = b.node(
+    'Split',
+    [t.ref(REF_B), b.i64([3, 1])],
+    { axis: 1 },
+    { name: 'gf/b', outputs: 2 },
+  )
+  const hw = b.op('Slice', [b.op('Shape', [src]), b.i64([2]), b.i64([4])], {}, 'gf/hw')
+  // Alpha at full resolution, exactly as guidedFilterTail (unclipped: the snap below clamps it).
+  const mean = b.op('ReduceMean', [src], { axes: [1], keepdims: 1 }, 'gf/mean')
+  const phaRaw = b.op(
+    'Add',
+    [b.op('Mul', [upsample(b, aA!, 1, hw), mean]), upsample(b, bA!, 1, hw)],
+    {},
+    'gf/pha_raw',
+  )
+  const pha = b.op('Reshape', [phaRaw, b.i64([-1])], {}, 'edge/pha_flat')
+  // Snapped alpha: 1 where pha ≥ 1 − ALPHA_SNAP, 0 where pha ≤ ALPHA_SNAP, pha between (the edge).
+  const isOne = b.op('GreaterOrEqual', [pha, k(1 - ALPHA_SNAP)], {}, 'edge/is_one')
+  const edge = b.op(
+    'And',
+    [b.op('Greater', [pha, k(ALPHA_SNAP)]), b.op('Not', [isOne])],
+    {},
+    'edge/mask',
+  )
+  // Every pixel's bytes as if alpha were 0 or 1: the source where opaque, else the background.
+  b.addInput({ name: BG_INPUT, dtype: 'float32', dims: [3] })
+  const bg01 = b.op('Mul', [BG_INPUT, k(1 / 255)], {}, 'bg/01')
+  const bgBytes = b.op('QuantizeLinear', [bg01, byteScale(b), zeroPoint(b)], {}, 'bg/u8')
+  // Planar, so that onnxruntime's broadcasting Where runs over whole planes (on the interleaved
+  // bytes, [H·W, 1] against [H·W, 3], it went element by element: 38 ms of a 215 ms frame).
+  const planarBase = b.op(
+    'Where',
+    [
+      b.op('Reshape', [isOne, b.op('Shape', [mean])]),
+      PLANAR_BYTES,
+      b.op('Reshape', [bgBytes, b.i64([1, 3, 1, 1])]),
+    ],
+    {},
+    'edge/base_planar',
+  )
+  const base = b.op(
+    'Reshape',
+    [b.op('Transpose', [planarBase], { perm: [0, 2, 3, 1] }), b.i64([-1, 3])],
+    {},
+    'edge/base',
+  )
+  const pixels = b.op('Reshape', [RGB24_INPUT, b.i64([-1, 3])], {}, 'edge/pixels')
+  // The edge pixels: flat indices [K], their row and column.
+  const idx = b.op(
+    'Squeeze',
+    [b.op('NonZero', [edge], {}, 'edge/nonzero'), b.i64([0])],
+    {},
+    'edge/idx',
+  )
+  const [outH, outW] = b.node('Split', [hw, b.i64([1, 1])], { axis: 0 }, { outputs: 2 })
+  const lowHw = b.op('Slice', [b.op('Shape', [aRgb!]), b.i64([2]), b.i64([4])])
+  const [inH, inW] = b.node('Split', [lowHw, b.i64([1, 1])], { axis: 0 }, { outputs: 2 })
+  const row = b.op('Div', [idx, outW!], {}, 'edge/row')
+  const col = b.op('Sub', [idx, b.op('Mul', [row, outW!])], {}, 'edge/col')
+  const ys = bilinearAxis(b, outH!, inH!, row, 'edge/y')
+  const xs = bilinearAxis(b, outW!, inW!, col, 'edge/x')
+  // Flat low-resolution indices of the four neighbours, and their weights [K, 1].
+  const r1 = b.op('Mul', [ys.i1, inW!])
+  const r2 = b.op('Mul', [ys.i2, inW!])
+  const at = (r: string, c: string): string => b.op('Add', [r, c])
+  const corners = [at(r1, xs.i1), at(r1, xs.i2), at(r2, xs.i1), at(r2, xs.i2)]
+  const col1 = (v: string): string => b.op('Unsqueeze', [v, b.i64([1])])
+  const weights = [
+    col1(b.op('Mul', [xs.d2, ys.d2])),
+    col1(b.op('Mul', [xs.d1, ys.d2])),
+    col1(b.op('Mul', [xs.d2, ys.d1])),
+    col1(b.op('Mul', [xs.d1, ys.d1])),
+  ]
+  // A low-resolution [1,3,h,w] tensor as rows of pixels [h·w, 3], evaluated at the edge pixels.
+  const atEdges = (low: string, what: string): string => {
+    const rows = b.op(
+      'Reshape',
+      [b.op('Transpose', [low], { perm: [0, 2, 3, 1] }), b.i64([-1, 3])],
+      {},
+      `${what}/rows`,
+    )
+    const term = (i: number): string =>
+      b.op('Mul', [weights[i]!, b.op('Gather', [rows, corners[i]!], { axis: 0 })])
+    return b.op(
+      'Add',
+      [b.op('Add', [b.op('Add', [term(0), term(1)]), term(2)]), term(3)],
+      {},
+      `${what}/up`,
+    )
+  }
+  const a1 = b.op('Add', [aRgb!, k(1)], {}, 'gf/A_rgb_plus_1')
+  const srcK = b.op(
+    'Mul',
+    [
+      b.op('Cast', [b.op('Gather', [pixels, idx], { axis: 0 }, 'edge/src_u8')], { to: 1 }),
+      byteScale(b),
+    ],
+    {},
+    'edge/src',
+  )
+  const fgr = b.op(
+    'Clip',
+    [
+      b.op('Add', [b.op('Mul', [atEdges(a1, 'edge/A'), srcK]), atEdges(bRgb!, 'edge/b')]),
+      k(0),
+      k(1),
+    ],
+    {},
+    'edge/fgr',
+  )
+  // composite()'s arithmetic at the edge pixels (a strictly between 0 and 1, so no snap).
+  const a = col1(b.op('Gather', [pha, idx], { axis: 0 }, 'edge/alpha'))
+  const tEdge = b.op(
+    'Relu',
+    [b.op('Mul', [b.op('Sub', [a, k(EDGE_LOW)]), k(1 / (1 - EDGE_LOW))])],
+    {},
+    'edge/t',
+  )
+  const u = b.op('Mul', [a, tEdge], {}, 'edge/w_src')
+  const w = b.op('Sub', [a, u], {}, 'edge/w_fgr')
+  const kbg = b.op('Mul', [b.op('Sub', [k(1), a]), bg01], {}, 'edge/bg_part')
+  const out = b.op(
+    'Add',
+    [b.op('Add', [b.op('Mul', [w, fgr]), b.op('Mul', [u, srcK])]), kbg],
+    {},
+    'edge/rgb',
+  )
+  const bytes = b.op('QuantizeLinear', [out, byteScale(b), zeroPoint(b)], {}, 'edge/u8')
+  const scattered = b.op(
+    'ScatterND',
+    [base, b.op('Unsqueeze', [idx, b.i64([1])]), bytes],
+    {},
+    'edge/scatter',
+  )
+  b.node(
+    'Reshape',
+    [scattered, b.op('Shape', [RGB24_INPUT])],
+    {},
+    { outputs: [reserved(b, 'rgb')] },
+  )
+  b.addOutput({ name: 'rgb', dtype: 'uint8', dims: [1, 'height', 'width', 3] })
+}
+
+/**
+ * onnxruntime's bilinear Resize parameters (half_pixel, scale = out/in as float) along one axis,
+ * for the output positions `pos` (int64 [K]): the two source indices and their distances.
+ */
+function bilinearAxis(
+  b: OnnxGraphBuilder,
+  outSize: string,
+  inSize: string,
+  pos: string,
+  what: string,
+): { i1: string; i2: string; d1: string; d2: string } {
+  const f = (v: string): string => b.op('Cast', [v], { to: 1 })
+  const k = (v: number): string => b.constant('float32', [], [v])
+  const one = b.constant('int64', [], [1])
+  const scale = b.op('Div', [f(outSize), f(inSize)], {}, `${what}/scale`)
+  const last = b.op('Sub', [inSize, one])
+  const coord = b.op(
+    'Sub',
+    [b.op('Div', [b.op('Add', [f(pos), k(0.5)]), scale]), k(0.5)],
+    {},
+    `${what}/coord`,
+  )
+  const clamped = b.op('Min', [b.op('Max', [coord, k(0)]), f(last)], {}, `${what}/clamped`)
+  const i1 = b.op('Min', [b.op('Cast', [clamped], { to: 7 }), last], {}, `${what}/i1`)
+  const i2 = b.op('Min', [b.op('Add', [i1, one]), last], {}, `${what}/i2`)
+  const same = b.op('Equal', [i1, i2])
+  const dist = (i: string): string =>
+    b.op('Where', [same, k(0.5), b.op('Abs', [b.op('Sub', [clamped, f(i)])])])
+  return { i1, i2, d1: dist(i1), d2: dist(i2) }
 }

@@ -32,6 +32,8 @@ interface Case {
   height: number
   /** undefined: the ratio-1 graphs */
   ratio?: number
+  /** frames appended after the clip's: uniform colours, so alpha has no edge pixels */
+  uniform?: number[]
   float: string
   rgb: string
   rgba: string
@@ -43,6 +45,9 @@ const CASES: Record<string, Case> = {
     width: 1280,
     height: 720,
     ratio: 0.3,
+    // rvm-rgb computes the foreground only at the edge pixels (rvm-tail.ts edgeOnlyComposite):
+    // frames without any must come out as the full composite's too.
+    uniform: [0, 128, 255],
     float: 'rvm',
     rgb: 'rvm-rgb',
     rgba: 'rvm-rgba',
@@ -90,9 +95,12 @@ function decode(c: Case): Uint8Array[] {
     { maxBuffer: frameBytes * (FRAMES + 1) },
   )
   expect(raw.length).toBe(frameBytes * FRAMES)
-  return Array.from({ length: FRAMES }, (_, i) =>
-    Uint8Array.from(raw.subarray(i * frameBytes, (i + 1) * frameBytes)),
-  )
+  return [
+    ...Array.from({ length: FRAMES }, (_, i) =>
+      Uint8Array.from(raw.subarray(i * frameBytes, (i + 1) * frameBytes)),
+    ),
+    ...(c.uniform ?? []).map((v) => new Uint8Array(frameBytes).fill(v)),
+  ]
 }
 
 /** One graph run frame after frame with its own recurrent state. */
@@ -175,7 +183,7 @@ afterAll(async () => {
 describe.each(Object.keys(CASES))('byte graphs vs the JavaScript composite: %s', (name) => {
   const c = CASES[name]!
   it(
-    `rgb and rgba within ±1 of post.ts over ${FRAMES} frames, state carried`,
+    `rgb and rgba within ±1 of post.ts over ${FRAMES} frames${c.uniform ? ` and ${c.uniform.length} uniform ones` : ''}, state carried`,
     async () => {
       if (BG.kind !== 'color') throw new Error('unreachable')
       const frames = decode(c)
