@@ -7,7 +7,8 @@
  * [1,1,1,1] on the first frame, then the previous `r1o..r4o`), and `downsample_ratio` [1] on the
  * refined graphs, and hand out either the frame composited onto the colour `bg` [3] (0..255),
  * `rgb` [1,H,W,3], or straight RGBA, `rgba` [1,H,W,4] — composited as rvm/post.ts does, so no
- * per-pixel JavaScript runs per frame.
+ * per-pixel JavaScript runs per frame. The refined `-rgb` graphs compute the network's foreground
+ * only at the edge pixels, the only ones whose colour uses it (same bytes, models/README.md).
  *
  * Four graphs from the same weights: `rvm-rgb` / `rvm-rgba` (downsample + guided-filter refiner,
  * for ratios below 1) and `rvm-ratio1-rgb` / `rvm-ratio1-rgba` (the original's ratio-1 branch, no
