@@ -107,6 +107,8 @@ const P15 = {
   hemRight: [0.6, 0.285, 0.64, 0.315],
   /** His left shin (image right), bare below the shorts. */
   shinOther: [0.55, 0.7, 0.59, 0.76],
+  /** A detail on his shorts’ waistband right of his right hand (image left), below his tee’s hem. */
+  waistbandLeft: [0.39, 0.43, 0.41, 0.455],
 } as const satisfies Record<string, Box>
 
 /**
@@ -1443,6 +1445,21 @@ describe('the old bottom above a low-rise new bottom (composite.ts takeOffZone)'
       )
       expect(all).toBeGreaterThan(1000)
       expect(white / all).toBeLessThan(0.1)
+    },
+    CASE_TIMEOUT_MS,
+  )
+})
+
+describe('the old bottom in front of a new top, with what it encloses (tuck.ts)', () => {
+  it(
+    'person_15 × a navy tee: a detail on his shorts below the old hem stays in front, no block of the new tee in it (tuck.ts fillEnclosed)',
+    async () => {
+      const { r } = await dress('person_15', 'garment_upper_02', 'upper')
+      const g = meanIn(r.details.composite.garment, P15.waistbandLeft)
+      console.log('person_15 × upper_02 new tee over the waistband detail:', g)
+      // Before, a hole in the old bottom's front (the detail is not of the shorts' colours, larger
+      // than the front's closing): 0.22 of the box was the new navy tee, a dark block.
+      expect(g).toBeLessThan(0.05)
     },
     CASE_TIMEOUT_MS,
   )

@@ -27,12 +27,13 @@
  * run that begins right below such rows (hands resting on the waistband, person_03) starts at
  * their top, since the hem lies somewhere under the hands. Below it, every bottom pixel
  * (and what the finder calls bottom) in the person mask stays in front, closed over small gaps, as
- * far as a top reaches (BOTTOM_BOX).
+ * far as a top reaches (BOTTOM_BOX), with what it encloses (fillEnclosed: a button, a belt loop,
+ * a shadowed fold, a hand resting on it; the new top showed through such holes as dark blocks).
  */
 import { FAR, kmeans, labOf, nearestD2, type Clothing, type Vec3 } from './clothing.ts'
 import type { PersonAnalysis } from './person.ts'
 import { LM } from './pose.ts'
-import { boxBlur, dilate, erode, mid, plane, type Plane, type Rgb } from './raster.ts'
+import { boxBlur, components, dilate, erode, mid, plane, type Plane, type Rgb } from './raster.ts'
 
 /** The old top's colours: sampled this far down (× the shoulders-to-hip-joints length) … */
 export const CHEST = [0.15, 0.45] as const
@@ -153,10 +154,26 @@ export function oldBottomInFront(img: Rgb, a: PersonAnalysis, c: Clothing): OldB
     }
   }
   const r = Math.max(1, 0.02 * sw)
-  const closed = boxBlur(erode(dilate(raw, r), r), 1)
+  const solid = erode(dilate(raw, r), r)
+  // What the bottom encloses is on it (a button, a belt loop, a label, a fold in shadow, a hand
+  // resting on it): in front too. Left as holes, the new top showed through them as dark blocks.
+  fillEnclosed(solid)
+  const closed = boxBlur(solid, 1)
   const front = plane(w, h)
   for (let y = hemY; y < yEnd; y++) {
     front.data.set(closed.data.subarray((y - hemY) * bw, (y - hemY + 1) * bw), y * w + x0)
   }
   return { hemY, front }
+}
+
+/** Sets the holes of a binary plane (what is 0 and does not reach the plane's border) to 1, in place. */
+export function fillEnclosed(m: Plane): void {
+  const { width: w, height: h } = m
+  const inv = plane(w, h)
+  for (let i = 0; i < w * h; i++) inv.data[i] = m.data[i]! > 0.5 ? 0 : 1
+  const { labels } = components(inv)
+  const open = new Set<number>()
+  for (let x = 0; x < w; x++) open.add(labels[x]!).add(labels[(h - 1) * w + x]!)
+  for (let y = 0; y < h; y++) open.add(labels[y * w]!).add(labels[y * w + w - 1]!)
+  for (let i = 0; i < w * h; i++) if (labels[i]! > 0 && !open.has(labels[i]!)) m.data[i] = 1
 }
