@@ -68,6 +68,11 @@ const P12 = {
   poloBelly: [0.35, 0.61, 0.7, 0.67],
 } as const satisfies Record<string, Box>
 
+const P02 = {
+  /** Her blue track trousers' gathered waistband at her right hip (image left), below a new tee's hem. */
+  hipLeft: [0.26, 0.67, 0.32, 0.73],
+} as const satisfies Record<string, Box>
+
 const P06 = {
   /** Her raised left upper arm (image right) beside her head, against sunlit trees. */
   raisedUpperArm: [0.43, 0.18, 0.46, 0.2],
@@ -1445,6 +1450,25 @@ describe('the old bottom above a low-rise new bottom (composite.ts takeOffZone)'
       )
       expect(all).toBeGreaterThan(1000)
       expect(white / all).toBeLessThan(0.1)
+    },
+    CASE_TIMEOUT_MS,
+  )
+})
+
+describe('below the waist the old bottom stays (composite.ts takeOffZone)', () => {
+  it(
+    'person_02 × a grey tank: her blue waistband at the hip beside the new hem stays, not painted over with skin (composite.ts takeOffZone)',
+    async () => {
+      const { person, r } = await dress('person_02', 'garment_upper_07', 'upper')
+      const out = { width: person.width, height: person.height, rgb: r.rgb }
+      const trousers = (c: { b: number }) => c.b < -20
+      const before = share(person, P02.hipLeft, trousers)
+      const after = share(out, P02.hipLeft, trousers)
+      console.log('person_02 × upper_07 waistband at the hip [photo, result]:', before, after)
+      expect(before).toBeGreaterThan(0.8)
+      // Before, the sleeve capsule around her forearm took off what the finder gave the top there
+      // (her waistband's shaded folds, near the navy tee's colours), painted as skin: a tan block.
+      expect(after).toBeGreaterThan(0.8)
     },
     CASE_TIMEOUT_MS,
   )

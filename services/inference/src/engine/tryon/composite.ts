@@ -587,6 +587,32 @@ function bridgeLegs(body: Plane, a: PersonAnalysis, ox: number, oy: number): voi
   }
 }
 
+/** Work cells (each way) around a cell whose photo colour is averaged to tell a bottom below the waist. */
+export const WAIST_CELLS = 1
+
+/** The photo's mean colour (features as `labOf`) over the work cells within `r` of cell (u, v); k: work px per photo px. */
+function meanLabAround(img: Rgb, u: number, v: number, k: number, r: number): Vec3 {
+  const W = img.width
+  const H = img.height
+  const x0 = Math.max(0, Math.floor((u - r) / k))
+  const x1 = Math.min(W - 1, Math.ceil((u + r + 1) / k) - 1)
+  const y0 = Math.max(0, Math.floor((v - r) / k))
+  const y1 = Math.min(H - 1, Math.ceil((v + r + 1) / k) - 1)
+  const s = [0, 0, 0]
+  let cnt = 0
+  for (let y = y0; y <= y1; y++) {
+    for (let x = x0; x <= x1; x++) {
+      const o3 = (y * W + x) * 3
+      s[0]! += img.data[o3]!
+      s[1]! += img.data[o3 + 1]!
+      s[2]! += img.data[o3 + 2]!
+      cnt++
+    }
+  }
+  const q = (c: number) => clamp(Math.round(s[c]! / Math.max(1, cnt)), 0, 255)
+  return labOf(q(0), q(1), q(2))
+}
+
 /** Luma (0..1) of the box (x0, y0, cw, ch) at half resolution, 2×2 box-averaged. */
 /**
  * The shading's local and broad lightness under a dress or skirt (the half-resolution luma `half`
@@ -669,7 +695,10 @@ function halfLuma(img: Rgb, x0: number, y0: number, cw: number, ch: number): Pla
  *   with its shoulder corners moved TAKE_OFF_TORSO of the shoulder width inwards — above the old
  *   top's hem and the hip joints): an old long sleeve under a new short sleeve or a sleeveless top
  *   shows the arm. The new garment is drawn over it, so only what it leaves uncovered shows. A new
- *   garment without sleeves takes the old sleeves off whatever their colour (below).
+ *   garment without sleeves takes the old sleeves off whatever their colour (below). Below the
+ *   waist not what has the old bottom's colours rather than the chest's (averaged over WAIST_CELLS
+ *   work cells): a forearm hangs beside the hips, and a waistband the finder gave the top is not
+ *   a sleeve.
  * - the whole old top, when it is another garment than the new one (oldTopLook: on the chest, less
  *   than TAKE_OFF_OTHER_SAME of it is near the new garment's colours, or of the new garment near
  *   its colours): also the torso's core (a new top narrower than the old one), below the new hem
@@ -867,13 +896,30 @@ function takeOffZone(
     // A new garment without sleeves has none an old sleeve could be read as: on the arms the old
     // top comes off whatever its colour (a grey tank over a grey tee leaves bare arms).
     const sleeveless = !parts.some((p) => p.part.layer === 'sleeve')
+    look = oldTopLook(c, k, [sl, sr, hr, hl], allProtos, photoAt, mask, samples)
+    // Below the waist (60 % of the way from the shoulders to the hips) what the finder gave the top
+    // but has the old bottom's colours rather than the chest's is the old bottom (a gathered
+    // waistband, its folds in shadow, near a dark top's colours): the capsule around a forearm
+    // hanging beside the hips does not take it off (it painted person_02's blue waistband at the hip
+    // as a tan block under every new top). The colour is the mean over WAIST_CELLS work cells
+    // around: one photo pixel a cell flipped from one side to the other within the folds, and the
+    // cells that stayed in the zone were painted as a speckled patch.
+    const waistV = lerp(mid(sl, sr), mid(hl, hr), 0.6).y
+    const chest = look?.chest ?? c.upperProtos
+    const bottomBelowWaist = (j: number): boolean => {
+      if (Math.floor(j / w) <= waistV || c.lowerProtos.length === 0 || chest.length === 0) {
+        return false
+      }
+      const col = meanLabAround(img, j % w, Math.floor(j / w), k, WAIST_CELLS)
+      return nearestD2(col, c.lowerProtos) < nearestD2(col, chest)
+    }
     for (let j = 0; j < n; j++) {
-      if (core.data[j]! < 0.5 && Math.floor(j / w) <= hemV) {
+      if (core.data[j]! < 0.5 && Math.floor(j / w) <= hemV && arm.data[j]! > 0) {
+        if (c.upperWork.data[j]! > 0.5 && bottomBelowWaist(j)) continue
         zone.data[j] = Math.max(zone.data[j]!, arm.data[j]!)
         if (sleeveless && arm.data[j]! > 0.5) whole.data[j] = 1
       }
     }
-    look = oldTopLook(c, k, [sl, sr, hr, hl], allProtos, photoAt, mask, samples)
     if (look !== null && look.same < TAKE_OFF_OTHER_SAME) {
       // Another garment than the new one (its chest mostly unlike the new garment's colours):
       // all of it comes off, the torso's core, below the new hem and the stripes of the new
@@ -887,8 +933,6 @@ function takeOffZone(
         c.topHemY === null ? h : c.topHemY * k,
         hipV + TAKE_OFF_BELOW_HIPS * torsoLen,
       )
-      // The waistband is below 60 % of the way from the shoulders to the hips.
-      const waistV = lerp(mid(sl, sr), mid(hl, hr), 0.6).y
       // With the old cloth's soft edge (undress.ts WORN_GROW).
       const onTop = dilate(c.upperWork, Math.max(1, 0.02 * sw)).data
       for (let j = 0; j < n; j++) {
