@@ -66,6 +66,8 @@ const P01 = {
 const P12 = {
   /** His navy-and-white striped polo over the belly, below where a new tee ends, above its hem band. */
   poloBelly: [0.35, 0.61, 0.7, 0.67],
+  /** The polo's navy and white stripes across his chest and belly (under every new top). */
+  stripes: [0.36, 0.3, 0.64, 0.6],
 } as const satisfies Record<string, Box>
 
 const P02 = {
@@ -1450,6 +1452,90 @@ describe('the old bottom above a low-rise new bottom (composite.ts takeOffZone)'
       )
       expect(all).toBeGreaterThan(1000)
       expect(white / all).toBeLessThan(0.1)
+    },
+    CASE_TIMEOUT_MS,
+  )
+})
+
+/**
+ * How much of the old top's print the shading carries into the new garment: over the rows of a box
+ * (the pixels the new garment covers), the regression of the result's band-pass row luma (a row's
+ * mean less the mean of the rows within 2 % of the photo's height) on the photo's, times the
+ * photo's spread: the luma levels (0..255) of the old stripes drawn into the new garment.
+ */
+function carriedStripes(
+  person: { width: number; height: number; rgb: Uint8Array },
+  rgb: Uint8Array,
+  garment: Plane,
+  box: Box,
+): number {
+  const W = person.width
+  const L = (d: Uint8Array, i: number) =>
+    0.299 * d[i * 3]! + 0.587 * d[i * 3 + 1]! + 0.114 * d[i * 3 + 2]!
+  const x0 = Math.round(box[0] * W)
+  const x1 = Math.round(box[2] * W)
+  const rows: [number, number][] = []
+  for (let y = Math.round(box[1] * person.height); y < Math.round(box[3] * person.height); y++) {
+    let p = 0
+    let q = 0
+    let n = 0
+    for (let x = x0; x < x1; x++) {
+      const i = y * W + x
+      if (garment.data[i]! < 0.9) continue
+      p += L(person.rgb, i)
+      q += L(rgb, i)
+      n++
+    }
+    rows.push(n > 20 ? [p / n, q / n] : [NaN, NaN])
+  }
+  const R = Math.max(3, Math.round(0.02 * person.height))
+  const bp = (k: 0 | 1) =>
+    rows.map((v, r) => {
+      let s = 0
+      let n = 0
+      for (let j = Math.max(0, r - R); j <= Math.min(rows.length - 1, r + R); j++) {
+        if (!Number.isNaN(rows[j]![k])) ((s += rows[j]![k]), n++)
+      }
+      return v[k] - s / n
+    })
+  const a = bp(0)
+  const b = bp(1)
+  let saa = 0
+  let sab = 0
+  let n = 0
+  for (let r = 0; r < a.length; r++) {
+    if (Number.isNaN(a[r]!) || Number.isNaN(b[r]!)) continue
+    saa += a[r]! ** 2
+    sab += a[r]! * b[r]!
+    n++
+  }
+  expect(n).toBeGreaterThan(100)
+  return (sab / saa) * Math.sqrt(saa / n)
+}
+
+/**
+ * The old top's stripes carried into a new top by the shading, at most (luma levels, see
+ * carriedStripes). Before (the shading a ratio of the photo's blurred luma, its print included;
+ * the box blur's negative lobe drew them inverted) person_12's polo put −0.74 into a navy tee with
+ * orange letters and −3.67 into a grey tank; with the light over each main colour's own luma
+ * (composite.ts shadeField, undress.ts fabricAlbedo) −0.02 and 0.24.
+ */
+const STRIPES_CARRIED = 0.5
+
+describe('the shading carries the old clothes’ light, not their print (composite.ts shadeField)', () => {
+  it(
+    'person_12 × a navy tee and a grey tank: his polo’s navy and white stripes do not show through the new top (composite.ts shadeField)',
+    async () => {
+      const found: number[] = []
+      for (const g of ['garment_upper_01', 'garment_upper_07']) {
+        const { person, r } = await dress('person_12', g, 'upper')
+        found.push(carriedStripes(person, r.rgb, r.details.composite.garment, P12.stripes))
+      }
+      console.log(
+        'person_12 stripes carried [upper_01, upper_07]:',
+        found.map((v) => v.toFixed(2)),
+      )
+      for (const v of found) expect(Math.abs(v)).toBeLessThan(STRIPES_CARRIED)
     },
     CASE_TIMEOUT_MS,
   )

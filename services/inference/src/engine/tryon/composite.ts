@@ -19,9 +19,11 @@
  * Shading: the photo's own light is carried onto the garment as a ratio of the photo's local
  * brightness (blur of 2.5 % of the shoulder width, which keeps folds and drops fine print) to its
  * broad brightness (a quarter of the shoulder width), clamped to [0.75, 1.15] and applied at SHADING_STRENGTH: folds and shadows of the clothes the person wears
- * darken the new garment where they darkened the old one. Under a dress or skirt both are taken
- * over the silhouette only, each pixel's luma relative to its old garment's mean (shadeField), so
- * the old clothes' outlines (dark trouser legs against the backdrop or a light top) do not show
+ * darken the new garment where they darkened the old one. With the old clothes found (clothing.ts)
+ * both are taken over the silhouette only, each pixel's luma relative to its own main colour's on
+ * the old top or bottom (undress.ts fabricAlbedo; a pixel beside another colour carries no light),
+ * elsewhere to the rest's mean (shadeField), so neither the old clothes' outlines (dark trouser legs
+ * against the backdrop or a light top) nor their print (a striped polo's stripes, big letters) show
  * through the new garment.
  *
  * With `takeOff` (on by default, TAKE_OFF_DEFAULT; where takeOffZone allows) the old garment is taken off first (clothing.ts finds it, undress.ts repaints it with skin shaded
@@ -84,7 +86,7 @@ import {
   type Rgb,
 } from './raster.ts'
 import { oldBottomInFront, type OldBottom } from './tuck.ts'
-import { takeOff, type Undressed } from './undress.ts'
+import { fabricAlbedo, takeOff, type Undressed } from './undress.ts'
 import type { WarpedPart } from './warp.ts'
 
 export const SHADING_STRENGTH = 0.35
@@ -221,10 +223,10 @@ export function compositeGarment(
     }
 
     // Shading ratio from the photo's luma, computed at half resolution (it is smooth by design).
-    const half = halfLuma(person, bx0, by0, cw, ch)
-    // A dress or skirt over old clothes: the light taken from the old clothes' own lightness only
-    // (shadeField), so the old garments' outlines do not show through the new one.
-    const field = skirted && clothing ? shadeField(half, a, clothing, bx0, by0) : null
+    const { luma: half, rgb: halfRgb } = halfLuma(person, bx0, by0, cw, ch)
+    // Over old clothes: the light taken from each old colour's own lightness only (shadeField), so
+    // the old garments' outlines and print do not show through the new one.
+    const field = clothing ? shadeField(half, halfRgb, a, clothing, bx0, by0) : null
     const fine = field ? field.fine : boxBlur(half, Math.max(1, 0.025 * sw * 0.5))
     const broad = field ? field.broad : boxBlur(half, Math.max(2, 0.25 * sw * 0.5))
     const shadeHalf = new Float32Array(half.data.length)
@@ -587,6 +589,97 @@ function bridgeLegs(body: Plane, a: PersonAnalysis, ox: number, oy: number): voi
   }
 }
 
+/**
+ * The shading's local and broad lightness (the half-resolution luma `half` of the crop at x0, y0,
+ * ×2 px, and its colour `halfRgb`): each pixel's luma over the luma of what it is, averaged over
+ * the silhouette only (blur of luma × weight over blur of weight; 1 where no silhouette is near).
+ * On the old top and the old bottom that is the luma of the pixel's own main colour (undress.ts
+ * fabricAlbedo, each garment's apart), and pixels of none of them or beside another of them (the
+ * mixed pixels at a stripe's or a print's outline) carry no light; on the rest of the silhouette
+ * (skin, hair) it is that rest's mean luma. The folds and the light of the old clothes carry over,
+ * but not their outlines nor their print: dark jeans against a white backdrop made a new dress
+ * darker over the old trouser legs, and a striped polo's navy and white stripes, over twice the
+ * fine blur's width apart, showed through every new top as stripes of their own.
+ */
+function shadeField(
+  half: Plane,
+  halfRgb: Float32Array,
+  a: PersonAnalysis,
+  c: Clothing,
+  x0: number,
+  y0: number,
+): { fine: Plane; broad: Plane } {
+  const { width: w, height: h } = half
+  const W = a.width
+  const n = w * h
+  const cls = new Uint8Array(n)
+  const m = plane(w, h)
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const i = Math.min(a.height - 1, y0 + 2 * y) * W + Math.min(W - 1, x0 + 2 * x)
+      if (a.mask.data[i]! <= 0.5) continue
+      const j = y * w + x
+      cls[j] = c.upper.data[i]! > 0.5 ? 0 : c.lower.data[i]! > 0.5 ? 1 : 2
+      m.data[j] = 1
+    }
+  }
+  // Each pixel's albedo: its main colour's luma (old top, old bottom), or the rest's mean; NaN: none.
+  const albedo = new Float32Array(n).fill(NaN)
+  const label = new Int16Array(n).fill(-1)
+  for (const k of [0, 1]) {
+    const worn = new Float32Array(n)
+    for (let j = 0; j < n; j++) if (m.data[j]! > 0 && cls[j] === k) worn[j] = 1
+    const f = fabricAlbedo(halfRgb, worn)
+    for (let j = 0; j < n; j++) {
+      if (worn[j]! <= 0) continue
+      const l = f.label(halfRgb[j * 3]!, halfRgb[j * 3 + 1]!, halfRgb[j * 3 + 2]!)
+      if (l < 0) continue
+      label[j] = 8 * k + l
+      albedo[j] = f.luma[l]!
+    }
+  }
+  let sum = 0
+  let cnt = 0
+  for (let j = 0; j < n; j++) if (m.data[j]! > 0 && cls[j] === 2) ((sum += half.data[j]!), cnt++)
+  const rest = cnt > 0 ? sum / cnt : NaN
+  const rel = plane(w, h)
+  const wt = plane(w, h)
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const j = y * w + x
+      if (m.data[j]! <= 0) continue
+      let alb = cls[j] === 2 ? rest : albedo[j]!
+      if (cls[j] !== 2 && label[j]! >= 0) {
+        // Beside another main colour or another class the pixel may be mixed: no light from it.
+        for (let dy = -1; dy <= 1 && !Number.isNaN(alb); dy++) {
+          for (let dx = -1; dx <= 1; dx++) {
+            const yy = y + dy
+            const xx = x + dx
+            if (yy < 0 || yy >= h || xx < 0 || xx >= w) continue
+            const q = yy * w + xx
+            if (m.data[q]! > 0 && (cls[q] !== cls[j] || label[q] !== label[j])) {
+              alb = NaN
+              break
+            }
+          }
+        }
+      }
+      if (Number.isNaN(alb)) continue
+      rel.data[j] = half.data[j]! / Math.max(0.02, alb)
+      wt.data[j] = 1
+    }
+  }
+  const over = (r: number): Plane => {
+    const l = boxBlur(rel, r).data
+    const q = boxBlur(wt, r).data
+    const out = plane(w, h, 1)
+    for (let j = 0; j < n; j++) if (q[j]! > 0.05) out.data[j] = l[j]! / q[j]!
+    return out
+  }
+  const sw = a.shoulderWidth
+  return { fine: over(Math.max(1, 0.025 * sw * 0.5)), broad: over(Math.max(2, 0.25 * sw * 0.5)) }
+}
+
 /** Work cells (each way) around a cell whose photo colour is averaged to tell a bottom below the waist. */
 export const WAIST_CELLS = 1
 
@@ -613,62 +706,18 @@ function meanLabAround(img: Rgb, u: number, v: number, k: number, r: number): Ve
   return labOf(q(0), q(1), q(2))
 }
 
-/** Luma (0..1) of the box (x0, y0, cw, ch) at half resolution, 2×2 box-averaged. */
-/**
- * The shading's local and broad lightness under a dress or skirt (the half-resolution luma `half`
- * of the crop at x0, y0, ×2 px): each pixel's luma over the mean luma of what it is — the old top,
- * the old bottom, or the rest of the silhouette — averaged over the silhouette only (blur of
- * luma × mask over blur of mask; 1 where no silhouette is near). The folds and the light of the old
- * clothes carry over as before, but not their outlines: dark jeans against a white backdrop or a light
- * sweatshirt made the new dress darker over the old trouser legs, lighter between them and below
- * the old top's hem, so the old clothes showed through it as if it were translucent.
- */
-function shadeField(
-  half: Plane,
-  a: PersonAnalysis,
-  c: Clothing,
+/** Luma (0..1) and RGB (0..255) of the box (x0, y0, cw, ch) at half resolution, 2×2 box-averaged. */
+function halfLuma(
+  img: Rgb,
   x0: number,
   y0: number,
-): { fine: Plane; broad: Plane } {
-  const { width: w, height: h } = half
-  const W = a.width
-  const n = w * h
-  const cls = new Uint8Array(n)
-  const m = plane(w, h)
-  const sum = [0, 0, 0]
-  const cnt = [0, 0, 0]
-  for (let y = 0; y < h; y++) {
-    for (let x = 0; x < w; x++) {
-      const i = Math.min(a.height - 1, y0 + 2 * y) * W + Math.min(W - 1, x0 + 2 * x)
-      if (a.mask.data[i]! <= 0.5) continue
-      const j = y * w + x
-      const k = c.upper.data[i]! > 0.5 ? 0 : c.lower.data[i]! > 0.5 ? 1 : 2
-      cls[j] = k
-      m.data[j] = 1
-      sum[k]! += half.data[j]!
-      cnt[k]!++
-    }
-  }
-  const mean = sum.map((v, k) => (cnt[k]! > 0 ? v / cnt[k]! : 1))
-  const rel = plane(w, h)
-  for (let j = 0; j < n; j++) {
-    if (m.data[j]! > 0) rel.data[j] = half.data[j]! / Math.max(0.02, mean[cls[j]!]!)
-  }
-  const over = (r: number): Plane => {
-    const l = boxBlur(rel, r).data
-    const q = boxBlur(m, r).data
-    const out = plane(w, h, 1)
-    for (let j = 0; j < n; j++) if (q[j]! > 0.05) out.data[j] = l[j]! / q[j]!
-    return out
-  }
-  const sw = a.shoulderWidth
-  return { fine: over(Math.max(1, 0.025 * sw * 0.5)), broad: over(Math.max(2, 0.25 * sw * 0.5)) }
-}
-
-function halfLuma(img: Rgb, x0: number, y0: number, cw: number, ch: number): Plane {
+  cw: number,
+  ch: number,
+): { luma: Plane; rgb: Float32Array } {
   const w = Math.max(1, cw >> 1)
   const h = Math.max(1, ch >> 1)
   const out = new Float32Array(w * h)
+  const rgb = new Float32Array(w * h * 3)
   const W = img.width
   const d = img.data
   const l = (i: number) => 0.299 * d[i]! + 0.587 * d[i + 1]! + 0.114 * d[i + 2]!
@@ -677,10 +726,14 @@ function halfLuma(img: Rgb, x0: number, y0: number, cw: number, ch: number): Pla
       const a = ((y0 + 2 * y) * W + x0 + 2 * x) * 3
       const b = Math.min(y0 + 2 * y + 1, img.height - 1) === y0 + 2 * y ? a : a + W * 3
       const c = Math.min(x0 + 2 * x + 1, W - 1) === x0 + 2 * x ? 0 : 3
-      out[y * w + x] = (l(a) + l(a + c) + l(b) + l(b + c)) / (4 * 255)
+      const j = y * w + x
+      out[j] = (l(a) + l(a + c) + l(b) + l(b + c)) / (4 * 255)
+      for (let k = 0; k < 3; k++) {
+        rgb[j * 3 + k] = (d[a + k]! + d[a + c + k]! + d[b + k]! + d[b + c + k]!) / 4
+      }
     }
   }
-  return { width: w, height: h, data: out }
+  return { luma: { width: w, height: h, data: out }, rgb }
 }
 
 /**
