@@ -185,6 +185,18 @@ const LEG_EDGE_PX = 2
 const BG_PLAIN_SD = 0.5
 const DRESS_HEM_LUMA = 0.95
 
+/**
+ * The upper arm painted where an old sleeve was (acrossHem, just above and below the old hem): its
+ * outer edge stands past the bare arm's below by at most ARM_OUTER_MAX × the bare arm's width, and
+ * its luma spread across it is at least ARM_FLAT_MIN × the bare arm's. Before armShape measured the
+ * bare upper arm and armColourAt painted its own light across it (radii from the forearm × 1.4 at
+ * the shoulder plus a cap, the skin flat with a symmetric cylinder term): person_15's right arm
+ * 0.49 and 0.18 (the old sleeve's slab, flat), person_12's 0.04 and 0.27, dev person_02's 0.10 and
+ * 0.41; with them 0.07 and 0.80, −0.03 and 0.65, 0.05 and 0.81.
+ */
+const ARM_OUTER_MAX = 0.2
+const ARM_FLAT_MIN = 0.55
+
 let engine: TryOnEngineWithDetails
 const cache = new Map<string, RasterImage>()
 
@@ -1388,6 +1400,18 @@ describe('arms under an old sleeve (undress.ts armShape)', () => {
   )
 
   it(
+    'dev person_02 × dev upper_01 (the README’s pair): his painted right upper arm is lit across as his bare arm is, not flat',
+    async () => {
+      const { person, r } = await devPair()
+      const f = acrossHem(person, r, 'right')
+      console.log('dev person_02 × upper_01 right upper arm [hem, outer, flat]:', f)
+      expect(f.outer).toBeLessThan(ARM_OUTER_MAX)
+      expect(f.flat).toBeGreaterThan(ARM_FLAT_MIN)
+    },
+    CASE_TIMEOUT_MS,
+  )
+
+  it(
     'dev person_02 × dev upper_01: his upper arms under the old sleeves are painted skin, not backdrop',
     async () => {
       const { person, r } = await devPair()
@@ -1570,6 +1594,120 @@ describe('the old bottom in front of a new top, with what it encloses (tuck.ts)'
       // Before, a hole in the old bottom's front (the detail is not of the shorts' colours, larger
       // than the front's closing): 0.22 of the box was the new navy tee, a dark block.
       expect(g).toBeLessThan(0.05)
+    },
+    CASE_TIMEOUT_MS,
+  )
+})
+
+/**
+ * Across an arm just above the old sleeve's hem (4–10 % of the way shoulder → elbow above it,
+ * where the painted skin is) and just below it (5–11 %, the bare arm on the photo), along the
+ * normal of the shoulder → elbow landmarks: the run of painted skin (repainted, not background,
+ * not the new garment) and of bare skin (the person, skin, not the old garment) nearest the bone.
+ * `outer`: how far the painted arm's outer edge (away from the body's middle) stands past the
+ * bare arm's, over the bare arm's width; `flat`: the painted arm's luma spread across its middle
+ * 80 % over the bare arm's.
+ */
+function acrossHem(
+  p: RasterImage,
+  r: Awaited<ReturnType<TryOnEngineWithDetails['tryOnDetailed']>>,
+  side: 'right' | 'left',
+) {
+  const a = r.details.person
+  const comp = r.details.composite
+  const c = comp.clothing!
+  const W = p.width
+  const sw = a.shoulderWidth
+  const at = (pl: Plane, x: number, y: number) => {
+    const xi = Math.round(x)
+    const yi = Math.round(y)
+    return xi < 0 || yi < 0 || xi >= W || yi >= p.height ? 0 : pl.data[yi * W + xi]!
+  }
+  const [si, ei] =
+    side === 'right' ? [LM.rightShoulder, LM.rightElbow] : [LM.leftShoulder, LM.leftElbow]
+  const s = a.points[si]!
+  const e = a.points[ei]!
+  const len = Math.hypot(e.x - s.x, e.y - s.y)
+  const n = { x: -(e.y - s.y) / len, y: (e.x - s.x) / len }
+  const out = n.x * (s.x - mid(a.points[LM.leftShoulder]!, a.points[LM.rightShoulder]!).x) > 0
+  const pt = (t: number) => ({ x: s.x + (e.x - s.x) * t, y: s.y + (e.y - s.y) * t })
+  const painted = (x: number, y: number) =>
+    at(comp.removed!, x, y) > 0.5 &&
+    at(comp.background!, x, y) < 0.5 &&
+    at(comp.garment, x, y) < 0.5
+  const bare = (x: number, y: number) =>
+    at(a.mask, x, y) > 0.5 && at(c.upper, x, y) < 0.5 && at(c.skin, x, y) > 0.5
+  const run = (t: number, ok: (x: number, y: number) => boolean) => {
+    const o = pt(t)
+    const on = (d: number) => ok(o.x + n.x * d, o.y + n.y * d)
+    let d0 = NaN
+    for (let d = 0; d < 0.15 * sw && Number.isNaN(d0); d += 0.5) d0 = on(d) ? d : on(-d) ? -d : NaN
+    if (Number.isNaN(d0)) return null
+    let lo = d0
+    let hi = d0
+    while (on(lo - 0.5) && lo > -0.6 * sw) lo -= 0.5
+    while (on(hi + 0.5) && hi < 0.6 * sw) hi += 0.5
+    return { o, lo, hi }
+  }
+  // The hem: going up the bone from the elbow, the first point on the old sleeve.
+  let hem = NaN
+  for (let t = 0.98; t > 0.3 && Number.isNaN(hem); t -= 0.01) {
+    const o = pt(t)
+    if (at(c.upper, o.x, o.y) > 0.5) hem = t
+  }
+  const above = [0.04, 0.06, 0.08, 0.1].map((d) => run(hem - d, painted))
+  const below = [0.05, 0.07, 0.09, 0.11].map((d) => run(hem + d, bare))
+  const med = (v: (number | null)[]) => {
+    const f = v.filter((x): x is number => x !== null).sort((x, y) => x - y)
+    return f.length > 0 ? f[Math.floor(f.length / 2)]! : NaN
+  }
+  type Run = ReturnType<typeof run>
+  const edge = (v: Run[]) => med(v.map((q) => (q ? (out ? q.hi : -q.lo) : null)))
+  const width = (v: Run[]) => med(v.map((q) => (q ? q.hi - q.lo : null)))
+  const spread = (v: Run[], rgb: Uint8Array) =>
+    med(
+      v.map((q) => {
+        if (!q) return null
+        const ls: number[] = []
+        const m = 0.1 * (q.hi - q.lo)
+        for (let d = q.lo + m; d <= q.hi - m; d += 1) {
+          const i = Math.round(q.o.y + n.y * d) * W + Math.round(q.o.x + n.x * d)
+          ls.push(0.299 * rgb[i * 3]! + 0.587 * rgb[i * 3 + 1]! + 0.114 * rgb[i * 3 + 2]!)
+        }
+        if (ls.length < 5) return null
+        const mu = ls.reduce((x, y) => x + y, 0) / ls.length
+        return Math.sqrt(ls.reduce((x, y) => x + (y - mu) ** 2, 0) / ls.length)
+      }),
+    )
+  return {
+    hem,
+    outer: (edge(above) - edge(below)) / width(below),
+    flat: spread(above, r.rgb) / spread(below, p.rgb),
+  }
+}
+
+describe('the upper arm painted under an old sleeve (undress.ts armShape, armColourAt)', () => {
+  it(
+    'person_15 × a grey tank top: his right upper arm is painted as wide as his bare arm, not his old sleeve’s slab',
+    async () => {
+      const { person, r } = await dress('person_15', 'garment_upper_07', 'upper')
+      const f = acrossHem(person, r, 'right')
+      console.log('person_15 × upper_07 right upper arm [hem, outer, flat]:', f)
+      expect(f.hem).toBeGreaterThan(0.5)
+      expect(f.outer).toBeLessThan(ARM_OUTER_MAX)
+      expect(f.flat).toBeGreaterThan(ARM_FLAT_MIN)
+    },
+    CASE_TIMEOUT_MS,
+  )
+
+  it(
+    'person_12 × a grey tank top: his dark upper arm painted is lit across as his bare arm is, not flat',
+    async () => {
+      const { person, r } = await dress('person_12', 'garment_upper_07', 'upper')
+      const f = acrossHem(person, r, 'right')
+      console.log('person_12 × upper_07 right upper arm [hem, outer, flat]:', f)
+      expect(f.outer).toBeLessThan(ARM_OUTER_MAX)
+      expect(f.flat).toBeGreaterThan(ARM_FLAT_MIN)
     },
     CASE_TIMEOUT_MS,
   )

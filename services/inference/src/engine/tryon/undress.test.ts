@@ -9,11 +9,14 @@ import { LM } from './pose.ts'
 import { plane, type Plane } from './raster.ts'
 import {
   addGrain,
+  ARM_DELTOID,
   ARM_ELBOW_RATIO,
+  ARM_ELBOW_SHIFT_MAX,
   ARM_FOREARM_R,
+  ARM_PROFILE_BINS,
   ARM_SHIFT_MAX,
-  ARM_TOP_RATIO,
   ARM_WRIST_RATIO,
+  armColourAt,
   armShape,
   backgroundDetail,
   bodyModel,
@@ -195,32 +198,89 @@ describe('armShape', () => {
   const bareArm = (cx: number, half: number, from: number) => (j: number) =>
     Math.abs((j % w) - cx) <= half && Math.floor(j / w) >= from
 
-  it('measures a bare forearm and widens the upper arm above it', () => {
-    const arm = armShape(P, joints, bareArm(100, 13, 120), w, h, sw)
+  it('measures a bare forearm and widens the upper arm above it, most at the shoulder', () => {
+    // Bare below 160 (a sleeve to the elbow): only the forearm shows.
+    const arm = armShape(P, joints, bareArm(100, 13, 160), w, h, sw)
     // 27 px wide: radius 13.5.
     expect(arm.forearm).toBeCloseTo(13.5, 0)
-    expect(arm.top).toBeCloseTo(ARM_TOP_RATIO * 13.5, 0)
+    expect(arm.upper).toBeNull()
     expect(arm.elbow).toBeCloseTo(ARM_ELBOW_RATIO * 13.5, 0)
+    expect(arm.top).toBeCloseTo(ARM_DELTOID * ARM_ELBOW_RATIO * 13.5, 0)
     expect(arm.wrist).toBeCloseTo(ARM_WRIST_RATIO * 13.5, 0)
     expect(Math.hypot(arm.shift.x, arm.shift.y)).toBeLessThan(0.5)
+  })
+
+  it('below a short sleeve the upper arm is as wide as it shows, tapering from the deltoid', () => {
+    // Bare from 120 (70 % of the way to the elbow) down: a plus-size upper arm, 41 px wide, over a
+    // forearm 27 px wide: the upper arm's own width, not the forearm's times a ratio.
+    const upperArm = (j: number) => {
+      const x = j % w
+      const y = Math.floor(j / w)
+      return y >= 120 && Math.abs(x - 100) <= (y < 150 ? 20 : 13)
+    }
+    const arm = armShape(P, joints, upperArm, w, h, sw)
+    // The taper through the runs at 75, 85 and 95 % (radius 20.5): the elbow's radius is the one
+    // whose taper is 20.5 there.
+    const at = (t: number) => 20.5 / (1 + (ARM_DELTOID - 1) * (1 - t))
+    expect(arm.upper).toBeCloseTo(at(0.85), 0)
+    expect(arm.elbow).toBeCloseTo(at(0.85), 0)
+    expect(arm.top).toBeCloseTo(ARM_DELTOID * at(0.85), 0)
+    expect(arm.forearm).toBeCloseTo(13.5, 0)
   })
 
   it('shifts the upper arm to where the bare arm is beside the bone, at most ARM_SHIFT_MAX', () => {
     const arm = armShape(P, joints, bareArm(106, 13, 120), w, h, sw)
     expect(arm.shift.x).toBeCloseTo(6, 0)
     expect(Math.abs(arm.shift.y)).toBeLessThan(0.5)
+    expect(arm.elbowShift.x).toBeCloseTo(6, 0)
     const far = armShape(P, joints, bareArm(114, 13, 120), w, h, sw)
     expect(far.shift.x).toBeCloseTo(ARM_SHIFT_MAX * sw, 0)
+    // At the elbow the bare arm's own offset, up to ARM_ELBOW_SHIFT_MAX.
+    expect(far.elbowShift.x).toBeCloseTo(14, 0)
+    const farther = armShape(P, joints, bareArm(116, 13, 120), w, h, sw)
+    expect(farther.elbowShift.x).toBeCloseTo(ARM_ELBOW_SHIFT_MAX * sw, 0)
   })
 
   it('with nothing bare (long sleeves), the anthropometric radii; a too thin run is not an arm', () => {
     const none = armShape(P, joints, () => false, w, h, sw)
     expect(none.forearm).toBeNull()
-    expect(none.top).toBeCloseTo(ARM_TOP_RATIO * ARM_FOREARM_R * sw, 5)
+    expect(none.skin).toBeNull()
+    expect(none.top).toBeCloseTo(ARM_DELTOID * ARM_ELBOW_RATIO * ARM_FOREARM_R * sw, 5)
     // A strip 5 px wide (a shadow, a hair lock) is below ARM_RUN_MIN: not measured.
     expect(armShape(P, joints, bareArm(100, 2, 120), w, h, sw).forearm).toBeNull()
     // A run merged with something as wide as the span is not measured either.
     expect(armShape(P, joints, bareArm(100, 60, 120), w, h, sw).forearm).toBeNull()
+  })
+
+  it('takes the bare arm’s colour and its light across it, a lit side and a shaded one', () => {
+    // The arm lit from the image right: its luma rises across it (x 87..113), from 0.7 to 1.1 × its
+    // colour; the backdrop and the sleeve are grey.
+    const rgb = new Float32Array(w * h * 3).fill(128)
+    const bare = bareArm(100, 13, 120)
+    for (let j = 0; j < w * h; j++) {
+      if (!bare(j)) continue
+      const f = 0.7 + (0.4 * ((j % w) - 87)) / 26
+      rgb.set([200 * f, 150 * f, 120 * f], j * 3)
+    }
+    const arm = armShape(P, joints, bare, w, h, sw, rgb)
+    expect(arm.skin).not.toBeNull()
+    const skin = arm.skin!
+    // The middle's colour (200 × 0.9 at x 100) …
+    expect(skin.rgb[0]).toBeGreaterThan(170)
+    expect(skin.rgb[0]).toBeLessThan(190)
+    // … and the profile along the upper arm's normal (for a vertical arm drawn downwards, −x):
+    // darker on the image left, lighter on the right, not a symmetric cylinder.
+    const out = new Float32Array(3)
+    const colourAt = (u: number, n = skin.normal) => {
+      armColourAt(skin, n, u, out, 0)
+      return out[0]!
+    }
+    const left = skin.normal.x < 0 ? 1 : -1
+    expect(colourAt(left * 0.8)).toBeLessThan(0.85 * colourAt(-left * 0.8))
+    expect(skin.profile.length).toBe(ARM_PROFILE_BINS * 3)
+    // Read across a segment at a right angle to it (a bent arm) the profile is symmetric.
+    const across = { x: skin.normal.y, y: -skin.normal.x }
+    expect(colourAt(0.8, across)).toBeCloseTo(colourAt(-0.8, across), 3)
   })
 })
 

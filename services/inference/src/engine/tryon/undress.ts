@@ -12,11 +12,15 @@
  * How (fields on the clothing work grid, upsampled; the blend at full resolution):
  * - The body under the clothes is modelled from the pose: tapered capsules for the upper arms,
  *   forearms, thighs, calves and shins, the torso quadrilateral (shoulders → hips) and the pelvis.
- *   Arms (armShape): shaped by the arm itself where it shows bare — the forearm's width measured
- *   across it (or the upper arm's below a short sleeve), the upper arm wider than the forearm, most
- *   at the shoulder, its axis moved to where the bare arm lies beside the joints' line — with a
- *   shoulder cap disc from the shoulder joint; each within the silhouette only, so inside an old
- *   sleeve the arm is skin and only the sleeve's loose part beside it background; between a
+ *   Arms (armShape): shaped by the arm itself where it shows bare — the upper arm's own width
+ *   below a short sleeve (else the forearm's), tapering from the deltoid at the shoulder
+ *   (ARM_DELTOID) to the elbow, its axis moved to where the bare arm lies beside the joints' line
+ *   (at the elbow, to where the bare arm below begins) — with a shoulder cap disc as wide as its
+ *   top; each within the silhouette only, so inside an old sleeve the arm is skin and the rest of
+ *   the sleeve (its loose part, the slab of a boxy sleeve) background. An arm that shows bare is
+ *   painted in its own colour and light across it (armColourAt: the bare arm's cross-profile, a lit
+ *   side and a shaded one, read along the painted segment), not the flat skin with a symmetric
+ *   cylinder term the other limbs get, fed into the skin beside it over ARM_FEATHER; between a
  *   hanging upper arm and the torso's side (the armpit) the silhouette is body, not backdrop. Leg
  *   radii are fractions of the hip-joint distance (THIGH_R, KNEE_R, CALF_R, ANKLE_R), never wider
  *   than 0.95 × the half-width of the person's silhouette across the limb (clothes are never
@@ -55,7 +59,8 @@
  * - An old sleeve's hem over a bare arm (HEM_BOOST): the region repainted, upsampled from the work
  *   grid, ramps off over a few photo pixels, so the hem's light rim and the shadow under it stayed
  *   half painted, a line across the arm. On the arms near visible skin the ramp is HEM_BOOST times
- *   higher: the rim is painted with the skin's own tone beside it.
+ *   higher: the rim is painted with the skin's own tone beside it. The old sleeve's fine relief
+ *   (folds, its hem) is not carried into an arm painted in its own light.
  * - Background: a push-pull fill from the pixels outside the person mask, BG_MARGIN × the shoulder
  *   width off it (the coarse mask's edge holds the old garment's dark rim): exact for plain studio
  *   backdrops, a smooth blend of the surroundings for others, with the backdrop's own fine texture
@@ -173,6 +178,8 @@ export const HEM_ARM_R = 0.2
 export const HEM_BOOST = 2
 /** Within this distance (× shoulder width) of visible skin its local tone is continued. */
 export const SKIN_NEAR = 0.1
+/** The arms' own colour (armShape) fades into the skin painted beside them over this (× shoulder width). */
+export const ARM_FEATHER = 0.03
 
 /** Where the skin tone came from: visible body skin, the face alone, or none (DEFAULT_SKIN_RGB). */
 export type SkinSource = 'body' | 'face' | 'default'
@@ -266,7 +273,7 @@ export function takeOff(
   const lowerW = resizePlane(c.lower, w, h).data
   const bare = (j: number) =>
     maskW[j]! > 0.5 && wornW[j]! < 0.5 && upperW[j]! < 0.5 && lowerW[j]! < 0.5
-  const { body, shape } = bodyModel(P, maskW, w, h, sw, bare)
+  const { body, shape, armRgb } = bodyModel(P, maskW, w, h, sw, bare, small)
 
   // Skin: visible body skin (off the head) → push-pull; the face only if nothing else shows.
   const skinKnown = new Float32Array(n)
@@ -316,6 +323,30 @@ export function takeOff(
     const t = skinField === null ? 0 : clamp(nearSkin.data[j]! * 4, 0, 1)
     for (let ch = 0; ch < 3; ch++) {
       skinColour[j * 3 + ch] = tone[ch]! * (1 - t) + (skinField?.[j * 3 + ch] ?? 0) * t
+    }
+  }
+  // The arms painted in the bare arm's own colour and light across it (bodyModel, armShape), fed
+  // over ARM_FEATHER × the shoulder width into the skin beside them (a shoulder, the torso): no seam.
+  const armKnown = new Float32Array(n)
+  for (let j = 0; j < n; j++) armKnown[j] = Number.isNaN(armRgb[j * 3]!) ? 0 : 1
+  if (armKnown.some((v) => v > 0)) {
+    const armField = pushPull(
+      armRgb.map((v) => (Number.isNaN(v) ? 0 : v)),
+      armKnown,
+      w,
+      h,
+    )
+    const armNear = boxBlur(
+      { width: w, height: h, data: armKnown },
+      Math.max(1, ARM_FEATHER * sw),
+    ).data
+    for (let j = 0; j < n; j++) {
+      const t = armKnown[j]! > 0 ? 1 : clamp(2 * armNear[j]!, 0, 1)
+      if (t <= 0) continue
+      for (let ch = 0; ch < 3; ch++) {
+        const o = j * 3 + ch
+        skinColour[o] = skinColour[o]! * (1 - t) + armField[o]! * t
+      }
     }
   }
   // Background: outside the person.
@@ -474,6 +505,7 @@ export function takeOff(
     worn.data[i] = Math.max(worn.data[i]!, (1 - keep) * boosted)
   }
   const shadeF = upsampleBox(shade, W, H, fbox, Infinity).data
+  const armF = upsampleBox({ width: w, height: h, data: armKnown }, W, H, fbox).data
   const chan = (field: Float32Array | null, ch: number): Float32Array | null => {
     if (field === null) return null
     const p = new Float32Array(n)
@@ -532,9 +564,13 @@ export function takeOff(
       const b = bgField === null ? 1 : clamp((bodyF[q]! - 0.5) * EDGE_SHARPEN + 0.5, 0, 1)
       const bg = 1 - b
       background.data[i] = r * bg
+      // An arm painted from its bare part has that arm's own light across it: the sleeve's folds
+      // and its hem's rim and shadow are not the arm's relief.
       const detail =
         inF.data[q]! > 0 && inB[q]! > 0.05 && inS[q]! > 0.05
-          ? clamp(lumS[q]! / inS[q]! / (lumB[q]! / inB[q]!), DETAIL_MIN, DETAIL_MAX)
+          ? 1 +
+            (clamp(lumS[q]! / inS[q]! / (lumB[q]! / inB[q]!), DETAIL_MIN, DETAIL_MAX) - 1) *
+              (1 - armF[q]!)
           : 1
       for (let ch = 0; ch < 3; ch++) {
         const s = clamp(skinF[ch]![q]! * shadeF[q]! * detail, 0, 255)
@@ -998,10 +1034,14 @@ export function bodyModel(
   h: number,
   sw: number,
   bare: (j: number) => boolean,
-): { body: Plane; shape: Plane; legs: Plane } {
+  rgb?: Float32Array,
+): { body: Plane; shape: Plane; legs: Plane; armRgb: Float32Array } {
   const body = plane(w, h)
   const shape = plane(w, h, 1)
   const legs = plane(w, h)
+  // The arms' own colour where they are painted from the bare arm's (NaN elsewhere).
+  const armRgb = new Float32Array(w * h * 3).fill(Number.NaN)
+  const paintRgb = new Float32Array(3)
   const pt = (i: number) => P[i]!
   /** Half-width of the silhouette across the segment a→b at fraction t (mean of both sides, each capped). */
   const halfWidth = (p: Point, q: Point, t: number, cap: number): number => {
@@ -1021,7 +1061,16 @@ export function bodyModel(
     return (scan(1) + scan(-1)) / 2
   }
   // `clip`: only within the silhouette (soft): the arms, whose loose sleeves stand off them.
-  const cone = (p: Point, q: Point, ra: number, rb: number, clip = false) => {
+  // `paint`: an arm's colour from its bare part (armColourAt along the normal `n`), its profile in
+  // place of the cylinder term.
+  const cone = (
+    p: Point,
+    q: Point,
+    ra: number,
+    rb: number,
+    clip = false,
+    paint: { skin: ArmSkin; n: Point } | null = null,
+  ) => {
     const mx = Math.max(ra, rb) + 2
     const xa = Math.max(0, Math.floor(Math.min(p.x, q.x) - mx))
     const xb = Math.min(w - 1, Math.ceil(Math.max(p.x, q.x) + mx))
@@ -1038,12 +1087,24 @@ export function bodyModel(
         const j = y * w + x
         const v = clamp(r + 0.5 - d, 0, 1) * (clip ? clamp((mask[j]! - 0.25) / 0.5, 0, 1) : 1)
         const sh = 1 - LIMB_SHADE * clamp(d / Math.max(r, 1e-3), 0, 1) ** 2
+        if (paint !== null && v > 0) {
+          const u =
+            ((x - p.x - t * dx) * paint.n.x + (y - p.y - t * dy) * paint.n.y) / Math.max(r, 1e-3)
+          armColourAt(paint.skin, paint.n, clamp(u, -1, 1), paintRgb, 0)
+        }
+        const lighter =
+          paint !== null &&
+          !Number.isNaN(armRgb[j * 3]!) &&
+          luma3(paintRgb, 0) > luma3(armRgb, j * 3)
         if (v > body.data[j]!) {
           body.data[j] = v
-          shape.data[j] = sh
+          shape.data[j] = paint !== null ? 1 : sh
+          if (paint !== null) armRgb.set(paintRgb, j * 3)
+          else armRgb[j * 3] = Number.NaN
         } else if (v >= 1) {
           // Inside two capsules (a knee, an elbow): the lighter term, so the joint shows no seam.
-          shape.data[j] = Math.max(shape.data[j]!, sh)
+          if (paint === null) shape.data[j] = Math.max(shape.data[j]!, sh)
+          else if (lighter || Number.isNaN(armRgb[j * 3]!)) armRgb.set(paintRgb, j * 3)
         }
       }
     }
@@ -1096,7 +1157,7 @@ export function bodyModel(
     [LM.leftShoulder, LM.leftElbow, LM.leftWrist, LM.leftHip],
     [LM.rightShoulder, LM.rightElbow, LM.rightWrist, LM.rightHip],
   ] as const) {
-    const arm = armShape(P, [s, e, wr], bare, w, h, sw)
+    const arm = armShape(P, [s, e, wr], bare, w, h, sw, rgb)
     // The armpit: between a hanging upper arm and the torso's side, the silhouette is the body
     // (the arm against the torso, its shadow), not backdrop; a real gap is outside the mask.
     const down = sub(pt(hp), pt(s))
@@ -1111,13 +1172,20 @@ export function bodyModel(
       }
     }
     const s0 = add(pt(s), arm.shift)
-    const e0 = add(pt(e), arm.shift)
+    const e0 = add(pt(e), arm.elbowShift)
     // The shoulder cap (the deltoid, rounder than the arm below it), then the upper arm, both
     // within the silhouette: inside an old sleeve, skin where the arm is, background only in the
     // sleeve's loose part beside it.
-    cone(s0, s0, arm.top + SHOULDER_CAP * sw, arm.top + SHOULDER_CAP * sw, true)
-    cone(s0, e0, arm.top, arm.elbow, true)
-    if (pt(wr).score > 0.2) cone(e0, pt(wr), arm.elbow, arm.wrist, true)
+    const nU = { x: -(e0.y - s0.y), y: e0.x - s0.x }
+    const nF = { x: -(pt(wr).y - e0.y), y: pt(wr).x - e0.x }
+    const unit = (v: Point) => {
+      const l = Math.hypot(v.x, v.y) || 1
+      return { x: v.x / l, y: v.y / l }
+    }
+    const paint = (n: Point) => (arm.skin === null ? null : { skin: arm.skin, n: unit(n) })
+    cone(s0, s0, arm.top, arm.top, true, paint(nU))
+    cone(s0, e0, arm.top, arm.elbow, true, paint(nU))
+    if (pt(wr).score > 0.2) cone(e0, pt(wr), arm.elbow, arm.wrist, true, paint(nF))
   }
   // The body's down (shoulders' middle → hips' middle), for a knee the landmark model is unsure of.
   const down = sub(hc, sm)
@@ -1151,51 +1219,99 @@ export function bodyModel(
     drawCapsule(legs, pt(hp), k, 0.6 * hw)
     drawCapsule(legs, k, pt(an), 0.32 * hw)
   }
-  return { body, shape, legs }
+  return { body, shape, legs, armRgb }
 }
+
+const luma3 = (c: Float32Array, o: number): number =>
+  0.299 * c[o]! + 0.587 * c[o + 1]! + 0.114 * c[o + 2]!
 
 /**
  * An arm's shape under the clothes (work grid): the radii of the upper arm at the shoulder
- * (`top`), at the elbow and of the forearm at the wrist, and the shift of the upper arm's axis off
- * the landmarks' (the landmarks lie on the joints, the arm's middle may lie beside them).
+ * (`top`), at the elbow and of the forearm at the wrist, the shift of the upper arm's axis off the
+ * landmarks' (the landmarks lie on the joints, the arm's middle may lie beside them), and the bare
+ * arm's own colour and light across it (`skin`).
  *
  * Measured where the arm shows bare (`bare`: skin, in the silhouette, not the old garment): across
- * the forearm (ARM_SAMPLES of the way elbow → wrist) and the upper arm below an old short sleeve
- * (ARM_UPPER_SAMPLES shoulder → elbow), the run of bare pixels nearest the bone (within
+ * the forearm (ARM_SAMPLES of the way elbow → wrist) and across the upper arm below an old short
+ * sleeve (ARM_UPPER_SAMPLES shoulder → elbow), the run of bare pixels nearest the bone (within
  * ARM_SEARCH × the shoulder width of it, both ends inside ARM_SPAN: not an arm merged with
- * something skin-hued). The forearm radius is half the median width of its runs (the upper arm's
- * over ARM_UPPER_RATIO when no forearm shows); the upper arm is wider than the forearm, fully at the
- * shoulder (ARM_TOP_RATIO) and at the elbow (ARM_ELBOW_RATIO), the wrist narrower (ARM_WRIST_RATIO).
- * With nothing bare to measure (long sleeves) the forearm radius is ARM_FOREARM_R × the shoulder
- * width. Radii are kept within [ARM_R_MIN, ARM_R_MAX] × the shoulder width; the shift is the median
- * offset of the upper arm's bare runs off the bone, at most ARM_SHIFT_MAX × the shoulder width.
+ * something skin-hued). The upper arm tapers linearly from the deltoid at the shoulder joint
+ * (ARM_DELTOID × its radius at the elbow) to the elbow: its elbow radius is the one that makes that
+ * taper pass through the bare upper arm's own widths where it shows (the median over its runs),
+ * else the forearm's (half the median width of its runs) × ARM_ELBOW_RATIO, else ARM_FOREARM_R ×
+ * the shoulder width × ARM_ELBOW_RATIO (long sleeves: nothing bare); the wrist is ARM_WRIST_RATIO ×
+ * the forearm. The forearm's radius is kept within [ARM_FOREARM_MIN, ARM_FOREARM_MAX], the elbow's
+ * measured on the upper arm within [ARM_UPPER_MIN, ARM_UPPER_MAX] × the shoulder width (a plus-size
+ * or a slim upper arm is measured, not clamped to an average one); the shift is the median offset of the upper arm's bare runs off the
+ * bone, at most ARM_SHIFT_MAX × the shoulder width; at the elbow the median offset of the two bare
+ * runs nearest it (the upper arm's lowest, else the forearm's highest), at most ARM_ELBOW_SHIFT_MAX.
+ *
+ * With `rgb` (the work grid's colours, three a cell), `skin` is the bare arm's colour (the median
+ * of its runs' middles, |u| ≤ ARM_MIDDLE, u the position across the run, −1..1 along the segment's
+ * normal) and its cross-profile: for ARM_PROFILE_BINS bins of u, each channel's median ratio to that
+ * colour (the run's outer ARM_RIM dropped: mixed with the backdrop). The upper arm's runs are used
+ * when at least two show (under a short sleeve), else the forearm's: the light as it falls on this
+ * arm (a side lit, the other in shadow), not a symmetric cylinder. Null when nothing shows bare.
  */
 export const ARM_SAMPLES = [0.15, 0.25, 0.35, 0.45, 0.55] as const
-export const ARM_UPPER_SAMPLES = [0.6, 0.7, 0.8, 0.9] as const
+export const ARM_UPPER_SAMPLES = [0.35, 0.45, 0.55, 0.65, 0.75, 0.85, 0.95] as const
 export const ARM_SEARCH = 0.15
 export const ARM_SPAN = 0.3
 export const ARM_FOREARM_R = 0.11
-export const ARM_TOP_RATIO = 1.4
-export const ARM_ELBOW_RATIO = 1.1
+/** The upper arm's radius at the shoulder joint over its radius at the elbow (the deltoid). */
+export const ARM_DELTOID = 1.3
+/** The upper arm's radius just above the elbow over the forearm's (when only the forearm shows). */
+export const ARM_ELBOW_RATIO = 1.05
 export const ARM_WRIST_RATIO = 0.7
-export const ARM_UPPER_RATIO = 1.15
 export const ARM_FOREARM_MIN = 0.09
+export const ARM_FOREARM_MAX = 0.16
+/** The upper arm's elbow radius measured is kept over this (× shoulder width; a slim arm). */
+export const ARM_UPPER_MIN = 0.07
+/** The upper arm's elbow radius measured is kept under this (× shoulder width). */
+export const ARM_UPPER_MAX = 0.2
 /** A run narrower than this (× shoulder width) is a part of an arm cut by a shadow or a hair lock. */
 export const ARM_RUN_MIN = 0.12
-export const ARM_FOREARM_MAX = 0.16
 export const ARM_SHIFT_MAX = 0.1
-/** The shoulder cap's disc is this much (× shoulder width) wider than the upper arm's top. */
-export const SHOULDER_CAP = 0.04
+/** … and at the elbow (the elbow's landmark may lie by the arm's inner edge). */
+export const ARM_ELBOW_SHIFT_MAX = 0.15
+/** Bins of the bare arm's cross-profile, its middle (|u| under this) and the rim dropped (|u| over 1 − this). */
+export const ARM_PROFILE_BINS = 9
+export const ARM_MIDDLE = 0.35
+export const ARM_RIM = 0.12
 /** Up to this angle (radians) off the shoulder → hip line an upper arm hangs: its armpit is body. */
 export const ARMPIT_MAX_ANGLE = Math.PI / 4
+
+/** The bare arm's colour (0..255) and its cross-profile (see armShape) along `normal`. */
+export interface ArmSkin {
+  rgb: [number, number, number]
+  /** ARM_PROFILE_BINS × 3 ratios over `rgb`, u from −1 to 1. */
+  profile: Float32Array
+  /** The normal (unit) along which u runs: the measured segment's. */
+  normal: Point
+}
 
 export interface ArmShape {
   top: number
   elbow: number
   wrist: number
   shift: Point
+  /** The shift of the upper arm's axis at the elbow (`shift`, or the forearm's where only it shows). */
+  elbowShift: Point
   /** The forearm radius measured (work px; null: none shows bare, ARM_FOREARM_R used). */
   forearm: number | null
+  /** The upper arm's elbow radius measured on its bare part (work px; null: none shows bare). */
+  upper: number | null
+  skin: ArmSkin | null
+}
+
+interface ArmRun {
+  t: number
+  width: number
+  offset: number
+  c: Point
+  n: Point
+  a: number
+  b: number
 }
 
 export function armShape(
@@ -1205,20 +1321,24 @@ export function armShape(
   w: number,
   h: number,
   sw: number,
+  rgb?: Float32Array,
 ): ArmShape {
   const [s, e, wr] = joints.map((i) => P[i]!) as [
     Point & { score: number },
     Point,
     Point & { score: number },
   ]
-  /** The bare run across p→q at t nearest the bone: its width and its middle's offset along the normal. */
-  const across = (p: Point, q: Point, t: number): { width: number; offset: number } | null => {
-    const len = dist(p, q)
-    if (len < 1) return null
+  const normalOf = (p: Point, q: Point): Point => {
+    const len = dist(p, q) || 1
+    return { x: -(q.y - p.y) / len, y: (q.x - p.x) / len }
+  }
+  /** The bare run across p→q at t nearest the bone (its width, its middle's offset along the normal). */
+  const across = (p: Point, q: Point, t: number): ArmRun | null => {
+    if (dist(p, q) < 1) return null
     const c = lerp(p, q, t)
-    const n = { x: -(q.y - p.y) / len, y: (q.x - p.x) / len }
+    const n = normalOf(p, q)
     const R = Math.ceil(ARM_SPAN * sw)
-    let best: { width: number; offset: number } | null = null
+    let best: ArmRun | null = null
     let start: number | null = null
     for (let d = -R; d <= R + 1; d++) {
       const x = Math.round(c.x + n.x * d)
@@ -1233,44 +1353,134 @@ export function armShape(
         if (a === -R || b === R) continue
         const gap = a > 0 ? a : b < 0 ? -b : 0
         if (gap > ARM_SEARCH * sw) continue
-        const run = { width: b - a + 1, offset: (a + b) / 2 }
+        const run = { t, width: b - a + 1, offset: (a + b) / 2, c, n, a, b }
         if (best === null || Math.abs(run.offset) < Math.abs(best.offset)) best = run
       }
     }
     return best
   }
   const minW = ARM_RUN_MIN * sw
-  const fore: number[] = []
+  const fore: ArmRun[] = []
   if (wr.score > 0.2) {
     for (const t of ARM_SAMPLES) {
       const r = across(e, wr, t)
-      if (r !== null && r.width >= minW) fore.push(r.width)
+      if (r !== null && r.width >= minW) fore.push(r)
     }
   }
-  const upper: { width: number; offset: number }[] = []
+  const upperRuns: ArmRun[] = []
   for (const t of ARM_UPPER_SAMPLES) {
     const r = across(s, e, t)
-    if (r !== null && r.width >= minW) upper.push(r)
+    if (r !== null && r.width >= minW) upperRuns.push(r)
   }
-  const forearm =
-    fore.length >= 2
-      ? median(fore) / 2
-      : upper.length >= 2
-        ? median(upper.map((r) => r.width)) / 2 / ARM_UPPER_RATIO
-        : null
-  const rf = clamp(forearm ?? ARM_FOREARM_R * sw, ARM_FOREARM_MIN * sw, ARM_FOREARM_MAX * sw)
-  const r = (k: number) => k * rf
+  const forearm = fore.length >= 2 ? median(fore.map((r) => r.width)) / 2 : null
+  // The elbow radius that makes the taper from the deltoid pass through each bare width.
+  const upper =
+    upperRuns.length >= 2
+      ? median(upperRuns.map((r) => r.width / 2 / (1 + (ARM_DELTOID - 1) * (1 - r.t))))
+      : null
+  const rf = clamp(
+    forearm ?? (upper !== null ? upper / ARM_ELBOW_RATIO : ARM_FOREARM_R * sw),
+    ARM_FOREARM_MIN * sw,
+    ARM_FOREARM_MAX * sw,
+  )
+  const elbow =
+    upper !== null ? clamp(upper, ARM_UPPER_MIN * sw, ARM_UPPER_MAX * sw) : ARM_ELBOW_RATIO * rf
   let shift: Point = { x: 0, y: 0 }
-  const len = dist(s, e)
-  if (upper.length >= 2 && len >= 1) {
-    const o = clamp(median(upper.map((u) => u.offset)), -ARM_SHIFT_MAX * sw, ARM_SHIFT_MAX * sw)
-    shift = { x: (-(e.y - s.y) / len) * o, y: ((e.x - s.x) / len) * o }
+  let elbowShift: Point = { x: 0, y: 0 }
+  const along = (r: ArmRun, o: number): Point => ({ x: r.n.x * o, y: r.n.y * o })
+  const maxShift = ARM_SHIFT_MAX * sw
+  const maxElbow = ARM_ELBOW_SHIFT_MAX * sw
+  if (upperRuns.length >= 2) {
+    shift = along(upperRuns[0]!, clamp(median(upperRuns.map((u) => u.offset)), -maxShift, maxShift))
   }
+  // At the elbow, the bare runs nearest it: the upper arm's two lowest, else (a sleeve to the
+  // elbow) the forearm's two highest: the painted arm ends where the bare one begins.
+  const near =
+    upperRuns.length >= 2 ? upperRuns.slice(-2) : fore.length >= 2 ? fore.slice(0, 2) : []
+  if (near.length > 0) {
+    elbowShift = along(near[0]!, clamp(median(near.map((r) => r.offset)), -maxElbow, maxElbow))
+  }
+  const runs = upperRuns.length >= 2 ? upperRuns : fore.length >= 2 ? fore : []
   return {
-    top: r(ARM_TOP_RATIO),
-    elbow: r(ARM_ELBOW_RATIO),
-    wrist: r(ARM_WRIST_RATIO),
+    top: ARM_DELTOID * elbow,
+    elbow,
+    wrist: ARM_WRIST_RATIO * rf,
     shift,
+    elbowShift,
     forearm,
+    upper,
+    skin: rgb !== undefined && runs.length > 0 ? armSkin(runs, rgb, w, h) : null,
+  }
+}
+
+/** The bare arm's colour and cross-profile over its runs (see armShape). */
+function armSkin(runs: readonly ArmRun[], rgb: Float32Array, w: number, h: number): ArmSkin {
+  const B = ARM_PROFILE_BINS
+  const middle: number[][] = [[], [], []]
+  const samples: { bin: number; j: number }[] = []
+  for (const r of runs) {
+    const half = (r.b - r.a + 1) / 2
+    const m = (r.a + r.b) / 2
+    for (let d = r.a; d <= r.b; d++) {
+      const u = (d - m) / half
+      if (Math.abs(u) > 1 - ARM_RIM) continue
+      const x = clamp(Math.round(r.c.x + r.n.x * d), 0, w - 1)
+      const y = clamp(Math.round(r.c.y + r.n.y * d), 0, h - 1)
+      const j = y * w + x
+      samples.push({ bin: clamp(Math.floor(((u + 1) / 2) * B), 0, B - 1), j })
+      if (Math.abs(u) > ARM_MIDDLE) continue
+      for (let ch = 0; ch < 3; ch++) middle[ch]!.push(rgb[j * 3 + ch]!)
+    }
+  }
+  const tone = [0, 1, 2].map((ch) => Math.max(1, median(middle[ch]!))) as [number, number, number]
+  const per: number[][][] = Array.from({ length: B }, () => [[], [], []])
+  for (const { bin, j } of samples) {
+    for (let ch = 0; ch < 3; ch++) per[bin]![ch]!.push(rgb[j * 3 + ch]! / tone[ch]!)
+  }
+  const profile = new Float32Array(B * 3).fill(Number.NaN)
+  for (let k = 0; k < B; k++) {
+    if (per[k]![0]!.length === 0) continue
+    for (let ch = 0; ch < 3; ch++) profile[k * 3 + ch] = median(per[k]![ch]!)
+  }
+  // Bins no sample fell in (a narrow run) take the nearest bin's ratios.
+  for (let k = 0; k < B; k++) {
+    if (!Number.isNaN(profile[k * 3]!)) continue
+    for (let o = 1; o < B; o++) {
+      const q = [k - o, k + o].find((i) => i >= 0 && i < B && !Number.isNaN(profile[i * 3]!))
+      if (q === undefined) continue
+      for (let ch = 0; ch < 3; ch++) profile[k * 3 + ch] = profile[q * 3 + ch]!
+      break
+    }
+    if (Number.isNaN(profile[k * 3]!)) for (let ch = 0; ch < 3; ch++) profile[k * 3 + ch] = 1
+  }
+  return { rgb: tone, profile, normal: runs[0]!.n }
+}
+
+/**
+ * The bare arm's colour at position u (−1..1) across a segment of normal `n`: its profile read
+ * along n when n is within 45° of the measured one's normal, mirrored when opposite, else (a bent
+ * arm: the light fell across the other segment) the profile made symmetric. `out` gets 0..255.
+ */
+export function armColourAt(
+  skin: ArmSkin,
+  n: Point,
+  u: number,
+  out: Float32Array,
+  o: number,
+): void {
+  const B = ARM_PROFILE_BINS
+  const c = dot(n, skin.normal)
+  const f = clamp(((u + 1) / 2) * B - 0.5, 0, B - 1)
+  const k0 = Math.floor(f)
+  const k1 = Math.min(B - 1, k0 + 1)
+  const tt = f - k0
+  for (let ch = 0; ch < 3; ch++) {
+    const at = (k: number) => {
+      const p = skin.profile
+      if (c >= Math.SQRT1_2) return p[k * 3 + ch]!
+      if (c <= -Math.SQRT1_2) return p[(B - 1 - k) * 3 + ch]!
+      return (p[k * 3 + ch]! + p[(B - 1 - k) * 3 + ch]!) / 2
+    }
+    out[o + ch] = skin.rgb[ch]! * (at(k0) * (1 - tt) + at(k1) * tt)
   }
 }
