@@ -191,8 +191,9 @@ const DRESS_HEM_LUMA = 0.95
  * its luma spread across it is at least ARM_FLAT_MIN × the bare arm's. Before armShape measured the
  * bare upper arm and armColourAt painted its own light across it (radii from the forearm × 1.4 at
  * the shoulder plus a cap, the skin flat with a symmetric cylinder term): person_15's right arm
- * 0.49 and 0.18 (the old sleeve's slab, flat), person_12's 0.04 and 0.27, dev person_02's 0.10 and
- * 0.41; with them 0.07 and 0.80, −0.03 and 0.65, 0.05 and 0.81.
+ * 0.49 and 0.18 (the old sleeve's slab, flat), person_12's 0.04 and 0.27 (0.11 with main's
+ * shadeField at 0423972), dev person_02's 0.10 and 0.41; with them 0.07 and 0.80, −0.03 and 0.64,
+ * 0.05 and 0.81.
  */
 const ARM_OUTER_MAX = 0.2
 const ARM_FLAT_MIN = 0.55
