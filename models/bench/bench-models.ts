@@ -2,11 +2,19 @@
  * `pnpm bench:models`: inference latency of every converted model in onnxruntime-node (CPU EP)
  * and of the original graph in tfjs-wasm (SIMD, one thread), in the same run, on real inputs.
  * rvm runs on consecutive real video frames with its recurrent state fed back, at 1280x720/0.25,
- * 1920x1080/0.25 and 720x1280/0.375.
+ * 1920x1080/0.25 and 720x1280/0.375, as three graphs against the same tfjs-wasm run: `rvm` (the
+ * planar float graph, fgr and pha out: the tfjs original's outputs, the issue's headline) and the
+ * graphs the video engine runs, `rvm-rgb` (fp32) and `rvm-int8-rgb` (int8 decoder). The byte graphs
+ * take the decoded frame's rgb24 bytes and hand out the composited rgb24 frame (background
+ * #00ff00), so they also do the byte conversion and the composite that the tfjs original and the
+ * planar graph leave to the caller: their ratio to tfjs-wasm is for more work, not less.
+ * Each row also gives CPU ms per frame (process.cpuUsage over the timed runs: user + system of the
+ * whole process, all threads; the robust figure on a shared machine).
  *
  * Options (CLI flags, or the env variable in brackets):
  *   --models a,b          models to run (default: all)               [BENCH_MODELS]
  *   --cases s             only cases whose name contains s, e.g. --cases 1280x720
+ *   --graphs a,b          rvm graphs to run (default: rvm,rvm-rgb,rvm-int8-rgb) [BENCH_RVM_GRAPHS]
  *   --runs N              timed runs per case (default 20)           [BENCH_RUNS]
  *   --warmup N            untimed runs first (default 3)             [BENCH_WARMUP]
  *   --tfjs-runs-large N   tfjs timed runs at 1080p and 720x1280 (default 10: tfjs takes 1.5–2.5 s there)
@@ -22,6 +30,9 @@
  *                         printing kernel time per op type (where each frame goes)
  *   --out FILE            JSON results (default models/dist/bench-models.json)
  * Example: pnpm bench:models --models rvm --no-tfjs --ort intraOpNumThreads=1 --ort intraOpNumThreads=2,enableCpuMemArena=false
+ * Only the rvm rows at 720p (the issue's headline and the engine's graphs, ~1 min on a quiet machine):
+ *   pnpm bench:models --models rvm --cases 1280x720
+ * Smoke run: add --runs 2 --warmup 1.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -39,7 +50,7 @@ import {
 } from '../src/reference/ort-runner.ts'
 import { describeOptions, parseOrtOptions, SWEEP } from './ort-options.ts'
 import { loadTfjsModel, type TensorData, type TfjsModel } from '../src/reference/tfjs-runner.ts'
-import { photoTensor, videoFrames } from '../test/support/media-frames.ts'
+import { photoTensor, rgb24Frames, videoFrames } from '../test/support/media-frames.ts'
 
 const require = createRequire(import.meta.url)
 const ORT_VERSION = (require('onnxruntime-node/package.json') as { version: string }).version
@@ -73,6 +84,13 @@ const RVM_CASES = [
     large: true,
   },
 ] as const
+/**
+ * The rvm graphs timed per case: the planar float graph (the tfjs original's outputs) and the byte
+ * graphs the video engine runs (matting-engine.ts: rvm-rgb, or rvm-int8-rgb by config).
+ */
+const RVM_GRAPHS = ['rvm', 'rvm-rgb', 'rvm-int8-rgb'] as const
+/** The background colour the byte graphs composite onto (any colour costs the same). */
+const RVM_BG = Float32Array.of(0, 255, 0)
 const IMAGE_MODELS = ['blazepose-detector', 'blazepose-full', 'blazepose-heavy', 'selfie'] as const
 const PHOTO = 'person_01.jpg'
 
@@ -80,6 +98,7 @@ const { values: args } = parseArgs({
   options: {
     models: { type: 'string' },
     cases: { type: 'string' },
+    graphs: { type: 'string' },
     runs: { type: 'string' },
     warmup: { type: 'string' },
     'tfjs-runs-large': { type: 'string' },
@@ -102,6 +121,9 @@ const MODELS = (args.models ?? env.BENCH_MODELS ?? ['rvm', ...IMAGE_MODELS].join
 const OUT = args.out ?? path.join(DIST_DIR, 'bench-models.json')
 const PROFILE_RUNS = Number(args.profile ?? 0)
 const CASE_FILTER = args.cases ?? ''
+const GRAPHS = (args.graphs ?? env.BENCH_RVM_GRAPHS ?? RVM_GRAPHS.join(','))
+  .split(',')
+  .map((s) => s.trim())
 // Default: the session options the inference service uses (engine/session.ts: one intra-op thread
 // per core, idle threads not spinning). onnxruntime's own default uses fewer threads than cores on this machine (measured:
 // 78.8 ms against 64.4 ms per 720p rvm frame); `--ort ""` measures its defaults.
@@ -119,12 +141,20 @@ interface Stats {
   minMs: number
   medianMs: number
   maxMs: number
+  /** Process CPU time (user + system, all threads) per timed run, mean. */
+  cpuMsPerRun: number
 }
-function stats(ms: number[]): Stats {
+function stats(ms: number[], cpuMs: number): Stats {
   const s = [...ms].sort((a, b) => a - b)
   const mid = s.length >> 1
   const median = s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2
-  return { runs: s.length, minMs: s[0]!, medianMs: median, maxMs: s[s.length - 1]! }
+  return {
+    runs: s.length,
+    minMs: s[0]!,
+    medianMs: median,
+    maxMs: s[s.length - 1]!,
+    cpuMsPerRun: cpuMs / s.length,
+  }
 }
 const yieldToLoop = (): Promise<void> => new Promise((r) => setImmediate(r))
 
@@ -139,20 +169,24 @@ interface ProfiledRunner extends Runner {
 
 async function timeRunner(r: Runner, warmup: number, runs: number): Promise<Stats> {
   const ms: number[] = []
+  let cpuMs = 0
   try {
     for (let i = 0; i < warmup + runs; i++) {
+      const c0 = process.cpuUsage()
       const t0 = performance.now()
       await r.step(i)
       const dt = performance.now() - t0
+      const c = process.cpuUsage(c0)
       if (i >= warmup) {
         ms.push(dt)
+        cpuMs += (c.user + c.system) / 1000
       }
       await yieldToLoop()
     }
   } finally {
     await r.close()
   }
-  return stats(ms)
+  return stats(ms, cpuMs)
 }
 
 const RVM_STATES = ['r1', 'r2', 'r3', 'r4'] as const
@@ -227,18 +261,38 @@ async function profileOps(
   }
 }
 
-/** rvm in onnxruntime: state tensors go straight back in, no copies. */
+/** The frames of an rvm case, as floats (the planar graph, tfjs) and as the decoded bytes. */
+interface RvmFrames {
+  float: TensorData[]
+  bytes: Uint8Array[]
+}
+
+/**
+ * rvm in onnxruntime: state tensors go straight back in, no copies. `graph` is the planar `rvm`
+ * (float frames in the model's layout in, fgr and pha out) or a byte graph (rgb24 bytes and the
+ * background colour in, the composited rgb24 frame out).
+ */
 async function ortRvm(
-  frames: TensorData[],
+  graph: string,
+  frames: RvmFrames,
   ratio: number,
   options: SessionOptions,
 ): Promise<ProfiledRunner> {
-  const session = await ortSession('rvm', options)
+  const session = await ortSession(graph, options)
   // Frames in the model's own layout, prepared before timing (the service writes it straight from the decoded bytes).
-  const nchw = nchwTensors(DIST_DIR, 'rvm').inputs.has('src')
-  const src = frames
-    .map((f) => (nchw ? nhwcToNchw(f) : f))
-    .map((f) => new ort.Tensor('float32', f.data, f.dims))
+  let src: ort.Tensor[]
+  let extra: Record<string, ort.Tensor> = {}
+  if (session.inputNames.includes('rgb24')) {
+    const dims = frames.float[0]!.dims
+    src = frames.bytes.map((b) => new ort.Tensor('uint8', b, dims))
+    extra = { bg: new ort.Tensor('float32', RVM_BG, [3]) }
+  } else {
+    const nchw = nchwTensors(DIST_DIR, graph).inputs.has('src')
+    src = frames.float
+      .map((f) => (nchw ? nhwcToNchw(f) : f))
+      .map((f) => new ort.Tensor('float32', f.data, f.dims))
+  }
+  const srcName = session.inputNames.includes('rgb24') ? 'rgb24' : 'src'
   const dr = new ort.Tensor('float32', Float32Array.of(ratio), [1])
   const zero = (): ort.Tensor => new ort.Tensor('float32', new Float32Array(1), [1, 1, 1, 1])
   let state: Record<string, ort.Tensor> = Object.fromEntries(
@@ -246,13 +300,21 @@ async function ortRvm(
   )
   return {
     async step(i) {
-      const out = await session.run({ src: src[i % src.length]!, ...state, downsample_ratio: dr })
+      const out = await session.run({
+        [srcName]: src[i % src.length]!,
+        ...extra,
+        ...state,
+        downsample_ratio: dr,
+      })
       const next = Object.fromEntries(RVM_STATES.map((s) => [`${s}i`, out[`${s}o`]!]))
       for (const t of Object.values(state)) {
         t.dispose()
       }
-      out.fgr?.dispose()
-      out.pha?.dispose()
+      for (const [k, t] of Object.entries(out)) {
+        if (!/^r\do$/.test(k)) {
+          t.dispose()
+        }
+      }
       state = next
     },
     session,
@@ -308,6 +370,8 @@ function tfjsImage(model: TfjsModel, input: string, x: TensorData): Runner {
 
 // ---- main ---------------------------------------------------------------------------------------
 interface OrtResult extends Stats {
+  /** The graph file (models/dist/<graph>.onnx). */
+  graph: string
   options: string
   speedup: number | null
   fps: number
@@ -320,12 +384,18 @@ interface CaseResult {
   ort: OrtResult[]
 }
 
+/** One onnxruntime graph of a case. */
+interface OrtGraph {
+  graph: string
+  runner: (o: SessionOptions) => Promise<ProfiledRunner>
+}
+
 async function benchCase(
   id: string,
   model: string,
   tfjsRunner: (() => Promise<Runner>) | null,
   tfjsRuns: number,
-  ortRunner: (o: SessionOptions) => Promise<ProfiledRunner>,
+  ortGraphs: readonly OrtGraph[],
 ): Promise<CaseResult> {
   const result: CaseResult = { case: id, model, tfjs: null, ort: [] }
   if (tfjsRunner !== null) {
@@ -334,14 +404,22 @@ async function benchCase(
       ...(await timeRunner(await tfjsRunner(), WARMUP, tfjsRuns)),
     }
   }
-  for (const o of OPTION_SETS) {
-    const s = await timeRunner(await ortRunner(o), WARMUP, RUNS)
-    const speedup = result.tfjs === null ? null : result.tfjs.medianMs / s.medianMs
-    const entry: OrtResult = { options: describeOptions(o), ...s, speedup, fps: 1000 / s.medianMs }
-    if (PROFILE_RUNS > 0) {
-      entry.profile = await profileOps(ortRunner, o, PROFILE_RUNS)
+  for (const { graph, runner } of ortGraphs) {
+    for (const o of OPTION_SETS) {
+      const s = await timeRunner(await runner(o), WARMUP, RUNS)
+      const speedup = result.tfjs === null ? null : result.tfjs.medianMs / s.medianMs
+      const entry: OrtResult = {
+        graph,
+        options: describeOptions(o),
+        ...s,
+        speedup,
+        fps: 1000 / s.medianMs,
+      }
+      if (PROFILE_RUNS > 0) {
+        entry.profile = await profileOps(runner, o, PROFILE_RUNS)
+      }
+      result.ort.push(entry)
     }
-    result.ort.push(entry)
   }
   printCase(result)
   return result
@@ -352,19 +430,19 @@ let headerPrinted = false
 function printCase(r: CaseResult): void {
   if (!headerPrinted) {
     console.log(
-      `${'case'.padEnd(27)} ${'runtime'.padEnd(40)} ${'runs'.padStart(4)} ${'min ms'.padStart(8)} ${'median'.padStart(8)} ${'max ms'.padStart(8)} ${'fps'.padStart(6)} ${'tfjs/ort'.padStart(8)}`,
+      `${'case'.padEnd(27)} ${'runtime'.padEnd(62)} ${'runs'.padStart(4)} ${'min ms'.padStart(8)} ${'median'.padStart(8)} ${'max ms'.padStart(8)} ${'fps'.padStart(6)} ${'CPU ms'.padStart(8)} ${'tfjs/ort'.padStart(8)}`,
     )
     headerPrinted = true
   }
   if (r.tfjs !== null) {
     const t = r.tfjs
     console.log(
-      `${r.case.padEnd(27)} ${'tfjs wasm (SIMD, 1 thread)'.padEnd(40)} ${String(t.runs).padStart(4)} ${f1(t.minMs)} ${f1(t.medianMs)} ${f1(t.maxMs)} ${(1000 / t.medianMs).toFixed(1).padStart(6)}`,
+      `${r.case.padEnd(27)} ${'tfjs wasm (SIMD, 1 thread)'.padEnd(62)} ${String(t.runs).padStart(4)} ${f1(t.minMs)} ${f1(t.medianMs)} ${f1(t.maxMs)} ${(1000 / t.medianMs).toFixed(1).padStart(6)} ${f1(t.cpuMsPerRun)}`,
     )
   }
   for (const o of r.ort) {
     console.log(
-      `${r.case.padEnd(27)} ${`ort cpu [${o.options}]`.padEnd(40)} ${String(o.runs).padStart(4)} ${f1(o.minMs)} ${f1(o.medianMs)} ${f1(o.maxMs)} ${o.fps.toFixed(1).padStart(6)} ${o.speedup === null ? '       -' : `${o.speedup.toFixed(1)}x`.padStart(8)}`,
+      `${r.case.padEnd(27)} ${`ort cpu ${o.graph} [${o.options}]`.padEnd(62)} ${String(o.runs).padStart(4)} ${f1(o.minMs)} ${f1(o.medianMs)} ${f1(o.maxMs)} ${o.fps.toFixed(1).padStart(6)} ${f1(o.cpuMsPerRun)} ${o.speedup === null ? '       -' : `${o.speedup.toFixed(1)}x`.padStart(8)}`,
     )
     if (o.profile !== undefined) {
       const top = o.profile
@@ -382,6 +460,12 @@ async function main(): Promise<void> {
   if (unknown.length > 0) {
     throw new Error(`unknown models: ${unknown.join(', ')}`)
   }
+  const unknownGraphs = GRAPHS.filter((g) => !(RVM_GRAPHS as readonly string[]).includes(g))
+  if (unknownGraphs.length > 0) {
+    throw new Error(
+      `unknown rvm graphs: ${unknownGraphs.join(', ')} (known: ${RVM_GRAPHS.join(', ')})`,
+    )
+  }
   const t0 = performance.now()
   console.log(
     `bench-models: onnxruntime-node ${ORT_VERSION} (CPU EP) vs tfjs ${TFJS_VERSION} wasm (SIMD, 1 thread); ` +
@@ -396,18 +480,21 @@ async function main(): Promise<void> {
   if (MODELS.includes('rvm')) {
     const tfjs = NO_TFJS ? null : await loadTfjsModel('rvm', 'wasm')
     for (const c of RVM_CASES.filter((x) => x.id.includes(CASE_FILTER))) {
-      const frames = await videoFrames(c.video, {
-        count: RVM_DISTINCT_FRAMES,
-        width: c.width,
-        height: c.height,
-      })
+      const opts = { count: RVM_DISTINCT_FRAMES, width: c.width, height: c.height }
+      const frames: RvmFrames = {
+        float: await videoFrames(c.video, opts),
+        bytes: await rgb24Frames(c.video, opts),
+      }
       results.push(
         await benchCase(
           c.id,
           'rvm',
-          tfjs === null ? null : () => tfjsRvm(tfjs, frames, c.ratio),
+          tfjs === null ? null : () => tfjsRvm(tfjs, frames.float, c.ratio),
           c.large ? TFJS_RUNS_LARGE : RUNS,
-          (o) => ortRvm(frames, c.ratio, o),
+          GRAPHS.map((graph) => ({
+            graph,
+            runner: (o: SessionOptions) => ortRvm(graph, frames, c.ratio, o),
+          })),
         ),
       )
     }
@@ -431,7 +518,7 @@ async function main(): Promise<void> {
         name,
         tfjs === null ? null : async () => tfjsImage(tfjs, input.name, x),
         RUNS,
-        (o) => ortImage(name, input.name, x, o),
+        [{ graph: name, runner: (o: SessionOptions) => ortImage(name, input.name, x, o) }],
       ),
     )
     tfjs?.dispose()
@@ -439,13 +526,22 @@ async function main(): Promise<void> {
 
   const rvm720 = results.find((r) => r.case === RVM_CASES[0].id)
   if (rvm720 !== undefined) {
-    const best = [...rvm720.ort].sort((a, b) => a.medianMs - b.medianMs)[0]!
-    console.log(
-      `rvm 1280x720/0.25: ${best.fps.toFixed(1)} frames/s with onnxruntime [${best.options}]` +
-        (rvm720.tfjs !== null
-          ? `, ${(1000 / rvm720.tfjs.medianMs).toFixed(1)} frames/s with tfjs-wasm (${best.speedup?.toFixed(1)}x)`
-          : ''),
-    )
+    // One headline per graph: its best option set.
+    for (const graph of GRAPHS) {
+      const best = rvm720.ort
+        .filter((o) => o.graph === graph)
+        .sort((a, b) => a.medianMs - b.medianMs)[0]
+      if (best === undefined) {
+        continue
+      }
+      console.log(
+        `rvm 1280x720/0.25 ${graph}: ${best.fps.toFixed(1)} frames/s, ${best.cpuMsPerRun.toFixed(1)} CPU ms/frame with onnxruntime [${best.options}]` +
+          (rvm720.tfjs !== null
+            ? `; tfjs-wasm ${(1000 / rvm720.tfjs.medianMs).toFixed(1)} frames/s (${best.speedup?.toFixed(1)}x)`
+            : '') +
+          (graph === 'rvm' ? '' : ' (also composite + bytes)'),
+      )
+    }
   }
   const seconds = (performance.now() - t0) / 1000
   console.log(`bench-models: ${seconds.toFixed(0)} s; results in ${OUT}`)
@@ -462,6 +558,8 @@ async function main(): Promise<void> {
         optionSets: OPTION_SETS.map(describeOptions),
         notes: [
           'rvm: 10 distinct real frames per case, cycled, recurrent state fed back; 1920x1080 is video_02 scaled up, 720x1280 is video_01 (480x908) scaled',
+          'rvm graphs: rvm = planar float fgr/pha out (as the tfjs original); rvm-rgb / rvm-int8-rgb = the engine graphs, rgb24 bytes in, composited rgb24 out (bg #00ff00): they also do the byte conversion and composite the others leave to the caller',
+          'cpuMsPerRun: process.cpuUsage (user + system, all threads) over the timed runs, per run',
           'tfjs timing includes creating input tensors and reading every output back to JS; onnxruntime timing includes session.run with tensors in and out',
         ],
         seconds,
