@@ -2,7 +2,9 @@
  * `pnpm bench:video`: end-to-end frames/s of the remove-background pipeline on a 720p ~10 s clip
  * (video_02) to every output format, against the two stages alone, measured in the same run:
  *
- * - network alone: RVM on frames already in memory (same frame size, same session options);
+ * - network alone: RVM on frames already in memory (same frame size, same session options), as
+ *   the job runs it: rvm-rgb (composite onto a colour) for opaque formats, rvm-rgba (straight
+ *   RGBA) for transparent ones, each format's bound from its own;
  * - ffmpeg alone: the same decoder and encoder (same arguments, same pipes) with frames passed
  *   straight through; for alpha formats an elliptical soft alpha matte is attached, so the
  *   encoder sees alpha like the real job's.
@@ -88,6 +90,7 @@ async function modelAlone(
   info: VideoInfo,
   engine: Awaited<ReturnType<typeof openMattingEngine>>,
   n: number,
+  transparent: boolean,
 ): Promise<Measured> {
   const size = outputSize(info, 'mp4_h264')
   const frames: Buffer[] = []
@@ -101,7 +104,10 @@ async function modelAlone(
   }
   ac.abort()
   await d.close()
-  const s = engine.openStream(size, { kind: 'color', rgb: [0, 255, 0] })
+  const s = engine.openStream(
+    size,
+    transparent ? { kind: 'transparent' } : { kind: 'color', rgb: [0, 255, 0] },
+  )
   await s.next(frames[0]!)
   const t0 = performance.now()
   const c0 = cpuSeconds()
@@ -186,10 +192,16 @@ async function main(): Promise<void> {
         .join(' ')}`,
   )
   const modelFrames = Number(values['model-frames'])
-  const model = await modelAlone(info, engine, modelFrames)
-  console.log(
-    `network alone: ${fmt(model.fps)} frames/s, ${fmt(model.cpuPerFrame * 1000, 0)} CPU ms/frame (${modelFrames} frames)\n`,
-  )
+  // The network as each format's job runs it: composited onto a colour, or straight RGBA.
+  const models = new Map<boolean, Measured>()
+  for (const transparent of new Set(formats.map((f) => background(f) === 'transparent'))) {
+    const m = await modelAlone(info, engine, modelFrames, transparent)
+    models.set(transparent, m)
+    console.log(
+      `network alone (${transparent ? 'rgba, transparent' : 'rgb, onto a colour'}): ${fmt(m.fps)} frames/s, ${fmt(m.cpuPerFrame * 1000, 0)} CPU ms/frame (${modelFrames} frames)`,
+    )
+  }
+  console.log('')
   const rows: string[][] = [
     [
       'format',
@@ -208,6 +220,7 @@ async function main(): Promise<void> {
     for (const format of formats) {
       const f = await ffmpegAlone(info, format, dir)
       const bg = background(format)
+      const model = models.get(bg === 'transparent')!
       for (const [thread, e] of engines) {
         const t0 = performance.now()
         const c0 = cpuSeconds()
