@@ -155,7 +155,7 @@ for (let f = 0; f < N; f++) {
       return { fgr, pha }
     })
   const ref = await jsSide(sides.before, before, jsRgb)
-  compositeRgba(frame, ref.fgr, ref.pha, jsRgba)
+  compositeRgba(frame, ref.fgr, ref.pha, W, jsRgba)
   const mine = await jsSide(sides.tail, tail, tailRgb)
   for (let i = 0; i < mine.pha.length; i++) {
     maxPha = Math.max(maxPha, Math.abs(mine.pha[i]! - ref.pha[i]!))

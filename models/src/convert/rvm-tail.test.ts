@@ -12,8 +12,8 @@ import { opCountsOf } from './graph-report.ts'
 const ops = (name: string): Record<string, number> =>
   opCountsOf(readFileSync(path.join(DIST_DIR, `${name}.onnx`)))
 
-describe('rvm-rgb / rvm-int8-rgb (refined): the foreground at the edge pixels only', () => {
-  it.each(['rvm-rgb', 'rvm-int8-rgb'])(
+describe('rvm-rgb / rvm-int8-rgb / rvm-rgba / rvm-int8-rgba (refined): the foreground at the edge pixels only', () => {
+  it.each(['rvm-rgb', 'rvm-int8-rgb', 'rvm-rgba', 'rvm-int8-rgba'])(
     '%s upsamples only alpha at full resolution and gathers/scatters the edge pixels',
     (name) => {
       const got = ops(name)
@@ -23,8 +23,11 @@ describe('rvm-rgb / rvm-int8-rgb (refined): the foreground at the edge pixels on
       // rvm (planar fgr + pha) upsamples A and b for fgr (3 channels) and alpha (1) to the
       // frame's size; the edge-only graph only alpha's two, the network's own Resizes being the same.
       expect((ops('rvm')['Resize'] ?? 0) - (got['Resize'] ?? 0)).toBe(2)
-      // rvm-rgba still composites every pixel (its colour at alpha 0 is the foreground's).
-      expect(ops('rvm-rgba')['Resize']).toBe(ops('rvm')['Resize'])
     },
   )
+  it('rvm-rgba lists the alpha-0 pixels beside a visible one too (one 3×3 MaxPool of alpha)', () => {
+    // The network's own MaxPools are rvm's; the rgba tail adds one (post.ts compositeRgba's ring).
+    expect((ops('rvm-rgba')['MaxPool'] ?? 0) - (ops('rvm')['MaxPool'] ?? 0)).toBe(1)
+    expect((ops('rvm-ratio1-rgba')['MaxPool'] ?? 0) - (ops('rvm-ratio1')['MaxPool'] ?? 0)).toBe(1)
+  })
 })

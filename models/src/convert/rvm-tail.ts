@@ -14,7 +14,11 @@
  * - `planar`: `fgr` [N,3,H,W] and `pha` [N,1,H,W] float 0..1 (the original's outputs);
  * - `rgb`: takes the decoded frame as bytes (`rgb24` uint8 [1,H,W,3]) and the background colour
  *   (`bg` float [3], 0..255) and hands out the composited frame `rgb` uint8 [1,H,W,3];
- * - `rgba`: takes `rgb24` and hands out straight RGBA `rgba` uint8 [1,H,W,4].
+ * - `rgba`: takes `rgb24` and hands out straight RGBA `rgba` uint8 [1,H,W,4]. Where the snapped
+ *   alpha is 0 the colour is the network's foreground if a pixel within one (8-neighbourhood) is
+ *   visible, which is what a player filtering straight RGBA bilinearly mixes into the edge, and
+ *   the source colour elsewhere (post.ts compositeRgba; the edge-only graph need not compute the
+ *   foreground there).
  * The composite is the one of services/inference/src/engine/rvm/post.ts, whose constants are
  * repeated here (ALPHA_SNAP, EDGE_LOW; a test checks both agree byte for byte within ±1).
  */
@@ -78,8 +82,8 @@ export function rvmTailOptions(
       const src = t.input('src')
       // The composite snaps and clamps alpha itself, so only the planar outputs clip it.
       const clipAlpha = kind === 'planar'
-      if (refined && kind === 'rgb') {
-        edgeOnlyComposite(t, src)
+      if (refined && kind !== 'planar') {
+        edgeOnlyComposite(t, src, kind)
         return
       }
       const { fgr, pha } = refined
@@ -220,7 +224,9 @@ function composite(
     )
     planar = toBytes(out, 'cmp/rgb')
   } else {
-    const colour = b.op('Add', [fgr, b.op('Mul', [t, b.op('Sub', [src, fgr])])], {}, 'cmp/colour')
+    const mixed = b.op('Add', [fgr, b.op('Mul', [t, b.op('Sub', [src, fgr])])], {}, 'cmp/mixed')
+    // The source colour where no pixel within one is visible (post.ts compositeRgba).
+    const colour = b.op('Where', [nearVisible(b, pha), mixed, src], {}, 'cmp/colour')
     planar = b.op(
       'Concat',
       [toBytes(colour, 'cmp/colour'), toBytes(a, 'cmp/alpha')],
@@ -233,7 +239,22 @@ function composite(
 }
 
 /**
- * The refined `rgb` graph's tail: alpha at full resolution as `guidedFilterTail` computes it
+ * Whether a pixel within one (3×3, the pixel itself included) has alpha > ALPHA_SNAP: a MaxPool of
+ * alpha [N,1,H,W] (its padding is never the maximum) against the snap threshold.
+ */
+function nearVisible(b: OnnxGraphBuilder, pha: string): string {
+  const k = b.constant('float32', [], [ALPHA_SNAP])
+  const max = b.op(
+    'MaxPool',
+    [pha],
+    { kernel_shape: [3, 3], pads: [1, 1, 1, 1], strides: [1, 1] },
+    'cmp/alpha_max3',
+  )
+  return b.op('Greater', [max, k], {}, 'cmp/near_visible')
+}
+
+/**
+ * The refined `rgb` and `rgba` graphs' tail: alpha at full resolution as `guidedFilterTail` computes it
  * (bit-identical), the foreground only at the edge pixels (ALPHA_SNAP < alpha < 1 − ALPHA_SNAP).
  *
  * post.ts's composite takes the source where the snapped alpha is 1 and the background colour
@@ -246,8 +267,13 @@ function composite(
  * UpsampleBilinear: `dx2·dy2·X11 + dx1·dy2·X21 + dx2·dy1·X12 + dx1·dy1·X22`) — followed by the
  * same composite arithmetic as `composite` and written into the bytes by ScatterND. The bytes
  * equal the full composite's up to float rounding (composite-graph.test.ts).
+ *
+ * `rgba` the same way: alpha's bytes (snapped) and the source's colour for every pixel, one planar
+ * Concat and Transpose to RGBA; the listed pixels are the ones below alpha 1 with a visible pixel
+ * within one (MaxPool 3×3 of alpha > ALPHA_SNAP: the edge and a one-pixel ring of alpha 0, where
+ * compositeRgba keeps the foreground), their colour `fgr + t·(src − fgr)` and alpha scattered in.
  */
-function edgeOnlyComposite(t: TailContext, src: string): void {
+function edgeOnlyComposite(t: TailContext, src: string, kind: 'rgb' | 'rgba'): void {
   const b = t.b
   const k = (v: number): string => b.constant('float32', [], [v])
   const [aRgb, aA] = b.node(
@@ -274,34 +300,67 @@ function edgeOnlyComposite(t: TailContext, src: string): void {
   const pha = b.op('Reshape', [phaRaw, b.i64([-1])], {}, 'edge/pha_flat')
   // Snapped alpha: 1 where pha ≥ 1 − ALPHA_SNAP, 0 where pha ≤ ALPHA_SNAP, pha between (the edge).
   const isOne = b.op('GreaterOrEqual', [pha, k(1 - ALPHA_SNAP)], {}, 'edge/is_one')
+  const visible = b.op('Greater', [pha, k(ALPHA_SNAP)], {}, 'edge/visible')
+  // The pixels whose colour reads the foreground: rgb the edge (0 < a < 1); rgba also the alpha-0
+  // pixels beside a visible one (compositeRgba's colour at alpha 0).
   const edge = b.op(
     'And',
-    [b.op('Greater', [pha, k(ALPHA_SNAP)]), b.op('Not', [isOne])],
+    [
+      kind === 'rgb'
+        ? visible
+        : b.op('Reshape', [nearVisible(b, phaRaw), b.i64([-1])], {}, 'edge/near_flat'),
+      b.op('Not', [isOne]),
+    ],
     {},
     'edge/mask',
   )
-  // Every pixel's bytes as if alpha were 0 or 1: the source where opaque, else the background.
-  b.addInput({ name: BG_INPUT, dtype: 'float32', dims: [3] })
-  const bg01 = b.op('Mul', [BG_INPUT, k(1 / 255)], {}, 'bg/01')
-  const bgBytes = b.op('QuantizeLinear', [bg01, byteScale(b), zeroPoint(b)], {}, 'bg/u8')
-  // Planar, so that onnxruntime's broadcasting Where runs over whole planes (on the interleaved
-  // bytes, [H·W, 1] against [H·W, 3], it went element by element: 38 ms of a 215 ms frame).
-  const planarBase = b.op(
-    'Where',
-    [
-      b.op('Reshape', [isOne, b.op('Shape', [mean])]),
-      PLANAR_BYTES,
-      b.op('Reshape', [bgBytes, b.i64([1, 3, 1, 1])]),
-    ],
-    {},
-    'edge/base_planar',
-  )
-  const base = b.op(
-    'Reshape',
-    [b.op('Transpose', [planarBase], { perm: [0, 2, 3, 1] }), b.i64([-1, 3])],
-    {},
-    'edge/base',
-  )
+  let base: string
+  let bg01 = ''
+  if (kind === 'rgb') {
+    // Every pixel's bytes as if alpha were 0 or 1: the source where opaque, else the background.
+    b.addInput({ name: BG_INPUT, dtype: 'float32', dims: [3] })
+    bg01 = b.op('Mul', [BG_INPUT, k(1 / 255)], {}, 'bg/01')
+    const bgBytes = b.op('QuantizeLinear', [bg01, byteScale(b), zeroPoint(b)], {}, 'bg/u8')
+    // Planar, so that onnxruntime's broadcasting Where runs over whole planes (on the interleaved
+    // bytes, [H·W, 1] against [H·W, 3], it went element by element: 38 ms of a 215 ms frame).
+    const planarBase = b.op(
+      'Where',
+      [
+        b.op('Reshape', [isOne, b.op('Shape', [mean])]),
+        PLANAR_BYTES,
+        b.op('Reshape', [bgBytes, b.i64([1, 3, 1, 1])]),
+      ],
+      {},
+      'edge/base_planar',
+    )
+    base = b.op(
+      'Reshape',
+      [b.op('Transpose', [planarBase], { perm: [0, 2, 3, 1] }), b.i64([-1, 3])],
+      {},
+      'edge/base',
+    )
+  } else {
+    // Every pixel's colour is the source's but at the listed pixels; alpha is the snapped one.
+    const aLo = b.op('Where', [visible, pha, k(0)], {}, 'edge/a_lo')
+    const aBytes = b.op(
+      'QuantizeLinear',
+      [b.op('Where', [isOne, k(1), aLo], {}, 'edge/alpha'), byteScale(b), zeroPoint(b)],
+      {},
+      'edge/alpha_u8',
+    )
+    const planarBase = b.op(
+      'Concat',
+      [PLANAR_BYTES, b.op('Reshape', [aBytes, b.op('Shape', [mean])])],
+      { axis: 1 },
+      'edge/base_planar',
+    )
+    base = b.op(
+      'Reshape',
+      [b.op('Transpose', [planarBase], { perm: [0, 2, 3, 1] }), b.i64([-1, 4])],
+      {},
+      'edge/base',
+    )
+  }
   const pixels = b.op('Reshape', [RGB24_INPUT, b.i64([-1, 3])], {}, 'edge/pixels')
   // The edge pixels: flat indices [K], their row and column.
   const idx = b.op(
@@ -366,14 +425,48 @@ function edgeOnlyComposite(t: TailContext, src: string): void {
     {},
     'edge/fgr',
   )
-  // composite()'s arithmetic at the edge pixels (a strictly between 0 and 1, so no snap).
-  const a = col1(b.op('Gather', [pha, idx], { axis: 0 }, 'edge/alpha'))
+  // composite()'s arithmetic at the listed pixels (a < 1; for rgb a > 0 too, for rgba snapped).
+  const aRaw = col1(b.op('Gather', [pha, idx], { axis: 0 }, 'edge/alpha_raw'))
+  const a =
+    kind === 'rgb'
+      ? aRaw
+      : b.op('Where', [b.op('Greater', [aRaw, k(ALPHA_SNAP)]), aRaw, k(0)], {}, 'edge/alpha_k')
   const tEdge = b.op(
     'Relu',
     [b.op('Mul', [b.op('Sub', [a, k(EDGE_LOW)]), k(1 / (1 - EDGE_LOW))])],
     {},
     'edge/t',
   )
+  if (kind === 'rgba') {
+    const colour = b.op(
+      'Add',
+      [fgr, b.op('Mul', [tEdge, b.op('Sub', [srcK, fgr])])],
+      {},
+      'edge/colour',
+    )
+    const q = (v: string, what: string): string =>
+      b.op('QuantizeLinear', [v, byteScale(b), zeroPoint(b)], {}, `${what}/u8`)
+    const updates = b.op(
+      'Concat',
+      [q(colour, 'edge/colour'), q(a, 'edge/alpha_k')],
+      { axis: 1 },
+      'edge/rgba',
+    )
+    const scattered = b.op(
+      'ScatterND',
+      [base, b.op('Unsqueeze', [idx, b.i64([1])]), updates],
+      {},
+      'edge/scatter',
+    )
+    b.node(
+      'Reshape',
+      [scattered, b.op('Concat', [b.i64([1]), hw, b.i64([4])], { axis: 0 })],
+      {},
+      { outputs: [reserved(b, 'rgba')] },
+    )
+    b.addOutput({ name: 'rgba', dtype: 'uint8', dims: [1, 'height', 'width', 4] })
+    return
+  }
   const u = b.op('Mul', [a, tEdge], {}, 'edge/w_src')
   const w = b.op('Sub', [a, u], {}, 'edge/w_fgr')
   const kbg = b.op('Mul', [b.op('Sub', [k(1), a]), bg01], {}, 'edge/bg_part')

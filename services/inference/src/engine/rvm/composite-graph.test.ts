@@ -45,8 +45,9 @@ const CASES: Record<string, Case> = {
     width: 1280,
     height: 720,
     ratio: 0.3,
-    // rvm-rgb computes the foreground only at the edge pixels (rvm-tail.ts edgeOnlyComposite):
-    // frames without any must come out as the full composite's too.
+    // rvm-rgb and rvm-rgba compute the foreground only at the edge pixels (rvm-rgba also at the
+    // alpha-0 ring beside them; rvm-tail.ts edgeOnlyComposite): frames without any must come out
+    // as post.ts's too.
     uniform: [0, 128, 255],
     float: 'rvm',
     rgb: 'rvm-rgb',
@@ -213,7 +214,7 @@ describe.each(Object.keys(CASES))('byte graphs vs the JavaScript composite: %s',
         const fgr = r.floats['fgr']!.data
         const pha = r.floats['pha']!.data
         compositeOnColor(frame, fgr, pha, BG.rgb, wantRgb)
-        compositeRgba(frame, fgr, pha, wantRgba)
+        compositeRgba(frame, fgr, pha, c.width, wantRgba)
         const bytes = { data: frame, dims: [1, c.height, c.width, 3] }
         const gotRgb = await rgb.run(
           { rgb24: bytes, bg: { data: Float32Array.from(BG.rgb), dims: [3] } },

@@ -52,7 +52,26 @@ describe('compositeOnColor', () => {
 describe('compositeRgba', () => {
   it('keeps straight alpha with the same colour rule', () => {
     const out = new Uint8Array(12)
-    compositeRgba(src, fgr, pha, out)
+    compositeRgba(src, fgr, pha, 3, out)
+    // pixel 0 (alpha 0) is beside the visible edge pixel: the foreground's colour, as at the edge
     expect(Array.from(out)).toEqual([0, 0, 0, 0, 51, 102, 153, 128, 10, 20, 30, 255])
+  })
+  it('gives a transparent pixel with no visible pixel within one the source colour', () => {
+    // 4×2; alpha: row 0 [0, 0, 0, 0.5], row 1 [0, 0, 0.005, 0]. Visible: only pixel 3.
+    const n = 8
+    const s = Uint8Array.from({ length: n * 3 }, (_, i) => 100 + i)
+    const f = new Float32Array(n * 3).fill(0.2) // 51
+    const a = Float32Array.of(0, 0, 0, 0.5, 0, 0, 0.005, 0)
+    const out = new Uint8Array(n * 4)
+    compositeRgba(s, f, a, 4, out)
+    const px = (i: number): number[] => Array.from(out.subarray(i * 4, i * 4 + 4))
+    const source = (i: number): number[] => [...s.subarray(i * 3, i * 3 + 3), 0]
+    // beside pixel 3 (also diagonally): the foreground; further: the source, alpha 0 everywhere
+    for (const i of [2, 6, 7]) expect(px(i), `pixel ${i}`).toEqual([51, 51, 51, 0])
+    for (const i of [0, 1, 4, 5]) expect(px(i), `pixel ${i}`).toEqual(source(i))
+    expect(px(3)).toEqual([51, 51, 51, 128])
+  })
+  it('refuses a width that does not divide the frame', () => {
+    expect(() => compositeRgba(src, fgr, pha, 2, new Uint8Array(12))).toThrow(RangeError)
   })
 })

@@ -83,28 +83,58 @@ export function compositeOnColor(
   }
 }
 
+/** Whether pixel `i` or one of its 8 neighbours has alpha above ALPHA_SNAP (visible). */
+function nearVisible(pha: Float32Array, i: number, width: number): boolean {
+  const height = pha.length / width
+  const x = i % width
+  const y = (i - x) / width
+  for (let yy = Math.max(0, y - 1); yy <= Math.min(height - 1, y + 1); yy++) {
+    for (let xx = Math.max(0, x - 1); xx <= Math.min(width - 1, x + 1); xx++) {
+      if (pha[yy * width + xx]! > ALPHA_SNAP) {
+        return true
+      }
+    }
+  }
+  return false
+}
+
 /**
  * Keeps alpha: writes straight (non-premultiplied) rgba, colour as in `compositeOnColor`.
- * `out` is w·h·4 bytes.
+ * `out` is w·h·4 bytes, `width` the frame's width.
+ *
+ * Where alpha snaps to 0 the colour is invisible to a player that composites, but one that
+ * filters straight RGBA (bilinear scaling, no premultiplication) mixes a transparent pixel's
+ * colour into its visible neighbours: so within one pixel of a visible pixel (8-neighbourhood)
+ * it is the network's foreground, as at the edge (no halo of the old background); further away
+ * it is the source colour, which the graphs need not compute the foreground for
+ * (models/src/convert/rvm-tail.ts).
  */
 export function compositeRgba(
   src: Uint8Array,
   fgr: Float32Array,
   pha: Float32Array,
+  width: number,
   out: Uint8Array,
 ): void {
   const n = pha.length
-  if (src.length !== n * 3 || fgr.length !== n * 3 || out.length !== n * 4) {
+  if (
+    src.length !== n * 3 ||
+    fgr.length !== n * 3 ||
+    out.length !== n * 4 ||
+    !Number.isInteger(width) ||
+    width <= 0 ||
+    n % width !== 0
+  ) {
     throw new RangeError('compositeRgba: size mismatch')
   }
   const o = new Uint8ClampedArray(out.buffer, out.byteOffset, out.length)
   for (let i = 0, j = 0, k = 0; i < n; i++, j += 3, k += 4) {
     const a = snap(pha[i]!)
-    if (a === 1) {
+    if (a === 1 || (a === 0 && !nearVisible(pha, i, width))) {
       o[k] = src[j]!
       o[k + 1] = src[j + 1]!
       o[k + 2] = src[j + 2]!
-      o[k + 3] = 255
+      o[k + 3] = a * 255
       continue
     }
     const t = a > EDGE_LOW ? (a - EDGE_LOW) / (1 - EDGE_LOW) : 0
