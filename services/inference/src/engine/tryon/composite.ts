@@ -32,8 +32,11 @@
  * top, a dress over trousers) the body shows, not the old garment. A top replaces the old top, a
  * bottom the old bottom, a dress both.
  *
- * Hair that falls in front of the shoulders or chest (clothing.ts `hairFront`) is drawn in front of
- * a new top or dress, like the face.
+ * Hair that falls in front of the shoulders or chest is drawn in front of a new top or dress, like
+ * the face, from the photo as it was (never repainted): clothing.ts `hairFront` where it is connected
+ * to the hair on the head (takeOffZone `hair`: this person's hair colours, sampled above the eyes),
+ * and that hair's part below the neck line nearer the hair's colours than the old top's, found on
+ * the work grid and soft-edged (one piece, not broken strands).
  *
  * Tucked or untucked, for a new bottom under the old top: the old top is untucked when its hem on
  * the body axis (clothing.ts `topHemY`) lies lower than the new garment's waistband on that axis by
@@ -46,6 +49,8 @@
  * (tuck.ts `oldBottomInFront`: it keeps the old top's length over a visible old bottom).
  */
 import {
+  HAIR_MARGIN,
+  HAIR_REACH,
   kmeans,
   L_WEIGHT,
   labOf,
@@ -273,17 +278,19 @@ export function compositeGarment(
         }
       }
     }
-    const keep = (m: Plane) => {
+    // What stays in front of the garment, from the photo with the old garment taken off, or (hair in
+    // front: never repainted) from the photo as it was.
+    const keep = (m: Plane, src: Uint8Array = photo) => {
       for (let y = 0; y < ch; y++) {
         for (let x = 0; x < cw; x++) {
           const i = (by0 + y) * w + bx0 + x
           const k = m.data[i]!
-          if (k <= 0 || coverage[i]! <= 0) continue
+          if (k <= 0 || (coverage[i]! <= 0 && src === photo)) continue
           const o3 = (y * cw + x) * 3
           const p3 = i * 3
-          out[o3] = out[o3]! * (1 - k) + photo[p3]! * k
-          out[o3 + 1] = out[o3 + 1]! * (1 - k) + photo[p3 + 1]! * k
-          out[o3 + 2] = out[o3 + 2]! * (1 - k) + photo[p3 + 2]! * k
+          out[o3] = out[o3]! * (1 - k) + src[p3]! * k
+          out[o3 + 1] = out[o3 + 1]! * (1 - k) + src[p3 + 1]! * k
+          out[o3 + 2] = out[o3 + 2]! * (1 - k) + src[p3 + 2]! * k
           coverage[i] = coverage[i]! * (1 - k)
         }
       }
@@ -318,7 +325,15 @@ export function compositeGarment(
     // the hair that falls behind it) and on an arm the segmentation lost (armReach).
     if (clothing && o.category !== 'lower') {
       const hair = { width: w, height: h, data: Float32Array.from(clothing.hairFront.data) }
-      keep(offArms(hair, null, reach.raised, bx0, by0))
+      // Only hair connected to the hair on the head (takeOffZone `hair`): not a collar, a stripe or
+      // shaded neck skin of a hair colour.
+      const onHair = zone?.hair
+      if (onHair) for (let i = 0; i < N; i++) if (onHair.data[i]! < 0.5) hair.data[i] = 0
+      // … and the hair in front found on the work grid, soft-edged: no strands broken where the
+      // hair's colour comes near the old top's.
+      const whole = zone?.hairFront
+      if (whole) for (let i = 0; i < N; i++) hair.data[i] = Math.max(hair.data[i]!, whole.data[i]!)
+      keep(offArms(hair, null, reach.raised, bx0, by0), person.data)
     }
     keep(a.hands)
     // The head region is the silhouette above the neck: an arm raised beside or over the head is
@@ -492,9 +507,10 @@ function offArms(m: Plane, arms: Plane | null, reach: Plane, x0: number, y0: num
  * the old top too: there it is the top
  * of the shoulders (sloping shoulders, a turn), which would otherwise show the old top above the
  * new one. Within the column it does not (the clothing finder takes shaded neck skin for the top
- * too often). Anywhere, it gives way to the new garment over an old collar or neckband it covers
- * (`under`, takeOffZone: neither skin nor hair, not skin's hue below UNDER_SKIN_CHROMA; a red rib
- * collar showed in front of a tank's or tee's back neckline).
+ * too often). Anywhere below the chin, down to the shoulder line, it gives way to the new garment
+ * over what is cloth (`under`, takeOffZone: neither lit skin, shaded skin nor hair connected to the
+ * head): a red rib collar showed in front of a tank's or tee's back neckline, a white rib at the
+ * neck's sides, and the new top was cut flat at the neck line across the neck column.
  */
 function headInFront(
   a: PersonAnalysis,
@@ -823,6 +839,26 @@ export const COLLAR_BELOW_MOUTH = 0.1
 export const COLLAR_REACH = 0.08
 /** Skin's hue up to this Lab chroma counts as (shaded) skin under the new collar, never old top. */
 export const UNDER_SKIN_CHROMA = 70
+/** Within this distance (× shoulder width) of hair-coloured pixels only the old top is cloth under the new collar. */
+export const UNDER_HAIR_GAP = 0.03
+/** Hair prototypes come from the head region this far (× sw) above the eyes, from at least HAIR_MIN_SAMPLES work pixels. */
+export const HAIR_ABOVE_EYES = 0.05
+export const HAIR_MIN_SAMPLES = 20
+
+/**
+ * This person's lit skin: within TAKE_OFF_SKIN_D of their skin prototypes and of skin's chroma (at
+ * least TAKE_OFF_SKIN_CHROMA): with L* weighted low, a white rib is within 17 of person_02's skin.
+ */
+function litSkin(v: Vec3, skin: readonly Vec3[]): boolean {
+  return nearestD2(v, skin) < TAKE_OFF_SKIN_D ** 2 && Math.hypot(v[1], v[2]) >= TAKE_OFF_SKIN_CHROMA
+}
+
+/** Shaded neck skin: far from the lit skin's prototypes, but skin's hue below UNDER_SKIN_CHROMA. */
+function shadedSkin(v: Vec3): boolean {
+  const hue = (Math.atan2(v[2], v[1]) * 180) / Math.PI
+  const chroma = Math.hypot(v[1], v[2])
+  return hue >= 10 && hue <= 90 && chroma >= TAKE_OFF_SKIN_CHROMA && chroma <= UNDER_SKIN_CHROMA
+}
 
 function takeOffZone(
   img: Rgb,
@@ -834,6 +870,8 @@ function takeOffZone(
   zone: Plane
   collar: Plane | null
   under: Plane | null
+  hair: Plane | null
+  hairFront: Plane | null
   cover: number
   skipped: string | null
   same: number | null
@@ -902,6 +940,8 @@ function takeOffZone(
       zone: plane(W, H),
       collar: null,
       under: null,
+      hair: null,
+      hairFront: null,
       cover,
       same: null,
       skipped: `the new garment covers ${Math.round(100 * cover)} % of the body part it replaces`,
@@ -1206,6 +1246,55 @@ function takeOffZone(
     if (v > legsFromV && (beside[j]! < 0.5 || v > newHemV[j % w]!)) continue
     if (nearestD2(photoAt(j), protos) < TAKE_OFF_SAME ** 2) zone.data[j] = 0
   }
+  // Hair (a real hair mask, not a colour alone): pixels within TAKE_OFF_SKIN_D of this person's hair
+  // own hair colours (prototypes of the head region above the eyes that is not skin; clothing.ts's
+  // also take the sides of the face down to the neck line, where an old collar lies) that are
+  // connected through such pixels to the head region above the eyes. A navy collar of dark hair's colour below a
+  // short haircut is not hair; long hair over the shoulders is.
+  const hair = plane(w, h)
+  const hairFront = plane(w, h)
+  const collarFromV = Math.max(
+    0,
+    Math.ceil(Math.min(P(LM.mouthLeft).y, P(LM.mouthRight).y) + COLLAR_BELOW_MOUTH * sw),
+  )
+  const shoulderV = Math.min(h, Math.ceil(Math.max(sl.y, sr.y)) + 2)
+  if (category !== 'lower') {
+    const head = resizePlane(a.head, w, h).data
+    const eyeV = Math.floor(Math.min(P(LM.leftEye).y, P(LM.rightEye).y) - HAIR_ABOVE_EYES * sw)
+    // The hair's own colours: prototypes of the head region above the eyes that is not skin.
+    const hairSamples: Vec3[] = []
+    for (let j = 0; j < Math.max(0, eyeV) * w; j++) {
+      if (head[j]! < 0.9 || mask[j]! < 0.9) continue
+      const v = photoAt(j)
+      if (c.skinProtos.length > 0 && nearestD2(v, c.skinProtos) < TAKE_OFF_SKIN_D ** 2) continue
+      hairSamples.push(v)
+    }
+    const hairProtos = hairSamples.length >= HAIR_MIN_SAMPLES ? kmeans(hairSamples, 3) : []
+    if (hairProtos.length > 0) {
+      const like = plane(w, h)
+      for (let j = 0; j < n; j++) {
+        if (mask[j]! >= 0.5 && nearestD2(photoAt(j), hairProtos) < TAKE_OFF_SKIN_D ** 2) {
+          like.data[j] = 1
+        }
+      }
+      const { labels } = components(like)
+      const onHead = new Set<number>()
+      for (let j = 0; j < Math.max(0, eyeV) * w; j++) {
+        if (labels[j]! > 0 && head[j]! > 0.5) onHead.add(labels[j]!)
+      }
+      for (let j = 0; j < n; j++) if (onHead.has(labels[j]!)) hair.data[j] = 1
+      // Hair in front, as one piece: the hair below the neck line that is nearer the hair's colours
+      // than the old top's by HAIR_MARGIN (a print's letters, the top between the strands are not).
+      const neckF = neckLine(a.points, a.shoulderWidth)
+      for (let j = 0; j < n; j++) {
+        if (hair.data[j]! <= 0 || Math.floor(j / w) < neckF.y((j % w) / k) * k) continue
+        const v = photoAt(j)
+        const du = c.upperProtos.length > 0 ? nearestD2(v, c.upperProtos) : Infinity
+        if (Math.sqrt(nearestD2(v, hairProtos)) < Math.sqrt(du) - HAIR_MARGIN) hairFront.data[j] = 1
+      }
+    }
+  }
+  const sameLook = look === null || look.same >= TAKE_OFF_OTHER_SAME
   // The old collar: above the new neckline, within COLLAR_REACH × the shoulder width of the old top,
   // neither near this person's skin (within TAKE_OFF_SKIN_D of skinProtos, whatever the old top's
   // colours) nor near the hair, and not the new garment's colour (the zone's filter above). Only
@@ -1222,34 +1311,31 @@ function takeOffZone(
       collar.data[j] = 1
     }
   }
-  // The old top under the new garment's own collar and shoulders (`under`): from below the chin
-  // down to the neck line (the head region ends there), where the new garment is, on the old top
-  // itself (not grown: hair and backdrop beside it stay in front), neither skin nor hair nor the
-  // new garment's colour. The head region gives way to the new garment there (headInFront).
+  // What of the head region below the chin is cloth under the new garment (`under`): from below
+  // the chin down to the shoulder line (the head region's neck ellipse reaches below the neck
+  // line), where the new garment is, in the silhouette, whatever is neither this person's lit skin
+  // (litSkin: skin's chroma too), shaded skin (shadedSkin), hair (the mask above) nor, when the old
+  // top looks like the new garment, of its colours (the paired photos keep their own collar). The
+  // neck stays in front, and the new garment's shoulders and collar reach up to it: no flat cut at
+  // the neck line, no old rib at the neck's sides. Within UNDER_HAIR_GAP of the hair only what the
+  // clothing finder calls the old top counts (a hair outline mixed with the backdrop is neither skin
+  // nor hair). The head region gives way to the new garment there (headInFront).
   const under = plane(w, h)
   if (category !== 'lower' && c.skinProtos.length > 0) {
     const onTop = c.upperWork.data
-    const fromV = Math.max(
-      0,
-      Math.ceil(Math.min(P(LM.mouthLeft).y, P(LM.mouthRight).y) + COLLAR_BELOW_MOUTH * sw),
-    )
-    const neck = neckLine(a.points, a.shoulderWidth)
-    const toV = Math.min(h, Math.ceil(Math.max(neck.y(0), neck.y(W - 1)) * k) + 2)
-    for (let j = fromV * w; j < toV * w; j++) {
-      if (na[j]! <= 0.5 || onTop[j]! < 0.5 || mask[j]! < 0.5) continue
+    const nearHair = dilate(hair, Math.max(1, UNDER_HAIR_GAP * sw)).data
+    for (let j = collarFromV * w; j < shoulderV * w; j++) {
+      if (na[j]! <= 0.5 || mask[j]! < 0.5 || hair.data[j]! > 0) continue
+      if (onTop[j]! < 0.5 && nearHair[j]! > 0.5) continue
       const v = photoAt(j)
-      if (nearestD2(v, c.skinProtos) < TAKE_OFF_SKIN_D ** 2) continue
-      if (c.hairProtos.length > 0 && nearestD2(v, c.hairProtos) < TAKE_OFF_SKIN_D ** 2) continue
-      if (protos.length > 0 && nearestD2(v, protos) < TAKE_OFF_SAME ** 2) continue
-      // Shaded neck skin is far from the lit skin's prototypes but keeps skin's hue.
-      const hue = (Math.atan2(v[2], v[1]) * 180) / Math.PI
-      const chroma = Math.hypot(v[1], v[2])
-      if (hue >= 10 && hue <= 90 && chroma >= TAKE_OFF_SKIN_CHROMA && chroma <= UNDER_SKIN_CHROMA) {
-        continue
-      }
+      if (litSkin(v, c.skinProtos) || shadedSkin(v)) continue
+      if (sameLook && protos.length > 0 && nearestD2(v, protos) < TAKE_OFF_SAME ** 2) continue
       under.data[j] = 1
     }
   }
+  // Hair connected to the head, above the shoulder line, is never repainted (a strand beside the
+  // chin over the old top was smeared with skin).
+  for (let j = 0; j < shoulderV * w; j++) if (hair.data[j]! > 0) zone.data[j] = 0
   // … with its soft edge against the neck (a blend of the two, nearer the skin, is still collar).
   const collarGrown = dilate(collar, 1)
   for (let j = 0; j < n; j++) {
@@ -1261,6 +1347,13 @@ function takeOffZone(
     zone: upsampleSparse(boxBlur(zone, 1), W, H),
     collar: upsampleSparse(boxBlur(collarGrown, 1), W, H),
     under: upsampleSparse(boxBlur(under, 1), W, H),
+    // Hair in front is looked for within HAIR_REACH of it (clothing.ts: strands are finer than the work grid).
+    hair: hair.data.some((v) => v > 0)
+      ? upsampleSparse(dilate(hair, Math.max(1, HAIR_REACH * sw)), W, H)
+      : null,
+    hairFront: hairFront.data.some((v) => v > 0)
+      ? upsampleSparse(boxBlur(hairFront, 0.5), W, H)
+      : null,
     cover,
     skipped: null,
     same: look === null ? null : look.same,
