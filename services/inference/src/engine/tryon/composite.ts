@@ -53,6 +53,7 @@ import {
   HAIR_REACH,
   kmeans,
   L_WEIGHT,
+  labInto,
   labOf,
   mainColours,
   nearestD2,
@@ -1259,6 +1260,7 @@ function takeOffZone(
   // short haircut is not hair; long hair over the shoulders is.
   const hair = plane(w, h)
   const hairFront = plane(w, h)
+  let hairProtos: Vec3[] = []
   const collarFromV = Math.max(
     0,
     Math.ceil(Math.min(P(LM.mouthLeft).y, P(LM.mouthRight).y) + COLLAR_BELOW_MOUTH * sw),
@@ -1275,7 +1277,7 @@ function takeOffZone(
       if (c.skinProtos.length > 0 && nearestD2(v, c.skinProtos) < TAKE_OFF_SKIN_D ** 2) continue
       hairSamples.push(v)
     }
-    const hairProtos = hairSamples.length >= HAIR_MIN_SAMPLES ? kmeans(hairSamples, 3) : []
+    hairProtos = hairSamples.length >= HAIR_MIN_SAMPLES ? kmeans(hairSamples, 3) : []
     if (hairProtos.length > 0) {
       const like = plane(w, h)
       for (let j = 0; j < n; j++) {
@@ -1330,10 +1332,9 @@ function takeOffZone(
   if (category !== 'lower' && c.skinProtos.length > 0) {
     const onTop = c.upperWork.data
     const nearHair = dilate(hair, Math.max(1, UNDER_HAIR_GAP * sw)).data
-    // An old top that looks like the new garment is its own fit (the paired photos): there, as
-    // before, only the old top itself down to the neck line, neither near skin, hair nor the new
-    // garment's colours (paired SSIM of person_02 and person_05 0.884 → 0.877, 0.908 → 0.901 with
-    // the rule below).
+    // An old top that looks like the new garment is its own fit (the paired photos, where it is
+    // the very garment): there, as before, only the old top itself down to the neck line, neither
+    // near skin, hair nor the new garment's colours (its collar stays where it is).
     const neck = neckLine(a.points, a.shoulderWidth)
     const toV = sameLook
       ? Math.min(h, Math.ceil(Math.max(neck.y(0), neck.y(W - 1)) * k) + 2)
@@ -1368,19 +1369,36 @@ function takeOffZone(
     under: upsampleSparse(boxBlur(under, 1), W, H),
     // Hair in front is looked for within HAIR_REACH of it (clothing.ts: strands are finer than the
     // work grid). Not when the old top looks like the new garment: what the clothing finder kept in
-    // front of it has the new garment's look anyway, and on the paired photos it is the very garment
-    // (paired SSIM of person_02 and person_05 0.884 → 0.878 and 0.908 → 0.901 with it).
+    // front of it has the new garment's look anyway, and on the paired photos it is the very garment.
     hair:
       !sameLook && hair.data.some((v) => v > 0)
         ? upsampleSparse(dilate(hair, Math.max(1, HAIR_REACH * sw)), W, H)
         : null,
     hairFront: hairFront.data.some((v) => v > 0)
-      ? upsampleSparse(boxBlur(hairFront, 0.5), W, H)
+      ? hairFrontAt(img, hairFront, hairProtos, c)
       : null,
     cover,
     skipped: null,
     same: look === null ? null : look.same,
   }
+}
+
+/**
+ * The hair in front found on the work grid (takeOffZone) at the photo's size, soft-edged, less the
+ * photo pixels that are clearly the old top's (nearer its prototypes than the hair's by HAIR_MARGIN:
+ * the navy of person_01's tee between her strands counted as old top left).
+ */
+function hairFrontAt(img: Rgb, work: Plane, hairProtos: readonly Vec3[], c: Clothing): Plane {
+  const out = upsampleSparse(boxBlur(work, 0.5), img.width, img.height)
+  if (c.upperProtos.length === 0) return out
+  const scratch: Vec3 = [0, 0, 0]
+  for (let i = 0; i < out.data.length; i++) {
+    if (out.data[i]! <= 0) continue
+    const v = labInto(img.data[i * 3]!, img.data[i * 3 + 1]!, img.data[i * 3 + 2]!, scratch)
+    const dh = Math.sqrt(nearestD2(v, hairProtos))
+    if (dh > Math.sqrt(nearestD2(v, c.upperProtos)) + HAIR_MARGIN) out.data[i] = 0
+  }
+  return out
 }
 
 /**
