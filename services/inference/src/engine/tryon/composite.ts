@@ -9,7 +9,7 @@
  *
  * Occlusion order, back to front: the photo → body parts of the garment (torso, dress body, legs,
  * skirt) → the person's arms (upper arms and forearms, from the photo) → sleeves → hair in front
- * (below; not over an arm raised beside the head) → hands → face, neck and hair above the neck
+ * (below; not over an arm raised beside the head) → hands (the fingers past them too, handsFront) → face, neck and hair above the neck
  * line (headInFront; not an arm raised beside the head, armReach). Every garment part is clipped to the person's silhouette dilated by 6 % of the
  * shoulder width, 1.5 % above the shoulder line (clothes may stand off the body a little, never
  * float in the background), with a soft 1–2 px edge; a sleeve also along a sure arm where the
@@ -79,6 +79,7 @@ import {
   dilate,
   dot,
   drawCapsule,
+  erode,
   fillPolygon,
   lerp,
   mid,
@@ -337,6 +338,8 @@ export function compositeGarment(
       keep(offArms(hair, null, reach.raised, bx0, by0), person.data)
     }
     keep(a.hands)
+    // The fingers past the hand capsules, as the photo shows them (not as the old top was repainted).
+    if (clothing) keep(handsFront(a, clothing), person.data)
     // The head region is the silhouette above the neck: an arm raised beside or over the head is
     // in it, and its sleeve stays in front (the forearm over the hair, a hand on the head).
     keep(
@@ -374,6 +377,69 @@ export function compositeGarment(
     tucked,
     inFront,
   }
+}
+
+/**
+ * The fingers drawn in front of the new garment past person.ts `hands` (capsules from the wrist to
+ * 1.25 × its index and pinky landmarks): within HAND_REACH × the wrist → knuckle length of each
+ * wrist, on the hand's side of the line across the forearm there (the forearm's own skin may be
+ * under a new sleeve), what the clothing finder calls skin (clothing.ts `skin`) and the hand
+ * capsule, closed over gaps up to 2 × HAND_CLOSE × that length (a shadowed finger the finder does
+ * not call skin, the gap between pinching fingers), in the person mask. BlazePose's index and
+ * pinky points are the knuckles, not the fingertips: the fingers reach about as far again past
+ * them, and hands held together in front of the body (tryon/person_03, fingers pinching the hem)
+ * had their fingers and the gap between them drawn over by the new top, a green patch between
+ * her hands.
+ */
+export const HAND_REACH = 2.2
+export const HAND_CLOSE = 0.25
+function handsFront(a: PersonAnalysis, clothing: Clothing): Plane {
+  const { width: w, height: h } = a.mask
+  const out = plane(w, h)
+  for (const [el, wr, ix, pk] of [
+    [LM.leftElbow, LM.leftWrist, LM.leftIndex, LM.leftPinky],
+    [LM.rightElbow, LM.rightWrist, LM.rightIndex, LM.rightPinky],
+  ] as const) {
+    const W = a.points[wr]!
+    const d = norm(sub(W, a.points[el]!))
+    const handLen = Math.max(
+      Math.hypot(a.points[ix]!.x - W.x, a.points[ix]!.y - W.y),
+      Math.hypot(a.points[pk]!.x - W.x, a.points[pk]!.y - W.y),
+      0.12 * a.shoulderWidth,
+    )
+    const R = HAND_REACH * handLen
+    const r = Math.max(1, HAND_CLOSE * handLen)
+    const pad = Math.ceil(r) + 1
+    const bx0 = Math.max(0, Math.floor(W.x - R - pad))
+    const by0 = Math.max(0, Math.floor(W.y - R - pad))
+    const bx1 = Math.min(w, Math.ceil(W.x + R + pad))
+    const by1 = Math.min(h, Math.ceil(W.y + R + pad))
+    if (bx1 <= bx0 || by1 <= by0) continue
+    const bw = bx1 - bx0
+    const box = plane(bw, by1 - by0)
+    const inside = (x: number, y: number): number => {
+      const dx = x - W.x
+      const dy = y - W.y
+      if (dx * dx + dy * dy > R * R) return 0
+      return clamp((dx * d.x + dy * d.y + 1) / 2, 0, 1)
+    }
+    for (let y = by0; y < by1; y++) {
+      for (let x = bx0; x < bx1; x++) {
+        const i = y * w + x
+        const on = clothing.skin.data[i]! > 0.5 || a.hands.data[i]! > 0.5
+        if (on && a.mask.data[i]! > 0.5 && inside(x, y) > 0) box.data[(y - by0) * bw + x - bx0] = 1
+      }
+    }
+    const closed = erode(dilate(box, r), r)
+    for (let y = by0; y < by1; y++) {
+      for (let x = bx0; x < bx1; x++) {
+        const i = y * w + x
+        const v = closed.data[(y - by0) * bw + x - bx0]! * inside(x, y) * a.mask.data[i]!
+        if (v > out.data[i]!) out.data[i] = v
+      }
+    }
+  }
+  return out
 }
 
 /**
