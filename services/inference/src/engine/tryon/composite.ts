@@ -338,8 +338,8 @@ export function compositeGarment(
       keep(offArms(hair, null, reach.raised, bx0, by0), person.data)
     }
     keep(a.hands)
-    // The fingers past the hand capsules, as the photo shows them (not as the old top was repainted).
-    if (clothing) keep(handsFront(a, clothing), person.data)
+    // The fingers past the hand capsules.
+    if (clothing) keep(handsFront(a, clothing))
     // The head region is the silhouette above the neck: an arm raised beside or over the head is
     // in it, and its sleeve stays in front (the forearm over the hair, a hand on the head).
     keep(
