@@ -338,8 +338,9 @@ export function compositeGarment(
       keep(offArms(hair, null, reach.raised, bx0, by0), person.data)
     }
     keep(a.hands)
-    // The fingers past the hand capsules.
-    if (clothing) keep(handsFront(a, clothing))
+    // The fingers past the hand capsules, over a new top only: below the waist the skin beside a
+    // hand is as often a bare thigh under new trousers or a dress (handsFront).
+    if (clothing && o.category === 'upper') keep(handsFront(a, clothing))
     // The head region is the silhouette above the neck: an arm raised beside or over the head is
     // in it, and its sleeve stays in front (the forearm over the hair, a hand on the head).
     keep(
@@ -389,7 +390,8 @@ export function compositeGarment(
  * pinky points are the knuckles, not the fingertips: the fingers reach about as far again past
  * them, and hands held together in front of the body (tryon/person_03, fingers pinching the hem)
  * had their fingers and the gap between them drawn over by the new top, a green patch between
- * her hands.
+ * her hands. For a new top only: skin beside a hand hanging at the thighs is the bare thigh a new
+ * bottom or dress covers (dev person_03 in shorts: trousers' region covered 0.85+ → 0.46–0.51).
  */
 export const HAND_REACH = 2.2
 export const HAND_CLOSE = 0.25
