@@ -54,13 +54,14 @@ export interface Floors {
 
 /** The whole set, per split (tryon-eval.full.test.ts). */
 export const FULL_FLOORS: Record<Split | 'all', Floors> = {
-  // tryon/person_07 (arms crossed) is refused `unsupported_pose` for tops: 4 tune pairs (8 %).
+  // tryon/person_07 (arms crossed) is refused `unsupported_pose` for tops: 5 tune pairs (10 %)
+  // since garment_upper_08 is read as the top it is (the cardigan, not the jeans; 2026-11-28).
   tune: {
-    categoryAccuracy: 0.89,
-    regionPass: 0.92,
-    regionScoreMean: 0.93,
-    warpInsideMean: 0.92,
-    refusedShare: 0.09,
+    categoryAccuracy: 0.99,
+    regionPass: 0.99,
+    regionScoreMean: 0.98,
+    warpInsideMean: 0.97,
+    refusedShare: 0.11,
   },
   holdout: {
     categoryAccuracy: 0.99,
@@ -70,10 +71,10 @@ export const FULL_FLOORS: Record<Split | 'all', Floors> = {
     refusedShare: 0.01,
   },
   mixed: {
-    categoryAccuracy: 0.93,
-    regionPass: 0.93,
-    regionScoreMean: 0.94,
-    warpInsideMean: 0.94,
+    categoryAccuracy: 0.99,
+    regionPass: 0.99,
+    regionScoreMean: 0.98,
+    warpInsideMean: 0.97,
     refusedShare: 0.05,
   },
   dev: {
@@ -84,10 +85,10 @@ export const FULL_FLOORS: Record<Split | 'all', Floors> = {
     refusedShare: 0.01,
   },
   all: {
-    categoryAccuracy: 0.94,
-    regionPass: 0.94,
-    regionScoreMean: 0.95,
-    warpInsideMean: 0.94,
+    categoryAccuracy: 0.99,
+    regionPass: 0.99,
+    regionScoreMean: 0.98,
+    warpInsideMean: 0.97,
     refusedShare: 0.05,
   },
 }
@@ -104,11 +105,11 @@ export const SUBSET_FLOORS: Floors = {
 /**
  * Paired SSIM inside the garment box, at least (both tests): per pair, just under the run's. The
  * engine before issue 10 (before.json, a3af431): 0.744, 0.864, 0.790, 0.629, 0.882, 0.748. Since
- * tops are sized from the body (fit.ts CHEST_SPAN, with tuck.ts) person_03 × upper_03 reaches
- * 0.791, the level of before.json and no more: her tucked-in floral blouse, now drawn at her
- * size, redraws more of the box, and every redrawn pixel of a busy print carries the warp's
- * error (docs/tryon-eval.md); its floor is the only one below before.json. The other five are
- * above it. person_01 and person_05 were lowered by 0.003 and 0.002 on 2026-11-28 (fourth session):
+ * tops are sized from the body (fit.ts CHEST_SPAN, with tuck.ts) person_03 × upper_03 reached
+ * only 0.791, the level of before.json (her tucked-in floral blouse, drawn at her size, redraws
+ * more of the box, and every redrawn pixel of a busy print carries the warp's error); since her
+ * fingers stay in front of the new top (composite.ts handsFront, 2026-11-28) it reaches 0.798,
+ * and its floor 0.794 is above before.json: every floor is now above the engine before issue 10. person_01 and person_05 were lowered by 0.003 and 0.002 on 2026-11-28 (fourth session):
  * sleeves at the worn scale (43e6141), tops to the old hem (a445f7b) and the painted-over old
  * sleeve hem (9976232) took them to 0.837 and 0.905, within 0.002–0.003 of their floors, too thin
  * for a run on another CPU; both stay far above before.json (0.744, 0.882).
@@ -116,7 +117,7 @@ export const SUBSET_FLOORS: Floors = {
 export const PAIRED_SSIM_FLOORS: Record<string, number> = {
   'tryon/person_01 × tryon/garment_upper_01': 0.832,
   'tryon/person_02 × tryon/garment_upper_02': 0.871,
-  'tryon/person_03 × tryon/garment_upper_03': 0.785,
+  'tryon/person_03 × tryon/garment_upper_03': 0.794,
   'tryon/person_04 × tryon/garment_upper_04': 0.65,
   'tryon/person_05 × tryon/garment_upper_05': 0.9,
   'dev/person_01 × dev/garment_upper_01': 0.847,
