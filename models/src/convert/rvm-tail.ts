@@ -118,15 +118,8 @@ function upsample(b: OnnxGraphBuilder, lowRes: string, channels: number, hw: str
   })
 }
 
-/**
- * fgr = clip(up(A_rgb + 1)·src + up(b_rgb), 0, 1), pha = up(A_a)·mean(src) + up(b_a) (clipped to
- * 0..1 when `clipAlpha`): every full-resolution op is elementwise or a Resize.
- */
-function guidedFilterTail(
-  t: TailContext,
-  src: string,
-  clipAlpha: boolean,
-): { fgr: string; pha: string } {
+/** The guided filter's low-resolution A and b, each split into its colour (3) and alpha (1) channels. */
+function splitAB(t: TailContext): { aRgb: string; aA: string; bRgb: string; bA: string } {
   const b = t.b
   const [aRgb, aA] = b.node(
     'Split',
@@ -140,14 +133,28 @@ function guidedFilterTail(
     { axis: 1 },
     { name: 'gf/b', outputs: 2 },
   )
+  return { aRgb: aRgb!, aA: aA!, bRgb: bRgb!, bA: bA! }
+}
+
+/**
+ * fgr = clip(up(A_rgb + 1)·src + up(b_rgb), 0, 1), pha = up(A_a)·mean(src) + up(b_a) (clipped to
+ * 0..1 when `clipAlpha`): every full-resolution op is elementwise or a Resize.
+ */
+function guidedFilterTail(
+  t: TailContext,
+  src: string,
+  clipAlpha: boolean,
+): { fgr: string; pha: string } {
+  const b = t.b
+  const { aRgb, aA, bRgb, bA } = splitAB(t)
   const hw = b.op('Slice', [b.op('Shape', [src]), b.i64([2]), b.i64([4])])
   const k = (v: number): string => b.constant('float32', [], [v])
   // Low resolution: the residual's `+ src` folded into A.
-  const aRgb1 = b.op('Add', [aRgb!, k(1)], {}, 'gf/A_rgb_plus_1')
+  const aRgb1 = b.op('Add', [aRgb, k(1)], {}, 'gf/A_rgb_plus_1')
   // Full resolution.
   const fgrRaw = b.op(
     'Add',
-    [b.op('Mul', [upsample(b, aRgb1, 3, hw), src]), upsample(b, bRgb!, 3, hw)],
+    [b.op('Mul', [upsample(b, aRgb1, 3, hw), src]), upsample(b, bRgb, 3, hw)],
     {},
     'gf/fgr_raw',
   )
@@ -155,7 +162,7 @@ function guidedFilterTail(
   const mean = b.op('ReduceMean', [src], { axes: [1], keepdims: 1 }, 'gf/mean')
   const phaRaw = b.op(
     'Add',
-    [b.op('Mul', [upsample(b, aA!, 1, hw), mean]), upsample(b, bA!, 1, hw)],
+    [b.op('Mul', [upsample(b, aA, 1, hw), mean]), upsample(b, bA, 1, hw)],
     {},
     'gf/pha_raw',
   )
@@ -276,24 +283,13 @@ function nearVisible(b: OnnxGraphBuilder, pha: string): string {
 function edgeOnlyComposite(t: TailContext, src: string, kind: 'rgb' | 'rgba'): void {
   const b = t.b
   const k = (v: number): string => b.constant('float32', [], [v])
-  const [aRgb, aA] = b.node(
-    'Split',
-    [t.ref(REF_A), b.i64([3, 1])],
-    { axis: 1 },
-    { name: 'gf/A', outputs: 2 },
-  )
-  const [bRgb, bA] = b.node(
-    'Split',
-    [t.ref(REF_B), b.i64([3, 1])],
-    { axis: 1 },
-    { name: 'gf/b', outputs: 2 },
-  )
+  const { aRgb, aA, bRgb, bA } = splitAB(t)
   const hw = b.op('Slice', [b.op('Shape', [src]), b.i64([2]), b.i64([4])], {}, 'gf/hw')
   // Alpha at full resolution, exactly as guidedFilterTail (unclipped: the snap below clamps it).
   const mean = b.op('ReduceMean', [src], { axes: [1], keepdims: 1 }, 'gf/mean')
   const phaRaw = b.op(
     'Add',
-    [b.op('Mul', [upsample(b, aA!, 1, hw), mean]), upsample(b, bA!, 1, hw)],
+    [b.op('Mul', [upsample(b, aA, 1, hw), mean]), upsample(b, bA, 1, hw)],
     {},
     'gf/pha_raw',
   )
@@ -370,7 +366,7 @@ function edgeOnlyComposite(t: TailContext, src: string, kind: 'rgb' | 'rgba'): v
     'edge/idx',
   )
   const [outH, outW] = b.node('Split', [hw, b.i64([1, 1])], { axis: 0 }, { outputs: 2 })
-  const lowHw = b.op('Slice', [b.op('Shape', [aRgb!]), b.i64([2]), b.i64([4])])
+  const lowHw = b.op('Slice', [b.op('Shape', [aRgb]), b.i64([2]), b.i64([4])])
   const [inH, inW] = b.node('Split', [lowHw, b.i64([1, 1])], { axis: 0 }, { outputs: 2 })
   const row = b.op('Div', [idx, outW!], {}, 'edge/row')
   const col = b.op('Sub', [idx, b.op('Mul', [row, outW!])], {}, 'edge/col')
@@ -405,7 +401,7 @@ function edgeOnlyComposite(t: TailContext, src: string, kind: 'rgb' | 'rgba'): v
       `${what}/up`,
     )
   }
-  const a1 = b.op('Add', [aRgb!, k(1)], {}, 'gf/A_rgb_plus_1')
+  const a1 = b.op('Add', [aRgb, k(1)], {}, 'gf/A_rgb_plus_1')
   const srcK = b.op(
     'Mul',
     [
@@ -418,7 +414,7 @@ function edgeOnlyComposite(t: TailContext, src: string, kind: 'rgb' | 'rgba'): v
   const fgr = b.op(
     'Clip',
     [
-      b.op('Add', [b.op('Mul', [atEdges(a1, 'edge/A'), srcK]), atEdges(bRgb!, 'edge/b')]),
+      b.op('Add', [b.op('Mul', [atEdges(a1, 'edge/A'), srcK]), atEdges(bRgb, 'edge/b')]),
       k(0),
       k(1),
     ],
