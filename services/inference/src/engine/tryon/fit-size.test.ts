@@ -93,3 +93,43 @@ describe('tops sized from the body (fit.ts)', () => {
     TIMEOUT_MS,
   )
 })
+
+describe('bottoms sized from the body (fit.ts)', () => {
+  it(
+    'tryon person_11 × tryon garment_lower_04 (an on-model skirt): as wide as his legs, no painted leg beside it',
+    async () => {
+      const r = await dress('tryon/person_11.jpg', 'tryon/garment_lower_04.jpg')
+      const p = r.details.person
+      const c = r.details.composite
+      const sw = p.shoulderWidth
+      // The skirt is drawn as slim as it is on its model, leaning with her stance: on his wider
+      // jeans it left a painted leg 40 px wide beside it (at half-way hips → knees: skirt x
+      // 252–458, his legs 265–485). Now each row spans his body (the person mask off the arms and
+      // hands) at the hips, half-way to the knees and at the knees, within 0.06 × his shoulders.
+      const hipY = (p.points[LM.leftHip]!.y + p.points[LM.rightHip]!.y) / 2
+      const kneeY = (p.points[LM.leftKnee]!.y + p.points[LM.rightKnee]!.y) / 2
+      const span = (y: number, on: (i: number) => boolean): [number, number] => {
+        let a = -1
+        let b = -1
+        for (let x = 0; x < p.width; x++) {
+          if (!on(y * p.width + x)) continue
+          if (a < 0) a = x
+          b = x
+        }
+        return [a, b]
+      }
+      for (const f of [0.5, 0.75, 1]) {
+        const y = Math.round(hipY + f * (kneeY - hipY))
+        const body = span(
+          y,
+          (i) => p.mask.data[i]! > 0.5 && p.arms.data[i]! < 0.5 && p.hands.data[i]! < 0.5,
+        )
+        const skirt = span(y, (i) => c.garment.data[i]! > 0.5)
+        expect(skirt[0]).toBeLessThan(body[0] + 0.06 * sw)
+        expect(skirt[1]).toBeGreaterThan(body[1] - 0.06 * sw)
+        expect(skirt[1] - skirt[0]).toBeGreaterThan(0.95 * (body[1] - body[0]))
+      }
+    },
+    TIMEOUT_MS,
+  )
+})

@@ -28,11 +28,16 @@
  * - Bottoms are placed from the waist: the waistband sits WAIST_RISE × the hip-joint distance above
  *   the hip joints and its width matches the person's silhouette there; rise and leg length keep
  *   the garment's proportions, and each leg follows hip → knee → ankle for the scaled leg length,
- *   with its scaled widths.
+ *   with its scaled widths. A skirt's rows (waistband, hips, the knees of one whose hem is well
+ *   below them, hem) are as wide as the garment at that scale but never narrower than the body
+ *   across them (`bodyAcross`: the legs as undress.ts paints them, within the person mask) ×
+ *   SKIRT_EASE, and centred on the body there: an on-model skirt is as slim as its model and leans
+ *   with her stance, and a narrower skirt left a painted leg showing beside it.
  */
 import { AppError } from '@tailor/proto'
 import { fitSleeve, type SleeveFrame } from './fit-sleeve.ts'
-import { LM } from './pose.ts'
+import { LM, type Landmark } from './pose.ts'
+import { ANKLE_R, KNEE_R, KNEE_SURE, THIGH_R } from './undress.ts'
 import type {
   GarmentCategory,
   GarmentLandmarks,
@@ -112,6 +117,12 @@ export const NECK_RISE = 0.15
 export const HEM_STRETCH = 1.3
 export const HEM_OVERLAP = 0.03
 export const CROP_ASPECT = 1.3
+
+/**
+ * A skirt's waistband, hips and hem are at least this × the body's half-width across them
+ * (`bodyAcross`) either side of the body's middle there.
+ */
+export const SKIRT_EASE = 1.06
 
 /** What the compositor knows of the person's clothes, when the fit may use it. */
 export interface FitHints {
@@ -437,6 +448,63 @@ export function sleeveBottom(
   return end
 }
 
+/**
+ * The body across the body axis at `depth` (px along `d` below `o`), as the painted legs under a
+ * new skirt are drawn (undress.ts `bodyModel`): each leg's axis (hip → knee → ankle, a knee under
+ * KNEE_SURE straight below its hip, extended past the last joint and above the hip along `d`) and
+ * from it outwards (along ∓`ux`) the person mask, arms included (a hand on the hip is in front of
+ * it), at most the leg model's radius there (THIGH_R at the hip, KNEE_R at the knee, ANKLE_R at
+ * the ankle, × `hw`). `left`, `right`: the outer edges, along `ux` from `o`.
+ */
+export function bodyAcross(
+  p: PersonAnalysis,
+  o: Point,
+  d: Point,
+  ux: Point,
+  depth: number,
+  chains: readonly (readonly Landmark[])[],
+  hw: number,
+): { left: number; right: number } {
+  const edge = (chain: readonly Landmark[], out: -1 | 1): { x: number; e: number } => {
+    const [hip, knee, ankle] = chain as [Landmark, Landmark, Landmark]
+    const k = knee.score >= KNEE_SURE ? knee : add(hip, mul(d, dist(hip, knee)))
+    const nodes = ankle.score > 0.2 ? [hip, k, ankle] : [hip, k]
+    const radii = [THIGH_R, KNEE_R, ANKLE_R].map((r) => r * hw)
+    const t = (q: Point) => dot(sub(q, o), d)
+    let at = add(hip, mul(d, depth - t(hip)))
+    let r = radii[0]!
+    for (let i = 0; i + 1 < nodes.length && depth > t(hip); i++) {
+      const a = nodes[i]!
+      const b = nodes[i + 1]!
+      const dir = norm(sub(b, a))
+      // A segment that does not go down the body (a leg raised sideways) goes straight down.
+      const step = dot(dir, d) > 0.3 ? dir : d
+      const f = (depth - t(a)) / Math.max(1e-6, dot(mul(step, dist(a, b)), d))
+      if (f <= 1 || i + 2 === nodes.length) {
+        at = add(a, mul(step, Math.max(0, f) * dist(a, b)))
+        r = radii[i]! + (radii[i + 1]! - radii[i]!) * clamp(f, 0, 1)
+        break
+      }
+    }
+    const x = dot(sub(at, o), ux)
+    const px = Math.round(at.x)
+    const py = Math.round(at.y)
+    // Below the frame (a half-body photo), the leg model.
+    if (px < 0 || py < 0 || px >= p.width || py >= p.height) return { x, e: r }
+    let e = 0
+    for (; e < r; e++) {
+      const xx = Math.round(at.x + out * ux.x * e)
+      const yy = Math.round(at.y + out * ux.y * e)
+      if (xx < 0 || yy < 0 || xx >= p.width || yy >= p.height) break
+      if (p.mask.data[yy * p.width + xx]! < 0.5) break
+    }
+    return { x, e }
+  }
+  const l = edge(chains[0]!, -1)
+  const r = edge(chains[1]!, 1)
+  return { left: Math.min(l.x - l.e, r.x), right: Math.max(r.x + r.e, l.x) }
+}
+
 function fitBottom(g: BottomLandmarks, gm: Plane, p: PersonAnalysis): WarpPart[] {
   const pts = p.points
   const leftIsImageLeft = pts[LM.leftHip]!.x <= pts[LM.rightHip]!.x
@@ -480,17 +548,41 @@ function fitBottom(g: BottomLandmarks, gm: Plane, p: PersonAnalysis): WarpPart[]
   const waistC = mid(g.waistL, g.waistR)
 
   if (!g.legs) {
-    const src = [
-      g.waistL,
-      g.waistR,
-      waistC,
-      g.hipL,
-      g.hipR,
-      g.hemLOuter,
-      g.hemROuter,
-      mid(g.hemLOuter, g.hemROuter),
-    ]
-    return [{ name: 'skirt', mask: gm, targets: src.map(map), sources: src, layer: 'body' }]
+    // Each row (waistband, hips, a long skirt's knees, hem) as wide as the garment makes it at this
+    // scale, never narrower than the body across it (`bodyAcross`, × SKIRT_EASE), centred on the
+    // body there: an on-model skirt is as slim as its model and hangs with her stance, and a knee
+    // bent forward under a long skirt pushes it out.
+    const chains = [legL, legR].map((c) => c.map((i) => pts[i]!))
+    const bodyHw = Math.max(hw, 0.45 * p.shoulderWidth)
+    const depthOf = (l: Point, r: Point) => dot(sub(map(mid(l, r)), waistP), d)
+    const row = (l: Point, r: Point): [Point, Point] => {
+      const depth = depthOf(l, r)
+      const body = bodyAcross(p, waistP, d, ux, depth, chains, bodyHw)
+      const half = Math.max((dist(l, r) / 2) * s, ((body.right - body.left) / 2) * SKIRT_EASE)
+      const at = add(waistP, add(mul(d, depth), mul(ux, (body.left + body.right) / 2)))
+      return [sub(at, mul(ux, half)), add(at, mul(ux, half))]
+    }
+    const src = [g.waistL, g.waistR, g.hipL, g.hipR, g.hemLOuter, g.hemROuter]
+    // The knees' row, on a skirt whose hem is well below them.
+    const dHip = depthOf(g.hipL, g.hipR)
+    const dHem = depthOf(g.hemLOuter, g.hemROuter)
+    const kneeDepth =
+      chains
+        .map(([hip, knee]) => {
+          const k = knee!.score >= KNEE_SURE ? knee! : add(hip!, mul(d, dist(hip!, knee!)))
+          return dot(sub(k, waistP), d)
+        })
+        .reduce((a, b) => a + b) / 2
+    const fKnee = dHem > dHip ? (kneeDepth - dHip) / (dHem - dHip) : 0
+    if (fKnee > 0.15 && fKnee < 0.85) {
+      src.push(lerp(g.hipL, g.hemLOuter, fKnee), lerp(g.hipR, g.hemROuter, fKnee))
+    }
+    const dst: Point[] = []
+    for (let i = 0; i < src.length; i += 2) dst.push(...row(src[i]!, src[i + 1]!))
+    // The waistband's and the hem's middles.
+    src.push(waistC, mid(g.hemLOuter, g.hemROuter))
+    dst.push(mid(dst[0]!, dst[1]!), mid(dst[4]!, dst[5]!))
+    return [{ name: 'skirt', mask: gm, targets: dst, sources: src, layer: 'body' }]
   }
 
   const split = g.crotch.x
