@@ -18,6 +18,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
+import { mergeConcatConvs } from '../src/convert/split-concat-conv.ts'
 import { compareAlpha } from '../src/quantize/alpha-quality.ts'
 import { calibrateRvm } from '../src/quantize/calibrate.ts'
 import { planQdq, quantizeQdq, type Range } from '../src/quantize/quantize-qdq.ts'
@@ -48,7 +49,7 @@ const { values: args } = parseArgs({
   },
 })
 const fp32Path = path.join(DIST_DIR, 'rvm.onnx')
-const fp32 = readFileSync(fp32Path)
+const fp32 = mergeConcatConvs(readFileSync(fp32Path))
 if (args.candidate !== undefined) {
   const ranges = JSON.parse(readFileSync(args.ranges, 'utf8')) as RangesFile
   writeFileSync(args.candidate, buildRvmInt8(fp32, ranges))

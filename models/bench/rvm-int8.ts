@@ -11,6 +11,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
+import { mergeConcatConvs } from '../src/convert/split-concat-conv.ts'
 import { compareAlpha } from '../src/quantize/alpha-quality.ts'
 import { calibrateRvm } from '../src/quantize/calibrate.ts'
 import { planQdq, quantizeQdq } from '../src/quantize/quantize-qdq.ts'
@@ -29,7 +30,7 @@ const { values: args } = parseArgs({
 })
 const scope = args.scope
 const fp32Path = path.join(DIST_DIR, 'rvm.onnx')
-const fp32 = readFileSync(fp32Path)
+const fp32 = mergeConcatConvs(readFileSync(fp32Path))
 const plan = planQdq(fp32, (n) => {
   const name = n.name ?? ''
   if (name.includes('fast_guided_filter')) return false

@@ -26,6 +26,7 @@ import {
 } from './convert/graph-report.ts'
 import { OPSET } from './convert/onnx-builder.ts'
 import { rvmTailOptions, tailOutputs } from './convert/rvm-tail.ts'
+import { splitConcatConvs } from './convert/split-concat-conv.ts'
 import { loadTfjsGraphModel } from './convert/tfjs-model.ts'
 import { Manifest, type ManifestModel } from './manifest.ts'
 
@@ -124,7 +125,7 @@ export async function buildModels(
     const model = await loadTfjsGraphModel(jsonPath)
     const tailMade = entry.rvmTail ? tailOutputs(entry.rvmTail.kind) : []
     const converted = entry.outputs.filter((o) => !tailMade.includes(o.name))
-    const { bytes, opCounts } = convertGraph(model, {
+    const converted0 = convertGraph(model, {
       graphName: entry.name,
       producerVersion: converter.slice(0, 12),
       docString: `${entry.name} from ${SOURCE_PACKAGE.name}@${SOURCE_PACKAGE.version}/${entry.file}; ${entry.licence}`,
@@ -139,6 +140,10 @@ export async function buildModels(
       nchwOutputs: converted.filter((o) => o.layout === 'NCHW').map((o) => o.name),
       ...(entry.rvmTail ? rvmTailOptions(entry.rvmTail.kind, entry.rvmTail.refined) : {}),
     })
+    // RVM's decoder: each Concat → Conv as a sum of per-part convolutions that onnxruntime runs in
+    // its NCHWc layout (src/convert/split-concat-conv.ts).
+    const bytes = entry.rvmTail ? splitConcatConvs(converted0.bytes).bytes : converted0.bytes
+    const opCounts = entry.rvmTail ? opCountsOf(bytes) : converted0.opCounts
     const tmp = `${onnxPath}.tmp-${process.pid}`
     await writeFile(tmp, bytes)
     await rename(tmp, onnxPath)

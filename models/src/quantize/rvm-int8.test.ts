@@ -10,6 +10,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { MEDIA_DIR } from '../../test/support/media-frames.ts'
 import { opCountsOf } from '../convert/graph-report.ts'
+import { mergeConcatConvs } from '../convert/split-concat-conv.ts'
 import { DIST_DIR } from '../reference/ort-runner.ts'
 import { compareAlpha } from './alpha-quality.ts'
 import { planQdq, quantizeQdq } from './quantize-qdq.ts'
@@ -60,12 +61,15 @@ describe('rvm int8 groups', () => {
 
 describe.runIf(existsSync(FP32))('rvm int8 (models/dist)', () => {
   it('rvm-int8-rgb / -rgba: 15 convolutions behind int8 weights, as many Conv nodes as float32', () => {
-    const fp32 = readFileSync(FP32)
+    // the decoder's Concat → Conv pairs merged back as converted (src/convert/split-concat-conv.ts)
+    const fp32 = mergeConcatConvs(readFileSync(FP32))
     const selected = planQdq(fp32, (n) => rvmInt8Selects(n.name ?? '')).convs
     expect(selected.length).toBe(15)
     for (const kind of ['rgb', 'rgba']) {
-      const ops = opCountsOf(readFileSync(path.join(DIST_DIR, `rvm-int8-${kind}.onnx`)))
-      const fp = opCountsOf(readFileSync(path.join(DIST_DIR, `rvm-${kind}.onnx`)))
+      const ops = opCountsOf(
+        mergeConcatConvs(readFileSync(path.join(DIST_DIR, `rvm-int8-${kind}.onnx`))),
+      )
+      const fp = opCountsOf(mergeConcatConvs(readFileSync(path.join(DIST_DIR, `rvm-${kind}.onnx`))))
       // each quantized convolution: its weights and its input behind a DequantizeLinear
       expect(ops.DequantizeLinear).toBeGreaterThanOrEqual(2 * selected.length)
       expect(ops.QuantizeLinear! - (fp.QuantizeLinear ?? 0)).toBeGreaterThan(0)
@@ -76,7 +80,7 @@ describe.runIf(existsSync(FP32))('rvm int8 (models/dist)', () => {
   it(
     `is within the bound of fp32 over ${CLIP_FRAMES} frames of video_01 @0.423; quantizing the kept layers too is not`,
     async () => {
-      const fp32 = readFileSync(FP32)
+      const fp32 = mergeConcatConvs(readFileSync(FP32))
       const file = JSON.parse(readFileSync(RVM_INT8_RANGES_FILE, 'utf8')) as RangesFile
       // The same quantizer with nothing kept in float32 (every group but the refiner).
       const everything = quantizeQdq(

@@ -7,6 +7,7 @@
  */
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { mergeConcatConvs, splitConcatConvs } from '../convert/split-concat-conv.ts'
 import type { CalibrationClip } from './calibrate.ts'
 import { planQdq, quantizeQdq, type Range } from './quantize-qdq.ts'
 
@@ -112,7 +113,10 @@ export const rvmInt8Selects = (convName: string): boolean => {
 }
 
 /** The int8 variant of a float32 rvm graph (planar or byte) from the committed calibration ranges. */
-export function buildRvmInt8(fp32: Uint8Array, ranges: RangesFile): Uint8Array {
+export function buildRvmInt8(fp32Split: Uint8Array, ranges: RangesFile): Uint8Array {
+  // The ranges name the decoder's Concat outputs: quantize the graph as converted, then split the
+  // Concat → Conv pairs that stay float32 (src/convert/split-concat-conv.ts).
+  const fp32 = mergeConcatConvs(fp32Split)
   const plan = planQdq(fp32, (n) => rvmInt8Selects(n.name ?? ''))
   const r = rangesFromFile(ranges)
   const missing = plan.activations.filter((t) => !r.has(t))
@@ -121,10 +125,12 @@ export function buildRvmInt8(fp32: Uint8Array, ranges: RangesFile): Uint8Array {
       `rvm-int8: ${missing.length} activations have no calibration range (${missing.slice(0, 3).map(shortTensorName).join(', ')}…): the rvm graph changed since ${path.basename(RVM_INT8_RANGES_FILE)} was measured; run bench/rvm-int8-sensitivity.ts --recalibrate`,
     )
   }
-  return quantizeQdq(
-    fp32,
-    plan,
-    r,
-    `rvm with ${plan.convs.length} convolutions int8 (static QDQ, src/quantize/rvm-int8.ts); float32: ${RVM_INT8_KEEP_FP32.join(', ')} and the refiner`,
-  )
+  return splitConcatConvs(
+    quantizeQdq(
+      fp32,
+      plan,
+      r,
+      `rvm with ${plan.convs.length} convolutions int8 (static QDQ, src/quantize/rvm-int8.ts); float32: ${RVM_INT8_KEEP_FP32.join(', ')} and the refiner`,
+    ),
+  ).bytes
 }
