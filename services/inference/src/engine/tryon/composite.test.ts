@@ -22,7 +22,7 @@ import { LM } from './pose.ts'
 import { mid, resizePlane } from './raster.ts'
 import type { Plane } from './raster.ts'
 import { openTryOnEngine, type TryOnEngineWithDetails } from './tryon-engine.ts'
-import { armShape, FILL_SIDE, takeOff } from './undress.ts'
+import { armShape, FILL_SIDE, SHOULDER_BODY, takeOff } from './undress.ts'
 import type { WarpedPart } from './warp.ts'
 
 const ROOT = resolve(fileURLToPath(new URL('../../../../..', import.meta.url)))
@@ -208,6 +208,8 @@ const DRESS_HEM_LUMA = 0.95
  */
 const ARM_OUTER_MAX = 0.2
 const ARM_FLAT_MIN = 0.55
+/** An arm painted under a long old sleeve is at least this round (luma's u² term over its mean, see roundness). */
+const ARM_ROUND_MIN = -0.04
 
 let engine: TryOnEngineWithDetails
 const cache = new Map<string, RasterImage>()
@@ -387,6 +389,37 @@ describe('the old garment does not show through (undress.ts)', () => {
       )
       expect(before).toBeGreaterThan(5)
       expect(after).toBeLessThan(4.2)
+    },
+    CASE_TIMEOUT_MS,
+  )
+
+  it(
+    'person_15 × a navy tee with white trims: beside the new sleeve his shoulder is painted as skin, not as a sliver of backdrop (undress.ts SHOULDER_BODY)',
+    async () => {
+      const { r } = await dress('person_15', 'garment_upper_02', 'upper')
+      const a = r.details.person
+      const c = r.details.composite
+      const W = a.width
+      // Within SHOULDER_BODY × the shoulder width of his right shoulder joint (image left), in his
+      // silhouette and not under the new tee: how much was painted as background.
+      const s = a.points[LM.rightShoulder]!
+      const R = SHOULDER_BODY * a.shoulderWidth
+      let n = 0
+      let bg = 0
+      for (let y = Math.floor(s.y - R); y <= s.y + R; y++) {
+        for (let x = Math.floor(s.x - R); x <= s.x + R; x++) {
+          const i = y * W + x
+          if (Math.hypot(x - s.x, y - s.y) > R || a.mask.data[i]! < 0.5) continue
+          if (c.garment.data[i]! > 0.5) continue
+          n++
+          if (c.background!.data[i]! > 0.5) bg++
+        }
+      }
+      console.log('person_15 × upper_02 right shoulder beside the sleeve [px, background]:', n, bg)
+      // Before: all 163 such pixels background (the old sleeve's part beyond the shoulder cap, a
+      // white sliver between the new sleeve and the arm); with SHOULDER_BODY 9.
+      expect(n).toBeGreaterThan(50)
+      expect(bg / n).toBeLessThan(0.2)
     },
     CASE_TIMEOUT_MS,
   )
@@ -1502,6 +1535,13 @@ describe('arms under an old sleeve (undress.ts armShape)', () => {
    * radius of 0.115–0.145 × the shoulder width.
    */
   const P02_FOREARM_R = [0.11, 0.15] as const
+  /** Across the hems of his old sleeves on both upper arms (the bare arm below, the new sleeve above). */
+  const P02_HEMS = [
+    [0.29, 0.24, 0.4, 0.28],
+    [0.6, 0.24, 0.7, 0.29],
+  ] as const satisfies readonly Box[]
+  /** The mean over both arms of the median column's dip at the old hem (luma levels), at most. */
+  const HEM_LINE_MAX = 12
 
   let pair: ReturnType<typeof runPair> | null = null
   /** One engine run for both tests. */
@@ -1565,6 +1605,47 @@ describe('arms under an old sleeve (undress.ts armShape)', () => {
   )
 
   it(
+    'dev person_02 × dev upper_01 (the README’s pair): no dark line is left across his arms where the old sleeves ended (undress.ts HEM_BOOST, EDGE_GROW)',
+    async () => {
+      const { person, r } = await devPair()
+      const c = r.details.composite
+      const W = person.width
+      const H = person.height
+      const L = (i: number) =>
+        0.299 * r.rgb[i * 3]! + 0.587 * r.rgb[i * 3 + 1]! + 0.114 * r.rgb[i * 3 + 2]!
+      // In each column across the old hem (arm pixels only: not the new garment, not background),
+      // how far the darkest row falls below the column's median: a line is a dip of a few rows.
+      const depth = (box: Box) => {
+        const d: number[] = []
+        for (let x = Math.round(box[0] * W); x < Math.round(box[2] * W); x++) {
+          const col: number[] = []
+          let all = 0
+          for (let y = Math.round(box[1] * H); y < Math.round(box[3] * H); y++) {
+            const i = y * W + x
+            all++
+            const arm =
+              c.garment.data[i]! <= 0.05 &&
+              c.background!.data[i]! <= 0.5 &&
+              r.details.person.mask.data[i]! >= 0.5
+            if (arm) col.push(L(i))
+          }
+          if (col.length < 0.8 * all) continue
+          col.sort((p, q) => p - q)
+          d.push(col[col.length >> 1]! - col[0]!)
+        }
+        expect(d.length).toBeGreaterThan(20)
+        return d.sort((p, q) => p - q)[d.length >> 1]!
+      }
+      const found = P02_HEMS.map(depth)
+      console.log('dev person_02 × upper_01 hem line depth [right, left]:', found)
+      // Before (the work grid's ramp upsampled: the hem's black rows a third painted) 30.4 and
+      // 16.6; with the ramp moved EDGE_GROW on over the arms 6.5 and 11.3.
+      expect((found[0]! + found[1]!) / 2).toBeLessThan(HEM_LINE_MAX)
+    },
+    CASE_TIMEOUT_MS,
+  )
+
+  it(
     'dev person_02 × dev upper_01: his upper arms under the old sleeves are painted skin, not backdrop',
     async () => {
       const { person, r } = await devPair()
@@ -1587,6 +1668,93 @@ describe('arms under an old sleeve (undress.ts armShape)', () => {
         expect(meanIn(r.details.composite.background!, box)).toBeLessThan(0.15)
         expect(share(out, box, skinOrGarment)).toBeGreaterThan(0.8)
       }
+    },
+    CASE_TIMEOUT_MS,
+  )
+})
+
+describe('arms under long old sleeves (undress.ts armShape, ARM_ROUND)', () => {
+  /**
+   * The painted upper arm's cross-profile: across the bone at `t` of the way shoulder → elbow, the
+   * run of painted skin (taken off, not background, not the new garment) through it, its luma fitted
+   * as a + b u + c u² (u −1..1 across the run); c / a. A bare arm is round, darker at its edges:
+   * person_15's bare upper arms −0.05 to −0.26, dev person_02's −0.15.
+   */
+  function roundness(
+    r: Awaited<ReturnType<TryOnEngineWithDetails['tryOnDetailed']>>,
+    W: number,
+    side: 'right' | 'left',
+    t: number,
+  ): number {
+    const a = r.details.person
+    const c = r.details.composite
+    const [s, e] =
+      side === 'right'
+        ? [a.points[LM.rightShoulder]!, a.points[LM.rightElbow]!]
+        : [a.points[LM.leftShoulder]!, a.points[LM.leftElbow]!]
+    const len = Math.hypot(e.x - s.x, e.y - s.y)
+    const n = { x: -(e.y - s.y) / len, y: (e.x - s.x) / len }
+    const o = { x: s.x + (e.x - s.x) * t, y: s.y + (e.y - s.y) * t }
+    const R = Math.round(0.35 * a.shoulderWidth)
+    let best: number[] = []
+    let cur: number[] = []
+    for (let d = -R; d <= R + 1; d++) {
+      const i = Math.round(o.y + n.y * d) * W + Math.round(o.x + n.x * d)
+      const ok =
+        d <= R &&
+        c.removed!.data[i]! > 0.5 &&
+        c.background!.data[i]! < 0.5 &&
+        c.garment.data[i]! < 0.05
+      if (ok) cur.push(i)
+      else {
+        if (cur.length > best.length) best = cur
+        cur = []
+      }
+    }
+    expect(best.length).toBeGreaterThan(0.1 * a.shoulderWidth)
+    // Least squares on 1, u, u² (normal equations, Cramer's rule).
+    const A = [
+      [0, 0, 0],
+      [0, 0, 0],
+      [0, 0, 0],
+    ]
+    const v = [0, 0, 0]
+    const m = best.length
+    best.forEach((i, q) => {
+      const u = (q - (m - 1) / 2) / ((m - 1) / 2)
+      const f = [1, u, u * u]
+      const l = 0.299 * r.rgb[i * 3]! + 0.587 * r.rgb[i * 3 + 1]! + 0.114 * r.rgb[i * 3 + 2]!
+      for (let j = 0; j < 3; j++) {
+        v[j] = v[j]! + f[j]! * l
+        for (let k = 0; k < 3; k++) A[j]![k] = A[j]![k]! + f[j]! * f[k]!
+      }
+    })
+    const det = (M: number[][]) =>
+      M[0]![0]! * (M[1]![1]! * M[2]![2]! - M[1]![2]! * M[2]![1]!) -
+      M[0]![1]! * (M[1]![0]! * M[2]![2]! - M[1]![2]! * M[2]![0]!) +
+      M[0]![2]! * (M[1]![0]! * M[2]![1]! - M[1]![1]! * M[2]![0]!)
+    const D = det(A)
+    const coef = [0, 2].map(
+      (k) => det(A.map((row, j) => row.map((x, q) => (q === k ? v[j]! : x)))) / D,
+    )
+    return coef[1]! / coef[0]!
+  }
+
+  it(
+    'person_11 × a sleeveless tank: his arms painted where his sweatshirt sleeves were are round, darker at their edges, not flat slabs',
+    async () => {
+      const { person, r } = await dress('person_11', 'garment_upper_07', 'upper')
+      const found = (['right', 'left'] as const).map((side) =>
+        [0.7, 0.85].map((t) => roundness(r, person.width, side, t)),
+      )
+      console.log(
+        'person_11 × upper_07 painted upper arms, c / a [right, left] at t 0.7, 0.85:',
+        found,
+      )
+      // Before (nothing bare to copy: the flat tone with a cylinder term the torso's and the
+      // armpit's coverage overrode) −0.007, 0.006, −0.002, 0.001; with ARM_ROUND −0.13, −0.08,
+      // −0.10, −0.07.
+      for (const c of found.flat()) expect(c).toBeLessThan(ARM_ROUND_MIN)
     },
     CASE_TIMEOUT_MS,
   )

@@ -20,8 +20,14 @@
  *   the sleeve (its loose part, the slab of a boxy sleeve) background. An arm that shows bare is
  *   painted in its own colour and light across it (armColourAt: the bare arm's cross-profile, a lit
  *   side and a shaded one, read along the painted segment), not the flat skin with a symmetric
- *   cylinder term the other limbs get, fed into the skin beside it over ARM_FEATHER; between a
- *   hanging upper arm and the torso's side (the armpit) the silhouette is body, not backdrop. Leg
+ *   cylinder term the other limbs get, fed into the skin beside it over ARM_FEATHER. An arm
+ *   nothing of which shows bare (long old sleeves) is painted in the person's own tone (the skin
+ *   that shows: neck, hands, else the face), round across it (1 − ARM_ROUND u²) and lit from the
+ *   side the old sleeve is lit from (the slope of its luma across the arm, at most ARM_TILT_MAX),
+ *   at most ARM_IN_SLEEVE of the sleeve's width (where the sleeve lies against the torso, twice
+ *   the bone's distance to its outer edge): an arm, not a flat slab in the sleeve's outline.
+ *   Between a hanging upper arm and the torso's side (the armpit) and within SHOULDER_BODY × the
+ *   shoulder width of a shoulder joint the silhouette is body, not backdrop. Leg
  *   radii are fractions of the hip-joint distance (THIGH_R, KNEE_R, CALF_R, ANKLE_R), never wider
  *   than 0.95 × the half-width of the person's silhouette across the limb (clothes are never
  *   narrower than the body in them); a bare knee narrower than KNEE_R scales its whole leg down (a
@@ -58,8 +64,9 @@
  *   other skin shows), not a mannequin's smooth fill.
  * - An old sleeve's hem over a bare arm (HEM_BOOST): the region repainted, upsampled from the work
  *   grid, ramps off over a few photo pixels, so the hem's light rim and the shadow under it stayed
- *   half painted, a line across the arm. On the arms near visible skin the ramp is HEM_BOOST times
- *   higher: the rim is painted with the skin's own tone beside it. The old sleeve's fine relief
+ *   half painted, a line across the arm. On the arms near visible skin the ramp is moved EDGE_GROW
+ *   × the shoulder width on and is HEM_BOOST times higher: the rim is painted with the skin's own
+ *   tone beside it. The old sleeve's fine relief
  *   (folds, its hem) is not carried into an arm painted in its own light.
  * - Background: a push-pull fill from the pixels outside the person mask, BG_MARGIN × the shoulder
  *   width off it (the coarse mask's edge holds the old garment's dark rim): exact for plain studio
@@ -170,7 +177,9 @@ export const SEAM_R = 0.05
  * repainted, upsampled, leaves the hem's light rim and the shadow under it half painted, a line
  * across the arm. On the arms (below HEM_ARM_FROM of the way from shoulder to elbow, within
  * HEM_ARM_R × the shoulder width of the bones), on the body, within HEM_REACH × the shoulder width of
- * visible skin, that ramp is HEM_BOOST times higher (feathered over HEM_REACH).
+ * visible skin, that ramp is moved EDGE_GROW × the shoulder width on (a grey-scale dilation: its foot,
+ * a third painted, was the hem's dark line itself) and is HEM_BOOST times higher (both feathered
+ * over HEM_REACH).
  */
 export const HEM_REACH = 0.04
 export const HEM_ARM_FROM = 0.3
@@ -273,8 +282,6 @@ export function takeOff(
   const lowerW = resizePlane(c.lower, w, h).data
   const bare = (j: number) =>
     maskW[j]! > 0.5 && wornW[j]! < 0.5 && upperW[j]! < 0.5 && lowerW[j]! < 0.5
-  const { body, shape, armRgb } = bodyModel(P, maskW, w, h, sw, bare, small)
-
   // Skin: visible body skin (off the head) → push-pull; the face only if nothing else shows.
   const skinKnown = new Float32Array(n)
   let bodySkin = 0
@@ -316,6 +323,8 @@ export function takeOff(
           number,
           number,
         ])
+  // The body under the clothes; an arm nothing of which shows bare is painted in this tone.
+  const { body, shape, armRgb } = bodyModel(P, maskW, w, h, sw, bare, small, tone)
   const skinField = known.length > 0 ? pushPull(small, skinKnown, w, h) : null
   const nearSkin = boxBlur({ width: w, height: h, data: skinKnown }, Math.max(1, SKIN_NEAR * sw))
   const skinColour = new Float32Array(n * 3)
@@ -489,9 +498,12 @@ export function takeOff(
     gate.data[q] = nearSkinF[q]! > 0 && bodyF[q]! >= 0.5 && arms.data[q]! >= 0.5 ? 1 : 0
   }
   const gateS = boxBlur(gate, gh).data
+  const hemMax = maxFilter(wornBox, g).data
   for (let q = 0; q < gateS.length; q++) {
-    const r = wornBox.data[q]!
-    if (gateS[q]! <= 0 || r <= 0.01 || r >= 1 || bodyF[q]! < 0.5) continue
+    // … moved EDGE_GROW × the shoulder width on (the ramp's foot, a third painted, was the hem's
+    // dark line itself: README pair, 24 against 130 on the arm).
+    const r = wornBox.data[q]! + (hemMax[q]! - wornBox.data[q]!) * gateS[q]!
+    if (gateS[q]! <= 0 || r <= 0.01 || wornBox.data[q]! >= 1 || bodyF[q]! < 0.5) continue
     const i = (y0 + Math.floor(q / fbox.width)) * W + x0 + (q % fbox.width)
     const keep = Math.max(
       a.head.data[i]!,
@@ -870,6 +882,32 @@ function awayFromOthers(lab: Int16Array, w: number, h: number, e: number): Uint8
   return ok
 }
 
+/** Grey-scale dilation: each value the maximum within a square of radius r (separable). */
+function maxFilter(src: Plane, r: number): Plane {
+  const { width: w, height: h } = src
+  const tmp = new Float32Array(w * h)
+  const out = new Float32Array(w * h)
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      let m = 0
+      for (let k = Math.max(0, x - r); k <= Math.min(w - 1, x + r); k++) {
+        m = Math.max(m, src.data[y * w + k]!)
+      }
+      tmp[y * w + x] = m
+    }
+  }
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      let m = 0
+      for (let k = Math.max(0, y - r); k <= Math.min(h - 1, y + r); k++) {
+        m = Math.max(m, tmp[k * w + x]!)
+      }
+      out[y * w + x] = m
+    }
+  }
+  return { width: w, height: h, data: out }
+}
+
 function maxPlane(p: Plane, q: Plane): Plane {
   const d = new Float32Array(p.data.length)
   for (let i = 0; i < d.length; i++) d[i] = Math.max(p.data[i]!, q.data[i]!)
@@ -1035,6 +1073,7 @@ export function bodyModel(
   sw: number,
   bare: (j: number) => boolean,
   rgb?: Float32Array,
+  tone?: readonly [number, number, number],
 ): { body: Plane; shape: Plane; legs: Plane; armRgb: Float32Array } {
   const body = plane(w, h)
   const shape = plane(w, h, 1)
@@ -1157,7 +1196,8 @@ export function bodyModel(
     [LM.leftShoulder, LM.leftElbow, LM.leftWrist, LM.leftHip],
     [LM.rightShoulder, LM.rightElbow, LM.rightWrist, LM.rightHip],
   ] as const) {
-    const arm = armShape(P, [s, e, wr], bare, w, h, sw, rgb)
+    const covered = tone !== undefined ? { mask, tone } : undefined
+    const arm = armShape(P, [s, e, wr], bare, w, h, sw, rgb, covered)
     // The armpit: between a hanging upper arm and the torso's side, the silhouette is the body
     // (the arm against the torso, its shadow), not backdrop; a real gap is outside the mask.
     const down = sub(pt(hp), pt(s))
@@ -1170,6 +1210,13 @@ export function bodyModel(
       for (let j = 0; j < w * h; j++) {
         if (pit.data[j]! > body.data[j]! && mask[j]! > 0.5) body.data[j] = pit.data[j]!
       }
+    }
+    // The shoulder: within SHOULDER_BODY × the shoulder width of its joint the silhouette is the
+    // body (a top's shoulder stands off the deltoid very little), not backdrop beside the cap.
+    const cap = plane(w, h)
+    drawCapsule(cap, pt(s), pt(s), SHOULDER_BODY * sw)
+    for (let j = 0; j < w * h; j++) {
+      if (cap.data[j]! > body.data[j]! && mask[j]! > 0.5) body.data[j] = cap.data[j]!
     }
     const s0 = add(pt(s), arm.shift)
     const e0 = add(pt(e), arm.elbowShift)
@@ -1278,6 +1325,16 @@ export const ARM_ELBOW_SHIFT_MAX = 0.15
 export const ARM_PROFILE_BINS = 9
 export const ARM_MIDDLE = 0.35
 export const ARM_RIM = 0.12
+/** An arm under a long old sleeve is at most this share of the sleeve's width (the cloth stands off it). */
+export const ARM_IN_SLEEVE = 0.8
+/** … measured on runs across the sleeve at most this wide (× shoulder width; wider: merged with the torso). */
+export const ARM_SLEEVE_MAX = 0.4
+/** An arm painted without a bare part to copy: 1 − ARM_ROUND u² across it (u −1..1), … */
+export const ARM_ROUND = 0.22
+/** … plus the old sleeve's own light across it, a slope at most this (its luma over its mean per u). */
+export const ARM_TILT_MAX = 0.12
+/** Within this (× shoulder width) of a shoulder joint the silhouette is the body. */
+export const SHOULDER_BODY = 0.22
 /** Up to this angle (radians) off the shoulder → hip line an upper arm hangs: its armpit is body. */
 export const ARMPIT_MAX_ANGLE = Math.PI / 4
 
@@ -1322,6 +1379,7 @@ export function armShape(
   h: number,
   sw: number,
   rgb?: Float32Array,
+  covered?: ArmCovered,
 ): ArmShape {
   const [s, e, wr] = joints.map((i) => P[i]!) as [
     Point & { score: number },
@@ -1333,7 +1391,12 @@ export function armShape(
     return { x: -(q.y - p.y) / len, y: (q.x - p.x) / len }
   }
   /** The bare run across p→q at t nearest the bone (its width, its middle's offset along the normal). */
-  const across = (p: Point, q: Point, t: number): ArmRun | null => {
+  const across = (
+    p: Point,
+    q: Point,
+    t: number,
+    on0: (j: number) => boolean = bare,
+  ): ArmRun | null => {
     if (dist(p, q) < 1) return null
     const c = lerp(p, q, t)
     const n = normalOf(p, q)
@@ -1343,7 +1406,7 @@ export function armShape(
     for (let d = -R; d <= R + 1; d++) {
       const x = Math.round(c.x + n.x * d)
       const y = Math.round(c.y + n.y * d)
-      const on = d <= R && x >= 0 && y >= 0 && x < w && y < h && bare(y * w + x)
+      const on = d <= R && x >= 0 && y >= 0 && x < w && y < h && on0(y * w + x)
       if (on && start === null) start = d
       if (!on && start !== null) {
         const a = start
@@ -1401,7 +1464,7 @@ export function armShape(
     elbowShift = along(near[0]!, clamp(median(near.map((r) => r.offset)), -maxElbow, maxElbow))
   }
   const runs = upperRuns.length >= 2 ? upperRuns : fore.length >= 2 ? fore : []
-  return {
+  const shape: ArmShape = {
     top: ARM_DELTOID * elbow,
     elbow,
     wrist: ARM_WRIST_RATIO * rf,
@@ -1411,6 +1474,127 @@ export function armShape(
     upper,
     skin: rgb !== undefined && runs.length > 0 ? armSkin(runs, rgb, w, h) : null,
   }
+  if (runs.length > 0 || covered === undefined || rgb === undefined) return shape
+  // Nothing bare (long sleeves): the arm inside the old sleeve, narrower than it, in the person's
+  // tone, round and lit as the sleeve is across it.
+  const inSleeve = (j: number) => covered.mask[j]! > 0.5
+  const ms = mid(P[LM.leftShoulder]!, P[LM.rightShoulder]!)
+  /**
+   * The sleeve across p→q at t: its run in the silhouette, or where the sleeve lies against the
+   * torso (one run with it), the run as wide on the bone's inner side as from the bone to the
+   * sleeve's outer edge.
+   */
+  const sleeveAt = (p: Point, q: Point, t: number): ArmRun | null => {
+    const r = across(p, q, t, inSleeve)
+    if (r !== null && r.width >= minW && r.width <= ARM_SLEEVE_MAX * sw) return r
+    const c = lerp(p, q, t)
+    const n = normalOf(p, q)
+    const out = dot(n, sub(c, ms)) >= 0 ? 1 : -1
+    const R = Math.ceil(ARM_SPAN * sw)
+    let d = 0
+    for (; d <= R; d++) {
+      const x = Math.round(c.x + n.x * d * out)
+      const y = Math.round(c.y + n.y * d * out)
+      if (x < 0 || y < 0 || x >= w || y >= h || !inSleeve(y * w + x)) break
+    }
+    if (d > R || 2 * d < minW) return null
+    return { t, width: 2 * d, offset: 0, c, n, a: -d, b: d }
+  }
+  const sleeve: ArmRun[] = []
+  for (const t of ARM_UPPER_SAMPLES) {
+    const r = sleeveAt(s, e, t)
+    if (r !== null) sleeve.push(r)
+  }
+  const sleeveFore: ArmRun[] = []
+  if (wr.score > 0.2) {
+    for (const t of ARM_SAMPLES) {
+      const r = sleeveAt(e, wr, t)
+      if (r !== null) sleeveFore.push(r)
+    }
+  }
+  if (sleeve.length >= 2) {
+    // The arm's radius at the elbow within ARM_IN_SLEEVE of the sleeve's half-width (the taper
+    // from the deltoid passing through it), centred in the sleeve.
+    const cap = median(
+      sleeve.map((r) => (ARM_IN_SLEEVE * r.width) / 2 / (1 + (ARM_DELTOID - 1) * (1 - r.t))),
+    )
+    shape.elbow = Math.max(ARM_UPPER_MIN * sw, Math.min(shape.elbow, cap))
+    shape.top = ARM_DELTOID * shape.elbow
+    shape.shift = along(sleeve[0]!, clamp(median(sleeve.map((u) => u.offset)), -maxShift, maxShift))
+    shape.elbowShift = along(
+      sleeve.at(-1)!,
+      clamp(median(sleeve.slice(-2).map((u) => u.offset)), -maxElbow, maxElbow),
+    )
+  }
+  if (sleeveFore.length >= 2) {
+    const cap = (ARM_IN_SLEEVE * median(sleeveFore.map((r) => r.width))) / 2
+    shape.wrist = Math.max(
+      ARM_FOREARM_MIN * ARM_WRIST_RATIO * sw,
+      Math.min(shape.wrist, cap * ARM_WRIST_RATIO),
+    )
+  }
+  shape.skin = coveredSkin(sleeve.length >= 2 ? sleeve : sleeveFore, rgb, w, h, covered.tone, s, e)
+  return shape
+}
+
+/** Where an arm is under an old sleeve, what armShape needs to paint it (see ArmCovered). */
+export interface ArmCovered {
+  /** The silhouette (work grid, 0..1): the sleeve's outline. */
+  mask: Float32Array
+  /** The person's own skin tone (0..255), from the skin that shows (face, neck, hands). */
+  tone: readonly [number, number, number]
+}
+
+/**
+ * An arm nothing of which shows bare (long old sleeves): the person's tone, round across it (1 −
+ * ARM_ROUND u², darker at its edges, as a bare arm is) and lit from the side the old sleeve is lit
+ * from (the slope of its luma across the runs' middles, |u| ≤ 1 − ARM_RIM, over its mean, at most
+ * ARM_TILT_MAX): not a flat slab.
+ */
+function coveredSkin(
+  runs: readonly ArmRun[],
+  rgb: Float32Array,
+  w: number,
+  h: number,
+  tone: readonly [number, number, number],
+  s: Point,
+  e: Point,
+): ArmSkin {
+  const slopes: number[] = []
+  for (const r of runs) {
+    const half = (r.b - r.a + 1) / 2
+    const m = (r.a + r.b) / 2
+    let su = 0
+    let sl = 0
+    let suu = 0
+    let sul = 0
+    let k = 0
+    for (let d = r.a; d <= r.b; d++) {
+      const u = (d - m) / half
+      if (Math.abs(u) > 1 - ARM_RIM) continue
+      const x = clamp(Math.round(r.c.x + r.n.x * d), 0, w - 1)
+      const y = clamp(Math.round(r.c.y + r.n.y * d), 0, h - 1)
+      const l = luma3(rgb, (y * w + x) * 3)
+      su += u
+      sl += l
+      suu += u * u
+      sul += u * l
+      k++
+    }
+    const varU = suu / Math.max(k, 1) - (su / Math.max(k, 1)) ** 2
+    if (k < 3 || varU <= 1e-6 || sl <= 0) continue
+    slopes.push((sul / k - (su / k) * (sl / k)) / varU / (sl / k))
+  }
+  const tilt = slopes.length > 0 ? clamp(median(slopes), -ARM_TILT_MAX, ARM_TILT_MAX) : 0
+  const B = ARM_PROFILE_BINS
+  const profile = new Float32Array(B * 3)
+  for (let k = 0; k < B; k++) {
+    const u = ((k + 0.5) / B) * 2 - 1
+    profile.fill(1 - ARM_ROUND * u * u + tilt * u, k * 3, k * 3 + 3)
+  }
+  const len = dist(s, e) || 1
+  const normal = runs.length > 0 ? runs[0]!.n : { x: -(e.y - s.y) / len, y: (e.x - s.x) / len }
+  return { rgb: [tone[0], tone[1], tone[2]], profile, normal }
 }
 
 /** The bare arm's colour and cross-profile over its runs (see armShape). */
