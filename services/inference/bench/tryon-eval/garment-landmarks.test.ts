@@ -25,20 +25,14 @@ import {
 const MODELS = resolve(fileURLToPath(new URL('../../../../models/dist', import.meta.url)))
 
 /**
- * Landmarks past the tolerance today, per garment:
+ * Landmarks past the tolerance today:
  * - tryon/garment_upper_08 (an on-model cardigan worn open over a tee, with jeans; read as the
  *   top since the jeans cue, garment-photo.ts `styledWithJeans`): neck and shoulders are right,
  *   but the shoulder bag in its mask pulls the right hem down and the shaded far sleeve is not
- *   found as a sleeve (cuffs and hem corners off);
- * - tryon/garment_lower_01 (wide jeans whose legs touch in the mask; the photo shows a strip of
- *   background between them that the mask's smoothing closes) is read as one tube: no crotch,
- *   no inner hem corners;
- * - dev/garment_lower_01 (skinny jeans): the gap between the legs closes well below the crotch.
+ *   found as a sleeve (cuffs and hem corners off).
  */
 const KNOWN_MISSES: Record<string, readonly string[]> = {
   'tryon/garment_upper_08': ['cuffL', 'cuffR', 'hemL', 'hemR'],
-  'tryon/garment_lower_01': ['crotch', 'hemLInner', 'hemRInner'],
-  'dev/garment_lower_01': ['crotch'],
 }
 
 let models: WearerModels

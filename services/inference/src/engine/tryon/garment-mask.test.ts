@@ -185,6 +185,75 @@ describe('preprocess_garment "true": background removal on product photos', () =
   })
 })
 
+describe('narrow strips of backdrop between two parts of the garment are background', () => {
+  const masks = async (file: string) => {
+    const img = await decodeImage(join(MEDIA, file), { what: 'garment', maxWorkSidePx: 768 })
+    const rgb = { width: img.width, height: img.height, data: img.rgb }
+    return { img, ...extractGarmentMasks(rgb, null, { preprocess: true }) }
+  }
+  /** The row's garment runs (> 0.5), as [x0, x1]. */
+  const runsOf = (m: { width: number; data: Float32Array }, y: number): [number, number][] => {
+    const out: [number, number][] = []
+    for (let x = 0; x < m.width; x++) {
+      if (m.data[y * m.width + x]! <= 0.5) continue
+      const x0 = x
+      while (x + 1 < m.width && m.data[y * m.width + x + 1]! > 0.5) x++
+      out.push([x0, x])
+    }
+    return out
+  }
+
+  it('tryon/garment_lower_01: the shaded strip between wide legs that nearly touch is open from the hems up to the crotch', async () => {
+    // The legs are 3–10 px apart at 576 px wide, the strip grey in their shadow (luma 195–205 on a
+    // 248 backdrop) at the top: one tube at the region growing's scale, legs and crotch lost.
+    const { img, shape, matte } = await masks('tryon/garment_lower_01.jpg')
+    const box = maskBbox(shape)!
+    // Hand label: the crotch at 0.29 of the photo's height, the hems at 0.94.
+    for (const f of [0.33, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]) {
+      const y = Math.round(f * img.height)
+      for (const m of [shape, matte]) {
+        const runs = runsOf(m, y).filter(([a, b]) => b - a > 0.1 * (box.x1 - box.x0))
+        expect(runs).toHaveLength(2)
+        // The gap between them is at the middle of the garment.
+        const mid = (runs[0]![1] + runs[1]![0]) / 2
+        expect(Math.abs(mid - (box.x0 + box.x1) / 2)).toBeLessThan(0.03 * img.width)
+      }
+    }
+    const lm = bottomLandmarks(shape, box)
+    expect(lm.legs).toBe(true)
+    expect(Math.abs(lm.crotch.y / img.height - 0.29)).toBeLessThan(0.04)
+  })
+
+  it('dev garment_lower_01: the gap between skinny legs is open up to where they meet, not where it narrows', async () => {
+    // Hand label: the crotch at 0.315 of the height; the region growing closed the gap at 0.43.
+    const { img, shape } = await masks('garment_lower_01.jpg')
+    const lm = bottomLandmarks(shape, maskBbox(shape)!)
+    expect(lm.legs).toBe(true)
+    expect(Math.abs(lm.crotch.y / img.height - 0.315)).toBeLessThan(0.04)
+  })
+
+  it('tryon/garment_upper_09: the backdrop between a hanging sleeve and the body is open up under the armpit', async () => {
+    const { shape } = await masks('tryon/garment_upper_09.jpg')
+    const box = maskBbox(shape)!
+    // Sleeve, body, sleeve: the region growing closed the wedges above 0.72 of the height.
+    for (const f of [0.66, 0.7]) {
+      const runs = runsOf(shape, Math.round(box.y0 + f * (box.y1 - box.y0)))
+      expect(runs).toHaveLength(3)
+    }
+  })
+
+  it('backdrop-coloured parts of a garment that open nowhere below stay garment: white stripes between motifs', async () => {
+    // tryon/garment_lower_02: off-white trousers (0.1 darker than the backdrop, neutral: its
+    // shade) with black flower columns, reached from the backdrop along their faint outline; rows
+    // of white between two flowers are as narrow as a gap between legs.
+    const { shape } = await masks('tryon/garment_lower_02.jpg')
+    const box = maskBbox(shape)!
+    const lm = bottomLandmarks(shape, box)
+    for (let y = box.y0 + 2; y < lm.crotch.y - 2; y++) expect(runsOf(shape, y)).toHaveLength(1)
+    for (let y = lm.crotch.y + 4; y < box.y1 - 4; y += 2) expect(runsOf(shape, y)).toHaveLength(2)
+  })
+})
+
 describe('soft shadows cast on the backdrop are not garment (no rim around the drawn garment)', () => {
   it('garment_lower_01: in the matte the shadow ramp beside the jeans is background, the jeans start at their own edge', async () => {
     // On white (248), the jeans cast a soft shadow on the backdrop: 8 px at 576 px wide going

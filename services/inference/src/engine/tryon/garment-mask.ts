@@ -128,7 +128,8 @@ export function extractGarmentMasks(
     const m = keyMask(img, alpha)
     return { shape: m, matte: m }
   }
-  return growMask(img, outlineEdges(img))
+  const edges = outlineEdges(img)
+  return openNarrowGaps(img, edges, growMask(img, edges))
 }
 
 /**
@@ -228,6 +229,20 @@ function keyMask(img: Rgb, alpha: Uint8Array | null): Plane {
   return { width: w, height: h, data: out }
 }
 
+/** The photo 3×3 box-averaged, RGB 0..1 interleaved. */
+function smoothRgb(img: Rgb): Float32Array {
+  const { width: w, height: h } = img
+  const n = w * h
+  const smooth = new Float32Array(n * 3)
+  for (let c = 0; c < 3; c++) {
+    const p = new Float32Array(n)
+    for (let i = 0; i < n; i++) p[i] = img.data[i * 3 + c]! / 255
+    const b = boxBlur({ width: w, height: h, data: p }, 1).data
+    for (let i = 0; i < n; i++) smooth[i * 3 + c] = b[i]!
+  }
+  return smooth
+}
+
 function growMask(img: Rgb, edges: Uint8Array): GarmentMasks {
   const { width: w, height: h } = img
   const n = w * h
@@ -244,13 +259,7 @@ function growMask(img: Rgb, edges: Uint8Array): GarmentMasks {
     return { shape: up(m.shape), matte: up(m.matte) }
   }
   // Denoise a little (JPEG blocks) before comparing neighbours.
-  const smooth = new Float32Array(n * 3)
-  for (let c = 0; c < 3; c++) {
-    const p = new Float32Array(n)
-    for (let i = 0; i < n; i++) p[i] = img.data[i * 3 + c]! / 255
-    const b = boxBlur({ width: w, height: h, data: p }, 1).data
-    for (let i = 0; i < n; i++) smooth[i * 3 + c] = b[i]!
-  }
+  const smooth = smoothRgb(img)
   // The background's colour where each pixel is (`backgroundField`): a studio backdrop lit from
   // above is a few levels darker at the top than at the sides, and a garment part of the
   // backdrop's own colour (a white print on a light grey sweep) is told from it only by that.
@@ -413,6 +422,144 @@ function finishMask(isBg: Uint8Array, w: number, h: number): Plane {
   // Then pull the outline in by a pixel (no background halo) and soften it.
   const r = Math.max(1, Math.round(0.006 * Math.max(w, h)))
   return boxBlur(erode(erode(dilate(fg, r), r), 1), 1)
+}
+
+/** Widest gap (row run, × the photo's longer side) openNarrowGaps opens; also the shortest gap's height. */
+const GAP_MAX = 0.03
+/** Garment past each end of a gap's row run, at least (× the longer side): not a light garment's outline rim. */
+const GAP_SIDE = 0.006
+
+/**
+ * Narrow strips of backdrop between two parts of the garment (the legs of trousers that nearly
+ * touch, a sleeve hanging by the body), a few pixels wide at the photo's resolution, are lost by
+ * the region growing (a pixel or two at its scale, smoothed, then closed by finishMask), and are
+ * often in the garment's own soft shadow. Here, at the photo's resolution:
+ * - grown from the background into the garment over pixels of the backdrop's colour or its shade
+ *   (its chromaticity within SHADOW_CHROMA, at least SHADOW_MIN_LUMA of its luma, at most
+ *   BRIGHT_MIN brighter), not on a sharp step (`outlineEdges` bit 1), through steps under
+ *   SHADOW_STEP, never lighter by more than SHADOW_RISE on the way in (a shade darkens towards
+ *   what casts it);
+ * - of what is reached, the row runs at most GAP_MAX long with garment for GAP_SIDE past both ends
+ *   (between two parts: not a shadow beside the outer edge, not between a light garment's 1–2 px
+ *   outline rim and a motif on it);
+ * - only where the strip opens at its lower end onto the backdrop, within GAP_MAX below it, as a
+ *   gap between legs or under a sleeve hangs (white fabric between dark motifs, reached along a
+ *   faint outline, opens nowhere below), and reaches GAP_MAX up (a notch in a light hem is not one).
+ * A region of the backdrop's colour enclosed by the garment (a white print) is not reached and
+ * stays garment; so does the model's skin seen through lace (not the backdrop's colour).
+ */
+function openNarrowGaps(img: Rgb, edges: Uint8Array, m: GarmentMasks): GarmentMasks {
+  const { width: w, height: h } = img
+  const n = w * h
+  const smooth = smoothRgb(img)
+  const field = backgroundField(img)
+  const garment = new Uint8Array(n)
+  for (let i = 0; i < n; i++) garment[i] = m.shape.data[i]! > 0.5 ? 1 : 0
+  // 1: a garment pixel of the backdrop's colour or shade; 2: reached from the background.
+  const like = new Uint8Array(n)
+  for (let i = 0; i < n; i++) {
+    if (garment[i] === 0 || (edges[i]! & 2) !== 0) continue
+    const fl = lumaOf(field, i)
+    const l = lumaOf(smooth, i)
+    if (l < SHADOW_MIN_LUMA * fl || l > fl + BRIGHT_MIN) continue
+    const fs = field[i * 3]! + field[i * 3 + 1]! + field[i * 3 + 2]!
+    const ps = smooth[i * 3]! + smooth[i * 3 + 1]! + smooth[i * 3 + 2]!
+    if (fs <= 0 || ps <= 0) continue
+    let dc = 0
+    for (let c = 0; c < 3; c++) {
+      dc = Math.max(dc, Math.abs(smooth[i * 3 + c]! / ps - field[i * 3 + c]! / fs))
+    }
+    if (dc <= SHADOW_CHROMA) like[i] = 1
+  }
+  const stack = new Int32Array(n)
+  const nb = new Int32Array(4)
+  let sp = 0
+  for (let i = 0; i < n; i++) if (garment[i] === 0) stack[sp++] = i
+  while (sp > 0) {
+    const p = stack[--sp]!
+    for (const q of neighbours4(p, w, n, nb)) {
+      if (
+        q < 0 ||
+        like[q] !== 1 ||
+        distRgb(smooth, p, q) >= SHADOW_STEP ||
+        lumaOf(smooth, q) > lumaOf(smooth, p) + SHADOW_RISE
+      ) {
+        continue
+      }
+      like[q] = 2
+      stack[sp++] = q
+    }
+  }
+  // Row runs of reached pixels between two parts of the garment.
+  const maxRun = Math.max(2, Math.round(GAP_MAX * Math.max(w, h)))
+  const side = Math.max(2, Math.round(GAP_SIDE * Math.max(w, h)))
+  const solid = (y: number, x: number, dir: 1 | -1): boolean => {
+    for (let j = 0; j < side; j++, x += dir) {
+      if (x < 0 || x >= w || garment[y * w + x] === 0) return false
+    }
+    return true
+  }
+  const open = new Uint8Array(n)
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      if (like[y * w + x] !== 2) continue
+      let e = x
+      while (e + 1 < w && like[y * w + e + 1] === 2) e++
+      if (e - x + 1 <= maxRun && solid(y, x - 1, -1) && solid(y, e + 1, 1)) {
+        open.fill(1, y * w + x, y * w + e + 1)
+      }
+      x = e
+    }
+  }
+  // Open at the lower end: down from the strip's lowest pixels over reached ones (the soft
+  // shadow the garment casts below its hem), the backdrop within GAP_MAX. Those pixels open too.
+  const reached: Plane = { width: w, height: h, data: new Float32Array(n) }
+  for (let i = 0; i < n; i++) reached.data[i] = like[i] === 2 ? 1 : 0
+  const { labels, sizes } = components(reached)
+  const below = new Uint8Array(sizes.length)
+  const mouth: number[] = []
+  for (let i = 0; i < n - w; i++) {
+    if (open[i] !== 1 || open[i + w] === 1) continue
+    const from = mouth.length
+    let q = i + w
+    for (let k = 0; k < maxRun && q < n && garment[q] === 1 && like[q] === 2; k++, q += w) {
+      mouth.push(q)
+    }
+    if (q < n && garment[q] === 0) below[labels[i]!] = 1
+    else mouth.length = from
+  }
+  for (const q of mouth) open[q] = 1
+  // Rows of a strip broken by a noisy pixel are closed over (a few pixels, garment only).
+  let gap: Plane = { width: w, height: h, data: new Float32Array(n) }
+  for (let i = 0; i < n; i++) gap.data[i] = open[i] === 1 && below[labels[i]!] === 1 ? 1 : 0
+  gap = erode(dilate(gap, 2), 2)
+  for (let i = 0; i < n; i++) gap.data[i] = gap.data[i]! > 0.5 && garment[i] === 1 ? 1 : 0
+  // At least GAP_MAX high.
+  const strips = components(gap)
+  const top = new Int32Array(strips.sizes.length).fill(h)
+  const bottom = new Int32Array(strips.sizes.length).fill(-1)
+  for (let i = 0; i < n; i++) {
+    const l = strips.labels[i]!
+    const y = Math.floor(i / w)
+    top[l] = Math.min(top[l]!, y)
+    bottom[l] = Math.max(bottom[l]!, y)
+  }
+  const keep = (i: number) => {
+    const l = strips.labels[i]!
+    return l > 0 && bottom[l]! - top[l]! + 1 >= maxRun
+  }
+  let opened = 0
+  for (let i = 0; i < n; i++) if (keep(i)) opened++
+  if (opened === 0) return m
+  const shape: Plane = { width: w, height: h, data: m.shape.data.slice() }
+  const matte: Plane = { width: w, height: h, data: m.matte.data.slice() }
+  for (let i = 0; i < n; i++) {
+    if (keep(i)) {
+      shape.data[i] = 0
+      matte.data[i] = 0
+    }
+  }
+  return { shape, matte }
 }
 
 /** Border samples farther than this (RGB distance) from the border's median colour are not backdrop. */
