@@ -25,6 +25,7 @@ import {
   type OptimizedGraphReport,
 } from './convert/graph-report.ts'
 import { OPSET } from './convert/onnx-builder.ts'
+import { batchDepthwisePairs } from './convert/batch-depthwise-pairs.ts'
 import { rvmTailOptions, tailOutputs } from './convert/rvm-tail.ts'
 import { splitConcatConvs } from './convert/split-concat-conv.ts'
 import { loadTfjsGraphModel } from './convert/tfjs-model.ts'
@@ -140,9 +141,12 @@ export async function buildModels(
       nchwOutputs: converted.filter((o) => o.layout === 'NCHW').map((o) => o.name),
       ...(entry.rvmTail ? rvmTailOptions(entry.rvmTail.kind, entry.rvmTail.refined) : {}),
     })
-    // RVM's decoder: each Concat → Conv as a sum of per-part convolutions that onnxruntime runs in
-    // its NCHWc layout (src/convert/split-concat-conv.ts).
-    const bytes = entry.rvmTail ? splitConcatConvs(converted0.bytes).bytes : converted0.bytes
+    // RVM: the guided filter's four box filters batched (src/convert/batch-depthwise-pairs.ts) and
+    // the decoder's Concat → Conv pairs as sums of per-part convolutions
+    // (src/convert/split-concat-conv.ts), so that onnxruntime runs them in its NCHWc layout.
+    const bytes = entry.rvmTail
+      ? splitConcatConvs(batchDepthwisePairs(converted0.bytes).bytes).bytes
+      : converted0.bytes
     const opCounts = entry.rvmTail ? opCountsOf(bytes) : converted0.opCounts
     const tmp = `${onnxPath}.tmp-${process.pid}`
     await writeFile(tmp, bytes)
