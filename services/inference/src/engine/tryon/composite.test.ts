@@ -1802,6 +1802,39 @@ describe('the old bottom above a low-rise new bottom (composite.ts takeOffZone)'
   )
 })
 
+describe('the old top above a low-rise new bottom stays (composite.ts takeOffZone)', () => {
+  it(
+    'person_15 × garment_lower_04 (the skirt sits below his shorts’ waistband): his grey tee’s lower part is not taken for the beige shorts and painted as skin',
+    async () => {
+      const { person, r } = await dress('person_15', 'garment_lower_04', 'auto')
+      const c = r.details.composite
+      const a = r.details.person
+      const W = person.width
+      const sy = (a.points[LM.leftShoulder]!.y + a.points[LM.rightShoulder]!.y) / 2
+      const hy = (a.points[LM.leftHip]!.y + a.points[LM.rightHip]!.y) / 2
+      // From the waist (60 % of the way shoulders → hips) to the hip joints: the tee's grey
+      // (nearly without chroma; his shorts are beige, b* 11) that the clothing finder gave the top.
+      let grey = 0
+      let painted = 0
+      for (let y = Math.round(sy + 0.6 * (hy - sy)); y < Math.round(hy); y++) {
+        for (let x = 0; x < W; x++) {
+          const i = y * W + x
+          if (c.clothing!.upper.data[i]! < 0.5 || a.hands.data[i]! > 0.3) continue
+          const q = lab(person.rgb, i)
+          if (Math.hypot(q.a, q.b) > 5) continue
+          grey++
+          if (c.removed!.data[i]! > 0.5) painted++
+        }
+      }
+      console.log('person_15 × lower_04: grey tee below the waist painted', painted, '/', grey)
+      expect(grey).toBeGreaterThan(2000)
+      // Within TAKE_OFF_SAME of the shorts' beige, it was taken off: 0.93 of it before.
+      expect(painted / grey).toBeLessThan(0.2)
+    },
+    CASE_TIMEOUT_MS,
+  )
+})
+
 /**
  * How much of the old top's print the shading carries into the new garment: over the rows of a box
  * (the pixels the new garment covers), the regression of the result's band-pass row luma (a row's

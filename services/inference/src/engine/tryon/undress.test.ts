@@ -27,6 +27,8 @@ import {
   KNEE_SURE,
   lightnessSpread,
   PATTERN_DL,
+  TORSO_SHADE,
+  torsoLight,
 } from './undress.ts'
 
 const W = 96
@@ -378,5 +380,42 @@ describe('backgroundDetail', () => {
     const m = measure(backgroundDetail(backdrop(0), mask, box, 100))
     expect(m.sd).toBeLessThan(0.01)
     expect(Math.abs(m.mean)).toBeLessThan(0.01)
+  })
+})
+
+describe('torsoLight', () => {
+  // Shoulders (60, 40)–(140, 40), hips (75, 140)–(125, 140) on a 200 × 220 grid; the old garment lit
+  // from the image left: its light falls from 1.2 to 0.8 across the torso.
+  const w = 200
+  const h = 220
+  const P = Array.from({ length: 33 }, () => ({ x: 100, y: 100 }))
+  P[LM.leftShoulder] = { x: 60, y: 40 }
+  P[LM.rightShoulder] = { x: 140, y: 40 }
+  P[LM.leftHip] = { x: 75, y: 140 }
+  P[LM.rightHip] = { x: 125, y: 140 }
+  const lum = plane(w, h)
+  const fabric = plane(w, h)
+  for (let y = 0; y < h; y++) {
+    for (let x = 40; x < 160; x++) {
+      lum.data[y * w + x] = 1.2 - (0.4 * (x - 40)) / 120
+      fabric.data[y * w + x] = 1
+    }
+  }
+  it('carries the old garment’s light across the midriff and rounds it at the sides', () => {
+    const t = torsoLight(P, lum, fabric, 80)
+    const at = (x: number, y: number) => y * w + x
+    // In the band (half-way shoulders → hips, 90, down to the pelvis), lit side lighter.
+    expect(t.light[at(70, 120)]!).toBeGreaterThan(1.05)
+    expect(t.light[at(130, 120)]!).toBeLessThan(0.95)
+    expect(t.round[at(100, 120)]!).toBeCloseTo(1, 2)
+    expect(t.round[at(60, 120)]!).toBeLessThan(1 - 0.5 * TORSO_SHADE)
+    // The chest above the band and the legs below it: untouched.
+    expect(t.light[at(70, 60)]!).toBe(1)
+    expect(t.round[at(60, 60)]!).toBe(1)
+    expect(t.round[at(100, 200)]!).toBe(1)
+    // No fabric in the band: the roundness alone.
+    const none = torsoLight(P, lum, plane(w, h), 80)
+    expect(none.light[at(70, 120)]!).toBe(1)
+    expect(none.round[at(60, 120)]!).toBeLessThan(1)
   })
 })

@@ -47,7 +47,11 @@
  *   Shading: the photo's own light carried over as the ratio of the old garment's local luminance
  *   (blurred over 12 % of the shoulder width: light direction and big folds, not print) to its broad
  *   luminance, clamped to [0.85, 1.1], times a cylinder term across each limb (1 − 0.2 (d/r)²):
- *   arms and legs keep their shape and their light. On the skin, at full resolution, the finer
+ *   arms and legs keep their shape and their light. The midriff (half-way shoulders → hips down
+ *   to the pelvis: the old top's lower part, a waistband above a low-rise new bottom) is not one
+ *   flat tone either (torsoLight): the old garment's light across the body, read in bins across the
+ *   torso as a painted arm reads the bare arm's profile, and the torso's roundness
+ *   (1 − TORSO_SHADE u²). On the skin, at full resolution, the finer
  *   relief too: the photo's luminance blurred over DETAIL_FINE × the shoulder width (the weave of
  *   the cloth drops out) over its blur at DETAIL_R, clamped to [DETAIL_MIN, DETAIL_MAX]: folds and
  *   fine light of a plain cloth carry over (a mottled one, denim, keeps only its broad light).
@@ -433,11 +437,17 @@ export function takeOff(
   // Beside visible skin the fill is that skin's own colour, already lit: the shading fades out over
   // SEAM_R × the shoulder width towards it, so the painted skin meets the real one without a seam.
   const seam = boxBlur({ width: w, height: h, data: skinKnown }, Math.max(1, SEAM_R * sw)).data
+  // The midriff: the old garment's light across the body and its roundness (torsoLight), as an
+  // arm's own profile; on a limb there (the thighs' tops) the lighter of the two roundness terms.
+  const torso = torsoLight(P, lum, wornOnly, sw)
   for (let j = 0; j < n; j++) {
     if (wf[j]! < 0.05 || wb[j]! < 0.02) continue
-    const q = lf[j]! / wf[j]! / (lb[j]! / wb[j]!)
+    const q = (lf[j]! / wf[j]! / (lb[j]! / wb[j]!)) * torso.light[j]!
     const t = skinField === null ? 0 : clamp(2 * seam[j]!, 0, 1)
-    shade.data[j] = 1 + (clamp(q, SHADE_MIN, SHADE_MAX) * shape.data[j]! - 1) * (1 - t)
+    const sh = shape.data[j]!
+    const r = torso.round[j]! >= 1 ? sh : sh < 1 ? Math.max(sh, torso.round[j]!) : torso.round[j]!
+    const lo = torso.round[j] === 1 ? SHADE_MIN : TORSO_LIGHT_MIN
+    shade.data[j] = 1 + (clamp(q, lo, SHADE_MAX) * r - 1) * (1 - t)
   }
 
   // The old garment's rim where background goes (its soft, dark anti-aliased edge, which the work
@@ -618,6 +628,97 @@ export function takeOff(
     addGrain(img, rgb, realHands, painted, { x0, y0, x1, y1 })
   }
   return { rgb, removed: worn, background, skin: { rgb: tone, source: skinSource } }
+}
+
+/**
+ * The midriff painted (the torso from MIDRIFF_FROM of the way shoulders → hips down to the pelvis,
+ * PELVIS_DOWN × the hip-joint distance below the hips; faded in and out over MIDRIFF_FADE of the
+ * shoulder-to-hip length at both ends) is shaded as a painted arm is from the bare arm's profile
+ * (armColourAt), not one flat tone: `light`, the old garment's light across the body — across the
+ * torso quad's width at each row, in TORSO_BINS bins, the median of the old fabric's light (`lum`:
+ * each pixel's luma over its main colour's, on the fabric cells only) over the median of all of
+ * them, interpolated between bin centres (1 in a bin with fewer than TORSO_BIN_MIN cells: its
+ * nearest neighbour's; 1 everywhere when under half the bins have them); `round`, the torso's
+ * roundness, 1 − TORSO_SHADE u² (u: −1..1 across the quad). The caller clamps the light to
+ * [TORSO_LIGHT_MIN, SHADE_MAX]. Both 1 outside the band.
+ */
+export const MIDRIFF_FROM = 0.5
+export const PELVIS_DOWN = 0.45
+export const MIDRIFF_FADE = 0.15
+export const TORSO_BINS = 8
+export const TORSO_BIN_MIN = 6
+export const TORSO_LIGHT_MIN = 0.75
+export const TORSO_SHADE = 0.3
+
+export function torsoLight(
+  P: readonly Point[],
+  lum: Plane,
+  fabric: Plane,
+  sw: number,
+): { light: Float32Array; round: Float32Array } {
+  const { width: w, height: h } = lum
+  const light = new Float32Array(w * h).fill(1)
+  const round = new Float32Array(w * h).fill(1)
+  const side = (p: Point, q: Point) => (p.x <= q.x ? [p, q] : [q, p]) as [Point, Point]
+  const [sL, sR] = side(P[LM.leftShoulder]!, P[LM.rightShoulder]!)
+  const [hL, hR] = side(P[LM.leftHip]!, P[LM.rightHip]!)
+  const hw = Math.max(dist(hL, hR), 0.45 * sw)
+  const sm = mid(sL, sR)
+  const hm = mid(hL, hR)
+  const len = hm.y - sm.y
+  if (len < 2) return { light, round }
+  const top = lerp(sm, hm, MIDRIFF_FROM).y
+  const bottom = hm.y + PELVIS_DOWN * hw
+  const y0 = Math.max(0, Math.ceil(top))
+  const y1 = Math.min(h - 1, Math.floor(bottom))
+  const fade = Math.max(1, MIDRIFF_FADE * len)
+  // The torso quad's edges at row y (bodyModel's torso: shoulders → hips, held below the hips).
+  const edges = (y: number): [number, number] => {
+    const f = clamp((y - sm.y) / len, 0, 1)
+    return [
+      sL.x - 0.02 * sw + (hL.x - 0.4 * hw - (sL.x - 0.02 * sw)) * f,
+      sR.x + 0.02 * sw + (hR.x + 0.4 * hw - (sR.x + 0.02 * sw)) * f,
+    ]
+  }
+  const bins: number[][] = Array.from({ length: TORSO_BINS }, () => [])
+  const all: number[] = []
+  for (let y = y0; y <= y1; y++) {
+    const [xl, xr] = edges(y)
+    if (xr - xl < 2) continue
+    for (let x = Math.max(0, Math.ceil(xl)); x <= Math.min(w - 1, Math.floor(xr)); x++) {
+      const j = y * w + x
+      if (fabric.data[j]! < 0.5) continue
+      const b = Math.min(TORSO_BINS - 1, Math.floor(((x - xl) / (xr - xl)) * TORSO_BINS))
+      bins[b]!.push(lum.data[j]!)
+      all.push(lum.data[j]!)
+    }
+  }
+  const m = all.length > 0 ? median(all) : NaN
+  const lit = bins.filter((b) => b.length >= TORSO_BIN_MIN).length >= TORSO_BINS / 2 && m > 0
+  const raw = bins.map((b) => (lit && b.length >= TORSO_BIN_MIN ? median(b) / m : NaN))
+  // A bin without fabric takes its nearest neighbour's.
+  const prof = raw.map((_, k) => {
+    for (let r = 0; r < TORSO_BINS; r++) {
+      const near = [raw[k - r], raw[k + r]].find((x) => x !== undefined && !Number.isNaN(x))
+      if (near !== undefined) return near
+    }
+    return 1
+  })
+  for (let y = y0; y <= y1; y++) {
+    const [xl, xr] = edges(y)
+    if (xr - xl < 2) continue
+    const a = clamp(Math.min(y - top, bottom - y) / fade, 0, 1)
+    for (let x = Math.max(0, Math.ceil(xl)); x <= Math.min(w - 1, Math.floor(xr)); x++) {
+      const c = ((x - xl) / (xr - xl)) * TORSO_BINS - 0.5
+      const k = clamp(Math.floor(c), 0, TORSO_BINS - 1)
+      const k1 = Math.min(TORSO_BINS - 1, k + 1)
+      const f = clamp(c - k, 0, 1)
+      const u = (2 * (x - xl)) / (xr - xl) - 1
+      light[y * w + x] = 1 + (prof[k]! * (1 - f) + prof[k1]! * f - 1) * a
+      round[y * w + x] = 1 - TORSO_SHADE * u * u * a
+    }
+  }
+  return { light, round }
 }
 
 /**
