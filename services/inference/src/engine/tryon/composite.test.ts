@@ -368,6 +368,41 @@ describe('the old garment does not show through (undress.ts)', () => {
   )
 
   it(
+    'person_11 × a short-sleeve tee: his sweatshirt’s cuffs at the wrists, below the hip joints, come off too (composite.ts TAKE_OFF_CUFF)',
+    async () => {
+      const { person, r } = await dress('person_11', 'garment_upper_01', 'upper')
+      const a = r.details.person
+      const W = person.width
+      const grey = near(person.rgb, median(person, P11.sleeveLeft))
+      const greyAfter = near(r.rgb, median(person, P11.sleeveLeft))
+      const found = [LM.rightWrist, LM.leftWrist].map((l) => {
+        // Within 0.12 × the shoulder width of the wrist: the cuff's grey, before and after.
+        const p = a.points[l]!
+        const R = 0.12 * a.shoulderWidth
+        let n = 0
+        let before = 0
+        let after = 0
+        for (let y = Math.floor(p.y - R); y <= p.y + R; y++) {
+          for (let x = Math.floor(p.x - R); x <= p.x + R; x++) {
+            if (Math.hypot(x - p.x, y - p.y) > R) continue
+            const i = y * W + x
+            n++
+            if (grey(null, i)) before++
+            if (greyAfter(null, i)) after++
+          }
+        }
+        return [before / n, after / n] as const
+      })
+      console.log('person_11 × upper_01 cuffs [grey before, after] (right, left):', found)
+      for (const [before, after] of found) {
+        expect(before).toBeGreaterThan(0.2)
+        expect(after).toBeLessThan(0.3 * before)
+      }
+    },
+    CASE_TIMEOUT_MS,
+  )
+
+  it(
     'person_15 × a navy tee with white trims: no line is left across the arm where his old sleeve ended (undress.ts HEM_BOOST)',
     async () => {
       const { person, r } = await dress('person_15', 'garment_upper_02', 'upper')

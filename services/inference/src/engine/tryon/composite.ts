@@ -831,8 +831,9 @@ function halfLuma(
  * - the sleeves: a new top or dress takes the old top off the arms (capsules shoulder → elbow →
  *   wrist, TAKE_OFF_ARM × the shoulder width thick, outside the torso's core — the shoulder–hip quad
  *   with its shoulder corners moved TAKE_OFF_TORSO of the shoulder width inwards — above the old
- *   top's hem and the hip joints): an old long sleeve under a new short sleeve or a sleeveless top
- *   shows the arm. The new garment is drawn over it, so only what it leaves uncovered shows. A new
+ *   top's hem and the hip joints, but for a long sleeve's cuff: what the finder gave the top on the
+ *   lower half of a sure forearm, TAKE_OFF_CUFF of its capsule, wherever it hangs): an old long
+ *   sleeve under a new short sleeve or a sleeveless top shows the arm. The new garment is drawn over it, so only what it leaves uncovered shows. A new
  *   garment without sleeves takes the old sleeves off whatever their colour (below). Below the
  *   waist not what has the old bottom's colours rather than the chest's (averaged over WAIST_CELLS
  *   work cells): a forearm hangs beside the hips, and a waistband the finder gave the top is not
@@ -883,6 +884,10 @@ function halfLuma(
  */
 export const TAKE_OFF_MIN_COVER = 0.6
 export const TAKE_OFF_ARM = 0.3
+/** A long sleeve's cuff below the hip joints comes off within this share of the forearm's capsule … */
+export const TAKE_OFF_CUFF = 0.8
+/** … around a wrist the landmark model is at least this sure of. */
+export const TAKE_OFF_CUFF_SURE = 0.5
 export const TAKE_OFF_SAME = 24
 export const TAKE_OFF_SAME_SHARE = 0.12
 export const TAKE_OFF_TORSO = 0.2
@@ -1060,8 +1065,18 @@ function takeOffZone(
       drawCapsule(arm, P(e), P(wr), 0.7 * TAKE_OFF_ARM * sw)
       drawCapsule(arm, P(wr), mid(P(ix), P(pk)), 0.3 * TAKE_OFF_ARM * sw)
     }
-    // Never below the old top's own hem nor the hip joints (a bottom of a colour the top also has).
+    // Never below the old top's own hem nor the hip joints (a bottom of a colour the top also has),
+    // but for a long sleeve's cuff: around a sure wrist (the lower half of the forearm, TAKE_OFF_CUFF
+    // × the arm's capsule), what the finder gave the top (a cuff hangs below the hips).
     const hemV = Math.min(c.topHemY === null ? h : c.topHemY * k, Math.min(hl.y, hr.y))
+    const cuff = plane(w, h)
+    for (const [e, wr] of [
+      [LM.leftElbow, LM.leftWrist],
+      [LM.rightElbow, LM.rightWrist],
+    ] as const) {
+      if (a.points[wr]!.score < TAKE_OFF_CUFF_SURE) continue
+      drawCapsule(cuff, lerp(P(e), P(wr), 0.5), P(wr), TAKE_OFF_CUFF * 0.7 * TAKE_OFF_ARM * sw)
+    }
     // A new garment without sleeves has none an old sleeve could be read as: on the arms the old
     // top comes off whatever its colour (a grey tank over a grey tee leaves bare arms).
     const sleeveless = !parts.some((p) => p.part.layer === 'sleeve')
@@ -1083,7 +1098,8 @@ function takeOffZone(
       return nearestD2(col, c.lowerProtos) < nearestD2(col, chest)
     }
     for (let j = 0; j < n; j++) {
-      if (core.data[j]! < 0.5 && Math.floor(j / w) <= hemV && arm.data[j]! > 0) {
+      const onCuff = cuff.data[j]! > 0.5 && c.upperWork.data[j]! > 0.5
+      if (core.data[j]! < 0.5 && (Math.floor(j / w) <= hemV || onCuff) && arm.data[j]! > 0) {
         if (c.upperWork.data[j]! > 0.5 && bottomBelowWaist(j)) continue
         zone.data[j] = Math.max(zone.data[j]!, arm.data[j]!)
         if (sleeveless && arm.data[j]! > 0.5) whole.data[j] = 1
