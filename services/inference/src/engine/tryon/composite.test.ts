@@ -1837,9 +1837,9 @@ describe('the old bottom above a low-rise new bottom (composite.ts takeOffZone)'
   )
 })
 
-describe('the old top above a low-rise new bottom stays (composite.ts takeOffZone)', () => {
+describe('the midriff painted above a new bottom is shaded (undress.ts torsoLight)', () => {
   it(
-    'person_15 × garment_lower_04 (the skirt sits below his shorts’ waistband): his grey tee’s lower part is not taken for the beige shorts and painted as skin',
+    'person_15 × garment_lower_04 (the skirt sits below his shorts’ waistband): the skin painted over it has the light and roundness of a body, not one flat tone',
     async () => {
       const { person, r } = await dress('person_15', 'garment_lower_04', 'auto')
       const c = r.details.composite
@@ -1847,24 +1847,42 @@ describe('the old top above a low-rise new bottom stays (composite.ts takeOffZon
       const W = person.width
       const sy = (a.points[LM.leftShoulder]!.y + a.points[LM.rightShoulder]!.y) / 2
       const hy = (a.points[LM.leftHip]!.y + a.points[LM.rightHip]!.y) / 2
-      // From the waist (60 % of the way shoulders → hips) to the hip joints: the tee's grey
-      // (nearly without chroma; his shorts are beige, b* 11) that the clothing finder gave the top.
-      let grey = 0
-      let painted = 0
-      for (let y = Math.round(sy + 0.6 * (hy - sy)); y < Math.round(hy); y++) {
+      const luma = (d: Uint8Array, i: number) =>
+        0.299 * d[i * 3]! + 0.587 * d[i * 3 + 1]! + 0.114 * d[i * 3 + 2]!
+      // Rows from half-way shoulders → hips to below the hips: skin painted where the old clothes
+      // came off and the skirt does not cover, and his own skin there (his forearms), off the
+      // hands and arm capsules.
+      const painted: number[] = []
+      const real: number[] = []
+      for (let y = Math.round((sy + hy) / 2); y < Math.round(hy + 0.3 * (hy - sy)); y++) {
         for (let x = 0; x < W; x++) {
           const i = y * W + x
-          if (c.clothing!.upper.data[i]! < 0.5 || a.hands.data[i]! > 0.3) continue
-          const q = lab(person.rgb, i)
-          if (Math.hypot(q.a, q.b) > 5) continue
-          grey++
-          if (c.removed!.data[i]! > 0.5) painted++
+          if (a.hands.data[i]! > 0.3 || a.arms.data[i]! > 0.5 || a.head.data[i]! > 0.5) continue
+          const off = c.removed!.data[i]!
+          if (off > 0.9 && c.background!.data[i]! < 0.1 && c.garment.data[i]! < 0.1) {
+            painted.push(luma(r.rgb, i))
+          }
+          if (c.clothing!.skin.data[i]! > 0.5 && off < 0.05 && a.mask.data[i]! > 0.5) {
+            real.push(luma(person.rgb, i))
+          }
         }
       }
-      console.log('person_15 × lower_04: grey tee below the waist painted', painted, '/', grey)
-      expect(grey).toBeGreaterThan(2000)
-      // Within TAKE_OFF_SAME of the shorts' beige, it was taken off: 0.93 of it before.
-      expect(painted / grey).toBeLessThan(0.2)
+      /** (p90 − p10) / p50 of the luma. */
+      const spread = (v: number[]) => {
+        const s = v.slice().sort((p, q) => p - q)
+        const at = (f: number) => s[Math.floor(f * (s.length - 1))]!
+        return (at(0.9) - at(0.1)) / at(0.5)
+      }
+      console.log(
+        'person_15 × lower_04 midriff [painted px, luma spread painted, real skin]:',
+        painted.length,
+        spread(painted).toFixed(3),
+        spread(real).toFixed(3),
+      )
+      expect(painted.length).toBeGreaterThan(3000)
+      expect(real.length).toBeGreaterThan(1000)
+      // One flat tone with grain: 0.091 against his skin's 0.290 before.
+      expect(spread(painted)).toBeGreaterThan(0.45 * spread(real))
     },
     CASE_TIMEOUT_MS,
   )

@@ -861,8 +861,7 @@ function halfLuma(
  *   covered anyway), but only the part of it connected to the thighs (a bag of the trousers' colour
  *   stays); above the hip joints up to where the old top covers it (a low-rise new bottom leaves
  *   the old waistband: below the waist also what the finder gave to the top but has the old
- *   bottom's colours, nearer them than the old top's on the chest — a grey tee's lower part is not
- *   beige shorts — connected to the legs; above the new waistband whatever its colour), and on
+ *   bottom's colours, connected to the legs; above the new waistband whatever its colour), and on
  *   the feet (capsules ankle → heel → toes, SHOE_REACH) only what has the old
  *   bottom's colours rather than the shoes' (shoes stay). An old dress's skirt counts as a bottom.
  * - never (but for another old top, above) where the old garment looks like the new one (colour
@@ -1196,21 +1195,13 @@ function takeOffZone(
     // come off).
     const hipV0 = Math.ceil(hipY)
     const waistV = Math.floor(lerp(mid(sl, sr), mid(hl, hr), 0.6).y)
-    // … nearer the old bottom's colours than the old top's on the chest (a grey tee's lower part
-    // is not a beige waistband, though within TAKE_OFF_SAME of it).
-    const chest = (look ?? oldTopLook(c, k, [sl, sr, hr, hl], allProtos, photoAt, mask, samples))
-      ?.chest
     const rise = plane(w, h)
     for (let v = Math.max(0, waistV); v < Math.min(h, hipV0 + 2); v++) {
       for (let u = 0; u < w; u++) {
         const j = v * w + u
         if (onLegs.has(labels[j]!)) rise.data[j] = 1
         else if (v < hipV0 && c.upperWork.data[j]! > 0.5 && c.lowerProtos.length > 0) {
-          const col = photoAt(j)
-          const dl = nearestD2(col, c.lowerProtos)
-          if (dl < TAKE_OFF_SAME ** 2 && (chest === undefined || dl < nearestD2(col, chest))) {
-            rise.data[j] = 1
-          }
+          if (nearestD2(photoAt(j), c.lowerProtos) < TAKE_OFF_SAME ** 2) rise.data[j] = 1
         }
       }
     }
