@@ -25,15 +25,9 @@ import {
 const MODELS = resolve(fileURLToPath(new URL('../../../../models/dist', import.meta.url)))
 
 /**
- * Landmarks past the tolerance today:
- * - tryon/garment_upper_08 (an on-model cardigan worn open over a tee, with jeans; read as the
- *   top since the jeans cue, garment-photo.ts `styledWithJeans`): neck and shoulders are right,
- *   but the shoulder bag in its mask pulls the right hem down and the shaded far sleeve is not
- *   found as a sleeve (cuffs and hem corners off).
+ * Landmarks past the tolerance today: none (add `id: [names]` here for a known miss).
  */
-const KNOWN_MISSES: Record<string, readonly string[]> = {
-  'tryon/garment_upper_08': ['cuffL', 'cuffR', 'hemL', 'hemR'],
-}
+const KNOWN_MISSES: Record<string, readonly string[]> = {}
 
 let models: WearerModels
 const labelled: LabelledGarment[] = await loadLandmarkLabels()

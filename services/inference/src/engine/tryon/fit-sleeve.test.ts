@@ -463,6 +463,27 @@ describe('trimToSleeve', () => {
     // Beside the root (the armhole seam with the torso): kept.
     expect(at(160, 160)).toBe(1)
   })
+
+  it('keeps only the upper part of a bent sleeve (worn on a bent arm): its forearm folds back across the body', () => {
+    // Root (150, 150) → elbow (150, 350) → cuff back up and in at (60, 250).
+    const sl: SleeveLandmarks = {
+      shoulder: { x: 130, y: 120 },
+      armpit: { x: 170, y: 180 },
+      elbow: { x: 150, y: 350 },
+      cuff: { x: 60, y: 250 },
+      cuffHalfWidth: 20,
+    }
+    const m = plane(300, 400)
+    m.data.fill(1)
+    const t = trimToSleeve(m, sl)
+    const at = (x: number, y: number) => t.data[y * 300 + x]!
+    // Down the upper part and at the elbow: kept.
+    expect(at(150, 260)).toBe(1)
+    expect(at(150, 345)).toBe(1)
+    // Three quarters along the root → cuff line, and the cuff (what a straight trim kept): gone.
+    expect(at(83, 225)).toBe(0)
+    expect(at(60, 250)).toBe(0)
+  })
 })
 
 describe('a short sleeve on a hanging arm hangs down it from its armhole seam (README pair)', () => {

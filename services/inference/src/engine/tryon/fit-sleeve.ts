@@ -19,6 +19,9 @@
  *   taken for an elbow or wrist would draw the sleeve down a leg. Without a sure elbow the sleeve
  *   keeps the direction it has on the garment photo (turned into the body's frame); without a sure
  *   wrist it goes on straight past the elbow.
+ * - A bent sleeve (worn on a bent arm on a model photo, `SleeveLandmarks.elbow`) is drawn from its
+ *   upper part (root → elbow) along the whole arm, at the whole sleeve's length; its forearm part
+ *   lies folded across the body on the photo (drawn along the arm it twisted into a swirl).
  * - The length: a short sleeve keeps its own length (the garment's, × the sleeve scale `s`; a
  *   hanging one at the torso's scale, below);
  *   a long one is a share of the person's arm, its length over LONG_ARM × the garment's
@@ -310,8 +313,13 @@ export function fitSleeve(
   if (sl === null) return null
   const { s, sw, centre: mp } = frame
   const gRoot = mid(sl.shoulder, sl.armpit)
-  const gAxis = norm(sub(sl.cuff, gRoot))
-  const gLen = dist(sl.cuff, gRoot)
+  // A bent sleeve (worn on a bent arm, `sl.elbow`) is drawn from its upper part, root to elbow,
+  // along the whole arm: its forearm part lies folded across the body on the photo (drawn along
+  // the arm from there it twisted into a swirl). Its length is still the whole sleeve's.
+  const gEnd = sl.elbow ?? sl.cuff
+  const gAxis = norm(sub(gEnd, gRoot))
+  const gLen = dist(gEnd, gRoot)
+  const fullLen = sl.elbow === undefined ? gLen : gLen + dist(sl.elbow, sl.cuff)
   const tRoot = mid(tS, tA)
   // Body frame: down (shoulder centre → hip centre) and across (image-right).
   const pts = p.points
@@ -324,7 +332,7 @@ export function fitSleeve(
   const right = { x: down.y, y: -down.x }
   const toBody = (v: Point): Point => add(mul(right, v.x), mul(down, v.y))
   let path = armPath(p, arm, tRoot, norm(toBody(gAxis)))
-  const { length: len, armShare } = sleeveLength(gLen, frame, path)
+  const { length: len, armShare } = sleeveLength(fullLen, frame, path)
   // Inner (armpit-side) normals: towards the body for a sleeve hanging straight down, turning with
   // the sleeve. On the garment photo down is +y and across +x; the image-left sleeve's inner side
   // is towards +x.
@@ -690,7 +698,8 @@ export const SLEEVE_TRIM = 1.3
  */
 export function trimToSleeve(mask: Plane, sl: SleeveLandmarks): Plane {
   const root = mid(sl.shoulder, sl.armpit)
-  const axis = sub(sl.cuff, root)
+  // A bent sleeve: its upper part (fitSleeve).
+  const axis = sub(sl.elbow ?? sl.cuff, root)
   const len2 = dot(axis, axis)
   if (len2 <= 0) return mask
   const rootHalf = dist(sl.shoulder, sl.armpit) / 2

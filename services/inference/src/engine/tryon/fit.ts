@@ -14,7 +14,12 @@
  *   relative to the shoulders, scaled across by that factor and down the body by it × the person's
  *   torso length / (TORSO_SPAN × the span) (clamped 0.8–1.4), so the garment's length follows its
  *   proportions on the photo and the person's torso (a three-quarter turn narrows the shoulders,
- *   not the torso). Sleeves scale with the skeleton instead (SLEEVE_K × the joint distance),
+ *   not the torso). A garment photographed worn (`TopLandmarks.wearer`) is drawn at the scale of
+ *   the body it is worn on instead: across, the person's shoulder-joint distance / the wearer's;
+ *   down, the person's shoulder-to-hip length / the wearer's (the wearer's joints stand inside the
+ *   garment as the person's will; its chest on the photo is that body's plus the ease and the
+ *   sleeves hanging against it, so the chest rule drew an on-model cardigan a third too small).
+ *   Sleeves scale with the skeleton instead (SLEEVE_K × the joint distance),
  *   except a short one hanging down the arm, whose lengths follow the torso's scale (fit-sleeve.ts
  *   `hangingRows`); a sleeve's part of the garment reaches down to its hem's lowest row
  *   (`sleeveBottom`).
@@ -245,13 +250,23 @@ function fitTop(
   const spanRaw = eL === null || eR === null ? SPAN_FALLBACK : 1 + eL + eR
   const span = clamp(spanRaw, SPAN_RANGE[0], SPAN_RANGE[1]) * sw
   const spanShift = eL === null || eR === null ? 0 : ((eR - eL) / 2) * sw
-  const s = (CHEST_SPAN * span) / (dist(g.armpitL, g.armpitR) || gsw)
+  // A garment photographed worn (g.wearer) is drawn at the scale of the body it is worn on: its
+  // wearer's shoulder joints onto the person's across, shoulder-to-hip length down.
+  const worn = g.wearer
+  const s =
+    worn !== undefined
+      ? sw / worn.shoulderWidth
+      : (CHEST_SPAN * span) / (dist(g.armpitL, g.armpitR) || gsw)
   // Lengths down the body follow the torso, widths the shoulders: a garment's proportions are those
   // of an average torso (shoulder-to-hip length TORSO_SPAN × the shoulder span). A shorter torso (or
   // shoulders that look wider) shortens the garment, a three-quarter turn (the shoulders look
   // narrower, the torso does not) keeps its length.
   const torsoRatio = dist(mid(psL, psR), mid(phL, phR)) / span
-  const sv = s * clamp(torsoRatio / TORSO_SPAN, 0.8, 1.4)
+  const wornTorso = worn === undefined ? 0 : dist(worn.shoulders, worn.hips)
+  const sv =
+    worn !== undefined && wornTorso > 0
+      ? dist(mid(psL, psR), mid(phL, phR)) / wornTorso
+      : s * clamp(torsoRatio / TORSO_SPAN, 0.8, 1.4)
   // Shoulder seams: on the (possibly tilted) shoulder line, centred on the span, a little above the
   // joints, as far apart as the garment's proportions put them at this scale.
   const c0 = sub(add(mid(psL, psR), mul(us, spanShift)), mul(d, LIFT * sw))

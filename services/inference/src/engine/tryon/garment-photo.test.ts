@@ -154,6 +154,27 @@ describe('garment stage on a model photo', () => {
     }
   }, 60_000)
 
+  it('garment_upper_08: the shoulder bag worn against the plain cardigan is not cardigan (another colour than the knit takes as it shades)', async () => {
+    const img = await load('garment_upper_08.jpg')
+    const g = await analyze(img)
+    expect(g.category).toBe('upper')
+    const share = (fx0: number, fx1: number, fy0: number, fy1: number): number => {
+      let n = 0
+      let on = 0
+      for (let y = Math.round(fy0 * img.height); y <= fy1 * img.height; y++) {
+        for (let x = Math.round(fx0 * img.width); x <= fx1 * img.width; x++) {
+          n++
+          if (g.mask.data[y * img.width + x]! > 0.5) on++
+        }
+      }
+      return on / n
+    }
+    // The bag below the cardigan's hem, beside the hip (garment before the colour rule).
+    expect(share(0.54, 0.59, 0.44, 0.5)).toBeLessThan(0.1)
+    // The cardigan's left front stays.
+    expect(share(0.38, 0.45, 0.3, 0.38)).toBeGreaterThan(0.9)
+  }, 60_000)
+
   /** The top on a model photo: below the mouth, above the knees, both sides of the torso covered. */
   async function expectTop(file: string, g: Awaited<ReturnType<typeof analyze>>) {
     const img = await load(file)

@@ -20,9 +20,12 @@
  *   (colours sampled on the thighs) by the nearest palette colour, with the hip line as the prior
  *   between them; when the torso's and the thighs' palettes are the same, the model wears one
  *   garment from shoulders to thighs (a dress).
- * - Held objects: on a patterned garment (a check, a print) a smooth blob by a hand is an object
- *   held against it (a bag), not garment; the garment hidden behind it is its outline carried on
- *   from the rows above and below, painted like see-through skin (`heldObject`, `behindObject`).
+ * - Held objects: a blob by a hand that is not the garment's stuff is an object held or worn
+ *   against it (a bag, a phone), not garment: on a patterned garment (a check, a print) a smooth
+ *   one, on a plain garment one of a colour the fabric does not take as it shades (`offShading`);
+ *   the garment hidden behind it is its outline carried on from the rows above and below, or where
+ *   the object hangs past the garment its other side mirrored about the wearer's midline, painted
+ *   like see-through skin (`heldObject`, `behindObject`, `mirroredBehind`).
  * - Category (garment_mode `auto`): one garment over torso and thighs → full; only the torso (or
  *   only the legs) in the frame → upper (lower); an outfit of a separate top and bottom → upper
  *   when the frame's bottom edge cuts the bottom garment (framed around the top), upper when the
@@ -387,6 +390,8 @@ export interface WornGarment {
   tube: boolean
   /** Where the crotch is on the wearer (hip joints → knees, a fifth of the way), when the hips are seen. */
   crotch?: Point
+  /** An object held or worn against the garment (`heldObject`), cut out of `mask`. */
+  held: Plane
   /** Clothing (the person minus head, skin, hands, feet) and the skin found, for tests and sheets. */
   clothing: Plane
   skin: Plane
@@ -443,6 +448,7 @@ export function extractWornGarment(
       ...(crotch ? { crotch } : {}),
       ...(rgb ? { rgb } : {}),
       mask: up(small.mask),
+      held: up(small.held),
       clothing: up(small.clothing),
       skin: up(small.skin),
       seeThrough,
@@ -714,13 +720,17 @@ export function extractWornGarment(
   // Clean edges: close pinholes, drop crumbs, soften by a pixel.
   const r = Math.max(1, Math.round(0.01 * sw))
   mask = erode(dilate(mask, r), r)
-  // An object held against a patterned garment (a bag at the hip): smooth, by a hand.
+  // An object held or worn against the garment (a bag at the hip), by a hand.
   const seed = category === 'upper' ? upperSeed : category === 'lower' ? lowerSeed : upperSeed
   // It hides part of the garment: what lies inside the garment's outline, carried on straight from
   // the rows above and below the object, is garment painted in its colour like the see-through skin.
   const held = heldObject(img, mask, seed, pts, sw)
   for (let i = 0; i < n; i++) if (held.data[i]! > 0.5) mask.data[i] = 0
   const hidden = behindObject(mask, held, Math.round(0.3 * sw))
+  // An object that hangs past the garment (a shoulder bag below a short top) leaves no rows below
+  // it to carry the outline to: there the garment's other side, mirrored, says what it hides.
+  const mirrored = mirroredBehind(mask, held, pts, sw)
+  for (let i = 0; i < n; i++) if (mirrored.data[i]! > 0.5) hidden.data[i] = 1
   // Skin seen through the garment (lace, mesh): garment, painted in the garment's colour.
   // Candidates: the wearer's pixels the garment leaves out (skin, and the thin mesh over it that the
   // opening above takes away), not the head, the hands or the feet.
@@ -772,6 +782,7 @@ export function extractWornGarment(
     withJeans,
     tube,
     ...(crotch ? { crotch } : {}),
+    held,
     clothing,
     skin,
     seeThrough,
@@ -875,6 +886,13 @@ const SMOOTH_SHARE = 0.3
 const HELD_REACH_SW = 1.3
 /** … and is at least this × the shoulder width across (both ways: area ≥ its square). */
 const HELD_MIN_SW = 0.2
+/**
+ * On a plain garment, a colour this far (log-chroma, box-averaged) from the garment's own colour at
+ * its brightness is another object's (a bag, a phone, a cup). The shading of a cream knit runs from
+ * cream to tan; a pale pink leather bag at the same brightness is pinker (0.05–0.17 off against
+ * the knit's ≤ 0.03, tryon/garment_upper_08).
+ */
+export const OFF_CHROMA = 0.03
 
 /**
  * Local colour texture: the summed absolute RGB differences to the right and below (0..6 per
@@ -899,10 +917,68 @@ export function texture(img: Rgb, r: number): Plane {
 }
 
 /**
- * An object held against a patterned garment (a bag, a clutch): the parts of `m` within
- * HELD_REACH_SW × the shoulder width of a wrist that are smooth (texture under SMOOTH_SHARE of the
- * garment's own, measured on `seed`) in a blob at least HELD_MIN_SW across, grown by the texture
- * window (its outline). Nothing on a plain garment: its own texture is as low as the object's.
+ * How far each pixel's colour is from the colours the garment takes as it shades: a fabric keeps
+ * its hue from light to shadow (a cream knit runs to tan along one line in log-chroma, ln R − ln G
+ * against ln B − ln G), another material beside it lies off that line. The line is fitted to
+ * `region`'s pixels (principal axis, refitted twice on the pixels within twice the median
+ * distance, so an object that covers part of the region does not pull it); the result is each
+ * pixel's distance to it, or null when `region` is too small.
+ */
+export function offShading(img: Rgb, region: Plane): Plane | null {
+  const { width: w, height: h, data } = img
+  const n = w * h
+  const U = new Float32Array(n)
+  const V = new Float32Array(n)
+  for (let i = 0; i < n; i++) {
+    const g = Math.log(data[i * 3 + 1]! + 8)
+    U[i] = Math.log(data[i * 3]! + 8) - g
+    V[i] = Math.log(data[i * 3 + 2]! + 8) - g
+  }
+  let idx: number[] = []
+  for (let i = 0; i < n; i++) if (region.data[i]! > 0.5) idx.push(i)
+  if (idx.length < 50) return null
+  let line = { cu: 0, cv: 0, nu: 0, nv: 1 }
+  const distTo = (i: number) => Math.abs((U[i]! - line.cu) * line.nu + (V[i]! - line.cv) * line.nv)
+  for (let it = 0; it < 3; it++) {
+    let cu = 0
+    let cv = 0
+    for (const i of idx) {
+      cu += U[i]!
+      cv += V[i]!
+    }
+    cu /= idx.length
+    cv /= idx.length
+    let suu = 0
+    let svv = 0
+    let suv = 0
+    for (const i of idx) {
+      const du = U[i]! - cu
+      const dv = V[i]! - cv
+      suu += du * du
+      svv += dv * dv
+      suv += du * dv
+    }
+    // Principal axis angle; the line's normal is perpendicular to it.
+    const th = 0.5 * Math.atan2(2 * suv, suu - svv)
+    line = { cu, cv, nu: -Math.sin(th), nv: Math.cos(th) }
+    const d = idx.map(distTo).sort((p, q) => p - q)
+    const keep = 2 * d[d.length >> 1]!
+    const next = idx.filter((i) => distTo(i) <= keep)
+    if (next.length < 50) break
+    idx = next
+  }
+  const out = plane(w, h)
+  for (let i = 0; i < n; i++) out.data[i] = distTo(i)
+  return out
+}
+
+/**
+ * An object held or worn against the garment (a bag, a clutch, a phone, a cup): the parts of `m`
+ * within HELD_REACH_SW × the shoulder width of a wrist that are not the garment's stuff, in a blob
+ * at least HELD_MIN_SW across, grown by the texture window (its outline). Not the garment's stuff:
+ * on a patterned garment, smooth (texture under SMOOTH_SHARE of the garment's own, measured on
+ * `seed`); on a plain one, another colour than the garment takes at that brightness (`offShading`
+ * over OFF_CHROMA). A patterned garment's colours are many (a print's): only its texture tells.
  */
 export function heldObject(
   img: Rgb,
@@ -917,27 +993,50 @@ export function heldObject(
   const rt = Math.max(1, Math.round(0.05 * sw))
   const t = texture(img, rt)
   const own: number[] = []
-  for (let i = 0; i < n; i++) if (seed.data[i]! > 0.5 && m.data[i]! > 0.5) own.push(t.data[i]!)
+  const seedOn = plane(w, h)
+  for (let i = 0; i < n; i++) {
+    if (seed.data[i]! > 0.5 && m.data[i]! > 0.5) {
+      own.push(t.data[i]!)
+      seedOn.data[i] = 1
+    }
+  }
   if (own.length < 20) return out
   own.sort((a, b) => a - b)
   const level = own[Math.floor(own.length / 2)]!
-  if (level < PATTERNED) return out
+  let foreign: (i: number) => boolean
+  if (level >= PATTERNED) foreign = (i) => t.data[i]! < SMOOTH_SHARE * level
+  else {
+    const off = offShading(img, m)
+    if (off === null) return out
+    const offAvg = boxBlur(off, Math.max(1, Math.round(0.5 * rt)))
+    // Plain: most of the garment lies on its line (half of it within OFF_CHROMA / 2).
+    const d: number[] = []
+    for (let i = 0; i < n; i++) if (m.data[i]! > 0.5) d.push(offAvg.data[i]!)
+    d.sort((p, q) => p - q)
+    if (d[d.length >> 1]! >= OFF_CHROMA / 2) return out
+    foreign = (i) => offAvg.data[i]! > OFF_CHROMA
+  }
   const reach = plane(w, h)
   for (const wr of [LM.leftWrist, LM.rightWrist]) {
     const p = pts[wr]!
     if (p.score >= MIN_SCORE) drawEllipse(reach, p, HELD_REACH_SW * sw, HELD_REACH_SW * sw)
   }
-  const smooth = plane(w, h)
+  let cand = plane(w, h)
   for (let i = 0; i < n; i++) {
-    smooth.data[i] =
-      m.data[i]! > 0.5 && reach.data[i]! > 0.5 && t.data[i]! < SMOOTH_SHARE * level ? 1 : 0
+    cand.data[i] = m.data[i]! > 0.5 && reach.data[i]! > 0.5 && foreign(i) ? 1 : 0
   }
-  const { labels, sizes } = components(smooth)
+  // At least HELD_MIN_SW across both ways: what survives an erosion by half of it (a strap, a
+  // crease's shadow and a seam are thinner), grown back.
+  const rHalf = Math.max(1, Math.round(0.5 * HELD_MIN_SW * sw))
+  const core = erode(cand, rHalf)
+  const back = dilate(core, rHalf)
+  for (let i = 0; i < n; i++) cand.data[i] = back.data[i]! > 0.5 && cand.data[i]! > 0.5 ? 1 : 0
+  const { labels, sizes } = components(cand)
   const minArea = (HELD_MIN_SW * sw) ** 2
   for (let i = 0; i < n; i++) out.data[i] = labels[i]! > 0 && sizes[labels[i]!]! >= minArea ? 1 : 0
-  const grown = dilate(out, rt + 1)
-  for (let i = 0; i < n; i++) grown.data[i] = grown.data[i]! > 0.5 && m.data[i]! > 0.5 ? 1 : 0
-  return grown
+  cand = dilate(out, rt + 1)
+  for (let i = 0; i < n; i++) cand.data[i] = cand.data[i]! > 0.5 && m.data[i]! > 0.5 ? 1 : 0
+  return cand
 }
 
 /**
@@ -990,6 +1089,40 @@ export function behindObject(m: Plane, obj: Plane, margin: number): Plane {
       }
     }
     y = y1
+  }
+  return out
+}
+
+/**
+ * The garment hidden behind a held object (`obj`), from the garment's other side: the object's
+ * pixels whose mirror image about the wearer's midline (shoulder centre → hip centre, per row) is
+ * on `m` in a run that reaches the midline (within 0.1 × the shoulder width): a garment is
+ * left-right symmetric on the body, and its body's rows cross the midline — a sleeve hanging below
+ * the hem on the other side does not.
+ */
+export function mirroredBehind(m: Plane, obj: Plane, pts: readonly Landmark[], sw: number): Plane {
+  const { width: w, height: h } = m
+  const out = plane(w, h)
+  const P = (i: number) => pts[i]!
+  const sure = (...ix: number[]) => ix.every((i) => P(i).score >= MIN_SCORE)
+  if (!sure(LM.leftShoulder, LM.rightShoulder, LM.leftHip, LM.rightHip)) return out
+  const sm = mid(P(LM.leftShoulder), P(LM.rightShoulder))
+  const hm = mid(P(LM.leftHip), P(LM.rightHip))
+  if (hm.y - sm.y <= 1) return out
+  const near = Math.max(1, Math.round(0.1 * sw))
+  const on = (y: number, x: number) => x >= 0 && x < w && m.data[y * w + x]! > 0.5
+  for (let y = 0; y < h; y++) {
+    const mx = Math.round(sm.x + ((hm.x - sm.x) * (y - sm.y)) / (hm.y - sm.y))
+    for (let x = 0; x < w; x++) {
+      if (obj.data[y * w + x]! <= 0.5) continue
+      const xm = Math.round(2 * mx - x)
+      if (!on(y, xm)) continue
+      // Along the row from the image towards the midline, on the garment until near it.
+      const dir = Math.sign(mx - xm)
+      let k = xm
+      while (on(y, k + dir) && Math.abs(mx - k) > near) k += dir
+      if (Math.abs(mx - k) <= near) out.data[y * w + x] = 1
+    }
   }
   return out
 }

@@ -330,6 +330,11 @@ export interface SleeveLandmarks {
   /** Cuff centre and its half-width across the sleeve axis. */
   cuff: Point
   cuffHalfWidth: number
+  /**
+   * Where the sleeve bends on the photo (a worn sleeve on a bent arm, from the wearer's elbow):
+   * its axis runs root → elbow → cuff. Absent: straight from the root to the cuff.
+   */
+  elbow?: Point
 }
 
 export interface TopLandmarks {
@@ -349,6 +354,12 @@ export interface TopLandmarks {
   sideR: (y: number) => number
   sleeveL: SleeveLandmarks | null
   sleeveR: SleeveLandmarks | null
+  /**
+   * The body the garment is worn on, on a model photo (worn-landmarks.ts): shoulder-joint centre,
+   * hip-joint centre and shoulder-joint distance, in garment pixels. The fit then draws the
+   * garment at the scale of that body (fit.ts).
+   */
+  wearer?: { shoulders: Point; hips: Point; shoulderWidth: number }
 }
 
 export interface BottomLandmarks {
@@ -445,7 +456,23 @@ export function shoulderPoints(m: Plane, box: Bbox): { left: Point; right: Point
  */
 export const HEM_CORNER_SLOPE = 2
 
-export function topLandmarks(m: Plane, box: Bbox, category: GarmentCategory): TopLandmarks {
+/**
+ * What the wearer's pose says about a top worn on a model photo (worn-landmarks.ts): the body's
+ * centre line, and the rows' runs that are a sleeve hanging below the hem (not the hem).
+ */
+export interface TopHints {
+  /** The torso's centre x (the wearer's midline at the torso rows) instead of the runs' median. */
+  centreX?: number
+  /** A run that is not the body (a sleeve over the forearm): no hem corner on it. */
+  notHem?: (r: Run, y: number) => boolean
+}
+
+export function topLandmarks(
+  m: Plane,
+  box: Bbox,
+  category: GarmentCategory,
+  hints: TopHints = {},
+): TopLandmarks {
   const h = box.y1 - box.y0 + 1
   const w = box.x1 - box.x0 + 1
   const cx = (box.x0 + box.x1) / 2
@@ -488,16 +515,19 @@ export function topLandmarks(m: Plane, box: Bbox, category: GarmentCategory): To
     cuffStep > rowAt(fa)
       ? Math.max(rowAt(fb), Math.min(rowAt(0.95), cuffStep + 0.2 * h))
       : rowAt(fb)
+  const hc = hints.centreX
   for (let y = y0; y <= y1; y++) {
     const torso = centreRun(y)
     if (torso === null) continue
-    widths.push(torso.x1 - torso.x0)
+    // About a given centre: twice the wider half (an object held against one side, cut out of the
+    // mask, narrows the row from that side only).
+    widths.push(hc === undefined ? torso.x1 - torso.x0 : 2 * Math.max(hc - torso.x0, torso.x1 - hc))
     centres.push((torso.x0 + torso.x1) / 2)
   }
   const median = (v: number[], d: number) =>
     v.length === 0 ? d : [...v].sort((p, q) => p - q)[v.length >> 1]!
   const torsoW = median(widths, 0.6 * w)
-  const tc = median(centres, cx)
+  const tc = hc ?? median(centres, cx)
   const sideL = (_y: number) => tc - torsoW / 2
   const sideR = (_y: number) => tc + torsoW / 2
   const yTop = box.y0
@@ -546,7 +576,7 @@ export function topLandmarks(m: Plane, box: Bbox, category: GarmentCategory): To
     const r =
       runs.find((q) => q.x0 <= tc && q.x1 >= tc) ??
       (category === 'full' ? nearestRun(runs, tc) : extent(runs))
-    if (r === null) continue
+    if (r === null || hints.notHem?.(r, y) === true) continue
     if (
       r.x0 >= sideL(y) - reach &&
       (hemL === null || y - HEM_CORNER_SLOPE * r.x0 >= hemL.y - HEM_CORNER_SLOPE * hemL.x)

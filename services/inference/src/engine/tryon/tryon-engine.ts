@@ -42,6 +42,7 @@ import {
 } from './garment-shape.ts'
 import { analyzePerson, type PersonAnalysis, type PersonModels } from './person.ts'
 import { extractWornGarment, findWearer, wornEvidence, type WearerModels } from './garment-photo.ts'
+import { wornTopLandmarks } from './worn-landmarks.ts'
 import type { Plane, Rgb } from './raster.ts'
 import type { GarmentAnalysis, TryOnStages } from './stages.ts'
 import { oldBottomInFront } from './tuck.ts'
@@ -275,7 +276,7 @@ export async function analyzeGarment(
             tube: worn.tube,
             ...(worn.crotch ? { crotch: worn.crotch } : {}),
           })
-        : topLandmarks(worn.mask, box, category)
+        : wornTopLandmarks(worn.mask, box, category, wearer.points, worn.held)
     return {
       mask: worn.mask,
       ...(worn.rgb ? { rgb: worn.rgb } : {}),
