@@ -175,6 +175,39 @@ describe('garment stage on a model photo', () => {
     expect(share(0.38, 0.45, 0.3, 0.38)).toBeGreaterThan(0.9)
   }, 60_000)
 
+  it('garment_upper_08: the cardigan behind the hand holding the strap on the chest is cardigan (no hole, no fingers)', async () => {
+    const img = await load('garment_upper_08.jpg')
+    const g = await analyze(img)
+    expect(g.category).toBe('upper')
+    const rgb = g.rgb ?? img.data
+    // Skin-coloured: the red-difference chroma (Cr) of the model's fingers, above the cream knit's
+    // and its shading's (132-145).
+    const skinColoured = (i: number) =>
+      128 + 0.5 * rgb[i * 3]! - 0.418688 * rgb[i * 3 + 1]! - 0.081312 * rgb[i * 3 + 2]! >= 150
+    const shares = (fx0: number, fx1: number, fy0: number, fy1: number) => {
+      let n = 0
+      let on = 0
+      let skin = 0
+      for (let y = Math.round(fy0 * img.height); y <= fy1 * img.height; y++) {
+        for (let x = Math.round(fx0 * img.width); x <= fx1 * img.width; x++) {
+          const i = y * img.width + x
+          n++
+          if (g.mask.data[i]! <= 0.5) continue
+          on++
+          if (skinColoured(i)) skin++
+        }
+      }
+      return { on: on / n, skin: skin / n }
+    }
+    // The hand and its cut-out wrist on the chest, beside the button band, above the bag (before:
+    // 69 % garment, the rest a hole).
+    const hand = shares(0.44, 0.56, 0.28, 0.38)
+    // The fingers round the strap (before: 84 % garment, 35 % of it skin-coloured).
+    const fingers = shares(0.446, 0.485, 0.289, 0.322)
+    expect(hand.on).toBeGreaterThan(0.97)
+    expect(fingers.skin).toBeLessThan(0.02)
+  }, 60_000)
+
   /** The top on a model photo: below the mouth, above the knees, both sides of the torso covered. */
   async function expectTop(file: string, g: Awaited<ReturnType<typeof analyze>>) {
     const img = await load(file)

@@ -26,6 +26,10 @@
  *   the garment hidden behind it is its outline carried on from the rows above and below, or where
  *   the object hangs past the garment its other side mirrored about the wearer's midline, painted
  *   like see-through skin (`heldObject`, `behindObject`, `mirroredBehind`).
+ * - Hands on the garment: the wearer's hand resting on it (on a strap, a lapel) leaves a hole where
+ *   the hand cut takes it out and skin where the cut misses its fingers; inside the garment's
+ *   outline both are garment, repainted from the fabric beside them (`behindHands`,
+ *   `fillFromNeighbours`).
  * - Category (garment_mode `auto`): one garment over torso and thighs → full; only the torso (or
  *   only the legs) in the frame → upper (lower); an outfit of a separate top and bottom → upper
  *   when the frame's bottom edge cuts the bottom garment (framed around the top), upper when the
@@ -392,6 +396,8 @@ export interface WornGarment {
   crotch?: Point
   /** An object held or worn against the garment (`heldObject`), cut out of `mask`. */
   held: Plane
+  /** The garment hidden behind the wearer's hands resting on it (`behindHands`), in `mask`. */
+  hands: Plane
   /** Clothing (the person minus head, skin, hands, feet) and the skin found, for tests and sheets. */
   clothing: Plane
   skin: Plane
@@ -442,13 +448,20 @@ export function extractWornGarment(
     const crotch = small.crotch ? { x: small.crotch.x / sx, y: small.crotch.y / sy } : undefined
     const seeThrough = up(small.seeThrough)
     const { rgb: _smallRgb, ...rest } = small
-    const rgb = small.fillColour ? paintSeeThrough(img, seeThrough, small.fillColour) : undefined
+    const hands = up(small.hands)
+    const mask = up(small.mask)
+    const reach = Math.max(
+      2,
+      Math.round(HAND_ENCLOSED_SW * bodyScale(wearer.points, img.width, img.height)),
+    )
+    const rgb = wornRgb(img, mask, seeThrough, small.fillColour, hands, reach)
     return {
       ...rest,
       ...(crotch ? { crotch } : {}),
       ...(rgb ? { rgb } : {}),
-      mask: up(small.mask),
+      mask,
       held: up(small.held),
+      hands,
       clothing: up(small.clothing),
       skin: up(small.skin),
       seeThrough,
@@ -731,6 +744,23 @@ export function extractWornGarment(
   // it to carry the outline to: there the garment's other side, mirrored, says what it hides.
   const mirrored = mirroredBehind(mask, held, pts, sw)
   for (let i = 0; i < n; i++) if (mirrored.data[i]! > 0.5) hidden.data[i] = 1
+  // The wearer's hand resting on the garment (on a strap, a lapel, a button) hides it too: the hand
+  // and the wrist the hand cut takes out leave a hole in it, and fingers the cut misses are skin
+  // on it. Inside the garment's outline both are garment, repainted from the fabric beside them.
+  // Skin on it: a skin-rule pixel redder (Cr − Cb) than nine in ten of the garment's pixels by
+  // HAND_REDDER — a fabric's shading keeps its own chroma, a hand on it is the wearer's skin.
+  const redness = (i: number) => {
+    const [, cb, cr] = ycbcr(img.data[i * 3]!, img.data[i * 3 + 1]!, img.data[i * 3 + 2]!)
+    return cr - cb
+  }
+  const own: number[] = []
+  for (let i = 0; i < n; i++) if (mask.data[i]! > 0.5) own.push(redness(i))
+  own.sort((p, q) => p - q)
+  const ownRed = own.length > 0 ? own[Math.floor(0.9 * (own.length - 1))]! : Infinity
+  const bodySkin = (i: number) =>
+    skinRule(img.data[i * 3]!, img.data[i * 3 + 1]!, img.data[i * 3 + 2]!) &&
+    redness(i) > ownRed + HAND_REDDER
+  const hands = behindHands(mask, person, pts, sw, bodySkin)
   // Skin seen through the garment (lace, mesh): garment, painted in the garment's colour.
   // Candidates: the wearer's pixels the garment leaves out (skin, and the thin mesh over it that the
   // opening above takes away), not the head, the hands or the feet.
@@ -756,8 +786,12 @@ export function extractWornGarment(
     }
   }
   for (let i = 0; i < n; i++) if (hidden.data[i]! > 0.5) seeThrough.data[i] = 1
+  for (let i = 0; i < n; i++) if (hands.data[i]! > 0.5) seeThrough.data[i] = 0
   const fillColour = commonBorderColour(img, mask, seeThrough)
   for (let i = 0; i < n; i++) if (seeThrough.data[i]! > 0.5) mask.data[i] = 1
+  const handReach = Math.max(2, Math.round(HAND_ENCLOSED_SW * sw))
+  const rgb = wornRgb(img, mask, seeThrough, fillColour, hands, handReach)
+  for (let i = 0; i < n; i++) if (hands.data[i]! > 0.5) mask.data[i] = 1
   // Horizontal slivers (a floor shadow beside the feet, a strip of background between an arm and
   // the body): in each column, runs shorter than SLIVER_SW × the shoulder width are not garment.
   // Every part of a worn garment is taller than that (a strap is long, an arm or a hem is thick).
@@ -786,7 +820,9 @@ export function extractWornGarment(
     clothing,
     skin,
     seeThrough,
-    ...(fillColour ? { fillColour, rgb: paintSeeThrough(img, seeThrough, fillColour) } : {}),
+    hands,
+    ...(fillColour ? { fillColour } : {}),
+    ...(rgb ? { rgb } : {}),
   }
 }
 
@@ -1125,6 +1161,142 @@ export function mirroredBehind(m: Plane, obj: Plane, pts: readonly Landmark[], s
     }
   }
   return out
+}
+
+/** A hand's zone reaches this × the shoulder width past its cut (the pose's hand points miss by as much). */
+const HAND_MARGIN_SW = 0.25
+/** Skin on the garment by a hand is this much redder (Cr − Cb, 0..255 scale) than the garment's 90th percentile. */
+const HAND_REDDER = 5
+/** Garment within this × the shoulder width left, right and above encloses a hand resting on it. */
+const HAND_ENCLOSED_SW = 0.5
+
+/**
+ * The garment hidden behind the wearer's hands resting on it (holding a strap, a lapel): in each
+ * seen hand's zone (the hand cut, wrist → 1.3 × index and pinky, grown by HAND_MARGIN_SW × the
+ * shoulder width), the wearer's pixels off `m` and the skin on it (`isSkin`, by pixel index) that
+ * the rest of `m` encloses — on in their row on both sides and in their column above, each within
+ * HAND_ENCLOSED_SW × the shoulder width. A hand hanging beside the garment, below its hem or on
+ * its edge has no garment on one side; the backdrop between an arm and the body is not the wearer.
+ */
+export function behindHands(
+  m: Plane,
+  person: Plane,
+  pts: readonly Landmark[],
+  sw: number,
+  isSkin: (i: number) => boolean,
+): Plane {
+  const { width: w, height: h } = m
+  const n = w * h
+  const out = plane(w, h)
+  const zone = plane(w, h)
+  for (const [wr, ix, pk] of [
+    [LM.leftWrist, LM.leftIndex, LM.leftPinky],
+    [LM.rightWrist, LM.rightIndex, LM.rightPinky],
+  ] as const) {
+    const p = pts[wr]!
+    if (!seen(p, w, h)) continue
+    const hl = Math.max(dist(p, pts[ix]!), dist(p, pts[pk]!), 0.12 * sw)
+    const r = 0.5 * hl + HAND_MARGIN_SW * sw
+    drawCapsule(zone, p, lerp(p, pts[ix]!, 1.3), r)
+    drawCapsule(zone, p, lerp(p, pts[pk]!, 1.3), r)
+  }
+  const body = plane(w, h)
+  const cand = plane(w, h)
+  let any = false
+  for (let i = 0; i < n; i++) {
+    const onM = m.data[i]! > 0.5
+    const inZone = zone.data[i]! > 0.5
+    const c = inZone && (onM ? isSkin(i) : person.data[i]! > 0.5)
+    cand.data[i] = c ? 1 : 0
+    body.data[i] = onM && !c ? 1 : 0
+    if (c) any = true
+  }
+  if (!any) return out
+  const R = Math.max(2, Math.round(HAND_ENCLOSED_SW * sw))
+  const on = (x: number, y: number) => body.data[y * w + x]! > 0.5
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      if (cand.data[y * w + x]! <= 0.5) continue
+      let left = false
+      for (let k = x - 1; k >= Math.max(0, x - R) && !left; k--) left = on(k, y)
+      if (!left) continue
+      let right = false
+      for (let k = x + 1; k <= Math.min(w - 1, x + R) && !right; k++) right = on(k, y)
+      if (!right) continue
+      let above = false
+      for (let k = y - 1; k >= Math.max(0, y - R) && !above; k--) above = on(x, k)
+      if (above) out.data[y * w + x] = 1
+    }
+  }
+  return out
+}
+
+/**
+ * The photo with the garment's hidden parts repainted, or undefined when there are none: the
+ * see-through skin in `fill` (`paintSeeThrough`), and the garment behind the hands from the fabric
+ * beside them (`fillFromNeighbours`).
+ */
+function wornRgb(
+  img: Rgb,
+  m: Plane,
+  see: Plane,
+  fill: Rgb3 | undefined,
+  hands: Plane,
+  reach: number,
+): Uint8Array | undefined {
+  const anyHand = hands.data.some((a) => a > 0.5)
+  if (!fill && !anyHand) return undefined
+  const out = fill ? paintSeeThrough(img, see, fill) : Uint8Array.from(img.data)
+  if (anyHand) fillFromNeighbours(img, out, m, hands, reach)
+  return out
+}
+
+/**
+ * Repaints `region` in `out` from the garment around it: each pixel the inverse-distance mean of
+ * the nearest garment pixels (on `m`, off `region`) left, right, above and below it within
+ * `reach`, each taken two pixels further in where the garment goes on (past the outline's fringe),
+ * from `img`; blended by the region's softness. The fabric's colour and its shading across the
+ * hole carry on; a direction without garment within reach adds nothing.
+ */
+export function fillFromNeighbours(
+  img: Rgb,
+  out: Uint8Array,
+  m: Plane,
+  region: Plane,
+  reach: number,
+): void {
+  const { width: w, height: h } = img
+  const src = (x: number, y: number) =>
+    x >= 0 && y >= 0 && x < w && y < h && m.data[y * w + x]! > 0.5 && region.data[y * w + x]! <= 0.5
+  const dirs = [
+    [-1, 0],
+    [1, 0],
+    [0, -1],
+    [0, 1],
+  ] as const
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const i = y * w + x
+      const a = region.data[i]!
+      if (a <= 0) continue
+      const acc = [0, 0, 0]
+      let wsum = 0
+      for (const [dx, dy] of dirs) {
+        let d = 1
+        while (d <= reach && !src(x + d * dx, y + d * dy)) d++
+        if (d > reach) continue
+        const d2 = src(x + (d + 2) * dx, y + (d + 2) * dy) ? d + 2 : d
+        const j = (y + d2 * dy) * w + x + d2 * dx
+        const wt = 1 / d
+        for (let c = 0; c < 3; c++) acc[c] = acc[c]! + wt * img.data[j * 3 + c]!
+        wsum += wt
+      }
+      if (wsum === 0) continue
+      for (let c = 0; c < 3; c++) {
+        out[i * 3 + c] = Math.round((1 - a) * out[i * 3 + c]! + (a * acc[c]!) / wsum)
+      }
+    }
+  }
 }
 
 /**
