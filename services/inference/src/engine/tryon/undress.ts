@@ -216,7 +216,6 @@ export function takeOff(
   collar?: Plane,
 ): Undressed {
   const { width: W, height: H } = img
-  const N = W * H
   // The old garment's own soft edge (a dark line against the background or the skin) goes with it:
   // the region is widened by WORN_GROW × the shoulder width, never into the head or hair in front.
   const worn = plane(W, H)
@@ -241,28 +240,17 @@ export function takeOff(
       H,
       zb,
     ).data
-    for (let y = zb.y0; y < zb.y0 + zb.height; y++) {
-      for (let x = zb.x0; x < zb.x0 + zb.width; x++) {
-        const i = y * W + x
-        const v = Math.max(
-          which.upper ? c.upper.data[i]! : 0,
-          which.lower ? c.lower.data[i]! : 0,
-          grown[(y - zb.y0) * zb.width + x - zb.x0]! * (1 - c.protect.data[i]!),
-        )
-        // An old collar (composite.ts takeOffZone) goes even where the head region protects the neck.
-        const col = collar ? collar.data[i]! : 0
-        const r =
-          Math.max(v * (1 - c.protect.data[i]!), col) *
-          (1 - c.hairFront.data[i]!) *
-          (zone ? zone.data[i]! : 1)
-        worn.data[i] = r
-        if (r <= 0.01) continue
-        if (x < x0) x0 = x
-        if (x > x1) x1 = x
-        if (y < y0) y0 = y
-        if (y > y1) y1 = y
-      }
-    }
+    const b = wornInZone(
+      worn.data,
+      W,
+      zb,
+      grown,
+      c,
+      which,
+      zone?.data ?? null,
+      collar?.data ?? null,
+    )
+    if (b !== null) ({ x0, y0, x1, y1 } = b)
   }
   const background = plane(W, H)
   if (x1 < 0) return { rgb, removed: worn, background, skin: null }
@@ -332,12 +320,7 @@ export function takeOff(
   const skinField = known.length > 0 ? pushPull(small, skinKnown, w, h) : null
   const nearSkin = boxBlur({ width: w, height: h, data: skinKnown }, Math.max(1, SKIN_NEAR * sw))
   const skinColour = new Float32Array(n * 3)
-  for (let j = 0; j < n; j++) {
-    const t = skinField === null ? 0 : clamp(nearSkin.data[j]! * 4, 0, 1)
-    for (let ch = 0; ch < 3; ch++) {
-      skinColour[j * 3 + ch] = tone[ch]! * (1 - t) + (skinField?.[j * 3 + ch] ?? 0) * t
-    }
-  }
+  mixSkin(skinColour, tone, skinField, nearSkin.data)
   // The arms painted in the bare arm's own colour and light across it (bodyModel, armShape), fed
   // over ARM_FEATHER × the shoulder width into the skin beside them (a shoulder, the torso): no seam.
   const armKnown = new Float32Array(n)
@@ -609,14 +592,7 @@ export function takeOff(
   const mouthF = (a.points[LM.mouthLeft]!.y + a.points[LM.mouthRight]!.y) / 2
   const realSkin = plane(W, H)
   const realHands = plane(W, H)
-  for (let i = 0; i < N; i++) {
-    if (c.skin.data[i]! <= 0.5 || a.mask.data[i]! <= 0.5 || worn.data[i]! >= 0.05) continue
-    const y = Math.floor(i / W)
-    const ny = neckF.y(i % W)
-    if (a.head.data[i]! >= 0.5 && !(y <= ny && y > (mouthF + ny) / 2)) continue
-    realHands.data[i] = 1
-    if (a.hands.data[i]! < 0.3) realSkin.data[i] = 1
-  }
+  realSkinOf(realSkin.data, realHands.data, W, c.skin.data, a, worn.data, neckF.y, mouthF)
   const painted = plane(W, H)
   for (let y = y0; y <= y1; y++) {
     for (let x = x0; x <= x1; x++) {
@@ -628,6 +604,95 @@ export function takeOff(
     addGrain(img, rgb, realHands, painted, { x0, y0, x1, y1 })
   }
   return { rgb, removed: worn, background, skin: { rgb: tone, source: skinSource } }
+}
+
+/**
+ * takeOff's worn region inside the zone's box, written into `worn` (W wide); returns the box of the
+ * pixels over 0.01, or null. A function of its own: inside takeOff's long body this loop was
+ * optimised late (100 ms a try-on at 768×1024, a few ms here).
+ */
+function wornInZone(
+  worn: Float32Array,
+  W: number,
+  zb: { x0: number; y0: number; width: number; height: number },
+  grown: Float32Array,
+  c: Clothing,
+  which: { upper: boolean; lower: boolean },
+  zone: Float32Array | null,
+  collar: Float32Array | null,
+): { x0: number; y0: number; x1: number; y1: number } | null {
+  const upper = c.upper.data
+  const lower = c.lower.data
+  const protect = c.protect.data
+  const hairFront = c.hairFront.data
+  let x0 = W
+  let y0 = Infinity
+  let x1 = -1
+  let y1 = -1
+  for (let y = zb.y0; y < zb.y0 + zb.height; y++) {
+    for (let x = zb.x0; x < zb.x0 + zb.width; x++) {
+      const i = y * W + x
+      const v = Math.max(
+        which.upper ? upper[i]! : 0,
+        which.lower ? lower[i]! : 0,
+        grown[(y - zb.y0) * zb.width + x - zb.x0]! * (1 - protect[i]!),
+      )
+      // An old collar (composite.ts takeOffZone) goes even where the head region protects the neck.
+      const col = collar ? collar[i]! : 0
+      const r = Math.max(v * (1 - protect[i]!), col) * (1 - hairFront[i]!) * (zone ? zone[i]! : 1)
+      worn[i] = r
+      if (r <= 0.01) continue
+      if (x < x0) x0 = x
+      if (x > x1) x1 = x
+      if (y < y0) y0 = y
+      if (y > y1) y1 = y
+    }
+  }
+  return x1 < 0 ? null : { x0, y0, x1, y1 }
+}
+
+/**
+ * The person's own visible skin for the grain (takeOff): skin in the mask, not worn, off the head
+ * but for the neck's lower half (`neckY`, `mouthY`); `hands` all of it, `skin` without the hands.
+ * Functions of their own (this and mixSkin): inside takeOff's long body their loops were optimised
+ * late.
+ */
+function realSkinOf(
+  skin: Float32Array,
+  hands: Float32Array,
+  W: number,
+  skinP: Float32Array,
+  a: PersonAnalysis,
+  worn: Float32Array,
+  neckY: (x: number) => number,
+  mouthY: number,
+): void {
+  const mask = a.mask.data
+  const head = a.head.data
+  const handsP = a.hands.data
+  for (let i = 0; i < skinP.length; i++) {
+    if (skinP[i]! <= 0.5 || mask[i]! <= 0.5 || worn[i]! >= 0.05) continue
+    const y = Math.floor(i / W)
+    const ny = neckY(i % W)
+    if (head[i]! >= 0.5 && !(y <= ny && y > (mouthY + ny) / 2)) continue
+    hands[i] = 1
+    if (handsP[i]! < 0.3) skin[i] = 1
+  }
+}
+
+/** The skin's colour: the tone, and the push-pull fill where visible skin is near (takeOff). */
+function mixSkin(
+  out: Float32Array,
+  tone: readonly number[],
+  field: Float32Array | null,
+  nearSkin: Float32Array,
+): void {
+  for (let j = 0; j < nearSkin.length; j++) {
+    const t = field === null ? 0 : clamp(nearSkin[j]! * 4, 0, 1)
+    for (let ch = 0; ch < 3; ch++) {
+      out[j * 3 + ch] = tone[ch]! * (1 - t) + (field?.[j * 3 + ch] ?? 0) * t
+    }
+  }
 }
 
 /**
@@ -759,8 +824,11 @@ export function backgroundDetail(
     }
     return boxBlur(p, r).data
   })
+  let row = 0
+  const mirrorOk = (s: number): boolean =>
+    s >= 0 && s < W && known.data[row + s]! > 0 && kb[row + s]! > 0.5
   for (let y = 0; y < bh; y++) {
-    const row = y * W
+    row = y * W
     let x = 0
     while (x < W) {
       if (known.data[row + x]! > 0) {
@@ -774,11 +842,12 @@ export function backgroundDetail(
       for (let u = Math.max(a, x0); u <= Math.min(b, x0 + bw - 1); u++) {
         const left = a - 1 - m - (u - a)
         const right = b + 1 + m + (b - u)
-        const order = u - a <= b - u ? [left, right] : [right, left]
-        const src = order.find(
-          (s) => s >= 0 && s < W && known.data[row + s]! > 0 && kb[row + s]! > 0.5,
-        )
-        if (src === undefined) continue
+        // The nearer side first (no list or closure per pixel: this loop's garbage).
+        const near = u - a <= b - u
+        const first = near ? left : right
+        const second = near ? right : left
+        const src = mirrorOk(first) ? first : mirrorOk(second) ? second : -1
+        if (src < 0) continue
         const o = (y * bw + u - x0) * 3
         for (let ch = 0; ch < 3; ch++) {
           const v = img.data[((y0 + y) * W + src) * 3 + ch]!
@@ -1119,22 +1188,37 @@ export function pushPull(
         const uy = Math.floor(fy)
         const tx = fx - ux
         const ty = fy - uy
-        let sa = 0
-        let sr = 0
-        let sg = 0
-        let sb = 0
-        for (const [dx, dy, wt] of [
-          [0, 0, (1 - tx) * (1 - ty)],
-          [1, 0, tx * (1 - ty)],
-          [0, 1, (1 - tx) * ty],
-          [1, 1, tx * ty],
-        ] as const) {
-          const q = clamp(uy + dy, 0, up.h - 1) * up.w + clamp(ux + dx, 0, up.w - 1)
-          sa += wt * up.a[q]!
-          sr += wt * up.c[q * 3]!
-          sg += wt * up.c[q * 3 + 1]!
-          sb += wt * up.c[q * 3 + 2]!
-        }
+        // The four parents in a fixed order (0,0), (1,0), (0,1), (1,1), summed from 0 as before;
+        // unrolled: a per-pixel array of weights was most of this loop's garbage.
+        const ya = clamp(uy, 0, up.h - 1) * up.w
+        const yb = clamp(uy + 1, 0, up.h - 1) * up.w
+        const xa = clamp(ux, 0, up.w - 1)
+        const xb = clamp(ux + 1, 0, up.w - 1)
+        const w00 = (1 - tx) * (1 - ty)
+        const w10 = tx * (1 - ty)
+        const w01 = (1 - tx) * ty
+        const w11 = tx * ty
+        const q00 = ya + xa
+        const q10 = ya + xb
+        const q01 = yb + xa
+        const q11 = yb + xb
+        const ua = up.a
+        const uc = up.c
+        const sa = 0 + w00 * ua[q00]! + w10 * ua[q10]! + w01 * ua[q01]! + w11 * ua[q11]!
+        const sr =
+          0 + w00 * uc[q00 * 3]! + w10 * uc[q10 * 3]! + w01 * uc[q01 * 3]! + w11 * uc[q11 * 3]!
+        const sg =
+          0 +
+          w00 * uc[q00 * 3 + 1]! +
+          w10 * uc[q10 * 3 + 1]! +
+          w01 * uc[q01 * 3 + 1]! +
+          w11 * uc[q11 * 3 + 1]!
+        const sb =
+          0 +
+          w00 * uc[q00 * 3 + 2]! +
+          w10 * uc[q10 * 3 + 2]! +
+          w01 * uc[q01 * 3 + 2]! +
+          w11 * uc[q11 * 3 + 2]!
         if (sa <= 0) continue
         const f = (1 - al) / sa
         cur.c[j * 3] = cur.c[j * 3]! + sr * f
