@@ -3,10 +3,8 @@
  * 16-channel depthwise pair (onnxruntime ran each of the four 4-channel pairs padded to its
  * 16-channel NCHWc block), with outputs bit-identical to the four pairs as converted.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
-import * as ort from 'onnxruntime-node'
 import onnxProto from 'onnx-proto'
 import type { onnx as OnnxTypes } from 'onnx-proto'
 import { describe, expect, it } from 'vitest'
@@ -14,6 +12,7 @@ import { MEDIA_DIR } from '../../test/support/media-frames.ts'
 import { openRvmSequence } from '../quantize/rvm-runner.ts'
 import { DIST_DIR } from '../reference/ort-runner.ts'
 import { rgb24ToPlanar, rgbFrames } from '../reference/video-stream.ts'
+import { ortCpuNodes } from './graph-report.ts'
 import { batchDepthwisePairs } from './batch-depthwise-pairs.ts'
 
 const { onnx } = onnxProto
@@ -77,25 +76,6 @@ function unbatched(model: Uint8Array): Uint8Array {
   return onnx.ModelProto.encode(m).finish()
 }
 
-async function ortCpuGraph(model: Uint8Array): Promise<{ name: string; op: string }[]> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'tailor-batch-'))
-  try {
-    const out = path.join(dir, 'opt.onnx')
-    const s = await ort.InferenceSession.create(model, {
-      graphOptimizationLevel: 'all',
-      optimizedModelFilePath: out,
-      logSeverityLevel: 3,
-    })
-    await s.release()
-    return (onnx.ModelProto.decode(readFileSync(out)).graph?.node ?? []).map((n) => ({
-      name: n.name ?? '',
-      op: n.opType ?? '',
-    }))
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
-  }
-}
-
 describe.runIf(existsSync(dist('rvm')))('batched box filters (models/dist)', () => {
   it.each(['rvm', 'rvm-rgb', 'rvm-rgba', 'rvm-int8-rgb', 'rvm-int8-rgba'])(
     '%s: one 16-channel depthwise pair in the guided filter, none of 4 channels left',
@@ -117,8 +97,8 @@ describe.runIf(existsSync(dist('rvm')))('batched box filters (models/dist)', () 
       nodes.filter((n) => /Conv/.test(n.op) && /fast_guided_filter|^u\d\//.test(n.name))
     const reorders = (nodes: { name: string; op: string }[]) =>
       nodes.filter((n) => n.op.startsWith('Reorder')).length
-    const now = await ortCpuGraph(built)
-    const before = await ortCpuGraph(unbatched(built))
+    const now = await ortCpuNodes(built)
+    const before = await ortCpuNodes(unbatched(built))
     expect(boxConvs(now).length).toBe(2)
     expect(boxConvs(before).length).toBe(8)
     // measured 73 -> 66: one reorder in and out of the batch instead of one per 4-channel pair

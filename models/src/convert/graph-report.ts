@@ -27,6 +27,29 @@ export function opCountsOf(onnxBytes: Uint8Array): Record<string, number> {
   return counts
 }
 
+/**
+ * onnxruntime's CPU graph of a model at level 'all' (with the CPU-specific NCHWc layout it runs):
+ * every node's name and op type, to check which layout a node ends up in.
+ */
+export async function ortCpuNodes(onnxBytes: Uint8Array): Promise<{ name: string; op: string }[]> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'tailor-ortcpu-'))
+  try {
+    const out = path.join(dir, 'optimized.onnx')
+    const s = await ort.InferenceSession.create(onnxBytes, {
+      graphOptimizationLevel: 'all',
+      optimizedModelFilePath: out,
+      logSeverityLevel: 3,
+    })
+    await s.release()
+    return (onnxProto.onnx.ModelProto.decode(await readFile(out)).graph?.node ?? []).map((n) => ({
+      name: n.name ?? '',
+      op: n.opType ?? '',
+    }))
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
 export async function optimizedGraphReport(onnxBytes: Uint8Array): Promise<OptimizedGraphReport> {
   const dir = await mkdtemp(path.join(tmpdir(), 'tailor-ortopt-'))
   try {

@@ -3,17 +3,15 @@
  * convolutions that onnxruntime runs in its NCHWc layout, the same network up to float32 rounding,
  * and exactly undone by mergeConcatConvs (what the int8 transform quantizes).
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
-import * as ort from 'onnxruntime-node'
 import onnxProto from 'onnx-proto'
 import { describe, expect, it } from 'vitest'
 import { MEDIA_DIR } from '../../test/support/media-frames.ts'
 import { openRvmSequence } from '../quantize/rvm-runner.ts'
 import { DIST_DIR } from '../reference/ort-runner.ts'
 import { rgb24ToPlanar, rgbFrames } from '../reference/video-stream.ts'
-import { opCountsOf } from './graph-report.ts'
+import { opCountsOf, ortCpuNodes } from './graph-report.ts'
 import { mergeConcatConvs, NCHWC_BLOCK, splitConcatConvs } from './split-concat-conv.ts'
 
 const { onnx } = onnxProto
@@ -26,26 +24,6 @@ const DECODER_CONVS = [
 ]
 const FRAMES = 4
 const TIMEOUT_MS = 300_000
-
-/** onnxruntime's CPU graph (level 'all', NCHWc layout) of a model: op type of every node by name. */
-async function ortCpuGraph(model: Uint8Array): Promise<{ name: string; op: string }[]> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'tailor-split-'))
-  try {
-    const out = path.join(dir, 'opt.onnx')
-    const s = await ort.InferenceSession.create(model, {
-      graphOptimizationLevel: 'all',
-      optimizedModelFilePath: out,
-      logSeverityLevel: 3,
-    })
-    await s.release()
-    return (onnx.ModelProto.decode(readFileSync(out)).graph?.node ?? []).map((n) => ({
-      name: n.name ?? '',
-      op: n.opType ?? '',
-    }))
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
-  }
-}
 
 const graphBytes = (model: Uint8Array): Buffer => {
   const g = onnx.ModelProto.decode(model).graph!
@@ -86,8 +64,8 @@ describe.runIf(existsSync(dist('rvm-rgb')))('split Concat → Conv (models/dist)
     const built = readFileSync(dist('rvm-rgb'))
     const decoderIm2col = (nodes: { name: string; op: string }[]) =>
       nodes.filter((n) => n.op === 'FusedConv' && n.name.includes('recurrent_decoder')).length
-    expect(decoderIm2col(await ortCpuGraph(built))).toBe(0)
-    expect(decoderIm2col(await ortCpuGraph(mergeConcatConvs(built)))).toBe(DECODER_CONVS.length)
+    expect(decoderIm2col(await ortCpuNodes(built))).toBe(0)
+    expect(decoderIm2col(await ortCpuNodes(mergeConcatConvs(built)))).toBe(DECODER_CONVS.length)
   })
 
   it(
