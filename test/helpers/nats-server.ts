@@ -3,6 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { createServer, connect as netConnect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { jetstreamManager } from '@nats-io/jetstream'
+import type { NatsConnection } from '@nats-io/transport-node'
 
 export const NATS_SERVER_BIN = process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server'
 const NATS_START_TIMEOUT_MS = 15_000
@@ -169,5 +171,47 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
       await Promise.all(procs.map((p) => stopProcess(p)))
       await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })))
     },
+  }
+}
+
+export interface JobsQueueState {
+  ackPending: number
+  messages: number
+  /** The consumer's and the stream's state, for an assertion's message. */
+  detail: string
+}
+
+/**
+ * The JOBS stream and one of its consumers once the worker's last ack or term has landed. The
+ * worker records a job's final status before it acks the message (a crash between the two
+ * redelivers the job rather than loses it), so a client can see "completed" a moment before the
+ * ack reaches the server: this polls until nothing is pending and the work-queue stream is empty,
+ * or `timeoutMs` passes, and returns the last state either way (the caller asserts on it).
+ */
+export async function jobsQueueState(
+  nc: NatsConnection,
+  consumer = 'inference-remove-background',
+  timeoutMs = 10_000,
+): Promise<JobsQueueState> {
+  const jsm = await jetstreamManager(nc)
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const ci = await jsm.consumers.info('JOBS', consumer)
+    const si = await jsm.streams.info('JOBS')
+    const state: JobsQueueState = {
+      ackPending: ci.num_ack_pending,
+      messages: si.state.messages,
+      detail: JSON.stringify({
+        pending: ci.num_pending,
+        ackPending: ci.num_ack_pending,
+        redelivered: ci.num_redelivered,
+        waiting: ci.num_waiting,
+        delivered: ci.delivered,
+        ackFloor: ci.ack_floor,
+        stream: si.state,
+      }),
+    }
+    if ((state.ackPending === 0 && state.messages === 0) || Date.now() > deadline) return state
+    await new Promise((r) => setTimeout(r, 50))
   }
 }

@@ -8,7 +8,12 @@ import { apiClient, type ApiClient } from '../helpers/api.ts'
 import { workLeft as jobDirsLeft } from '../helpers/work-dir.ts'
 import { runFormatMatrix } from '../helpers/format-matrix.ts'
 import { createMediaFixtures, probe, type MediaFixtures, type Probe } from '../helpers/media.ts'
-import { freePort, startNatsServer, type NatsServer } from '../helpers/nats-server.ts'
+import {
+  freePort,
+  jobsQueueState,
+  startNatsServer,
+  type NatsServer,
+} from '../helpers/nats-server.ts'
 import { snapshotModels } from '../helpers/models.ts'
 import { startService, type ServiceProcess } from '../helpers/processes.ts'
 
@@ -231,9 +236,9 @@ describe('distributed: gateway and inference as separate processes (NATS JetStre
     expect(s).toMatchObject({ status: 'completed', progress: 1 })
     expect(inference.output()).toContain(`"job_id":"${id}","kind":"remove-background","attempt":2`) // redelivered by JetStream
     const jsm = await jetstreamManager(nc)
-    const consumer = await jsm.consumers.info('JOBS', 'inference-remove-background')
-    expect(consumer.num_ack_pending).toBe(0)
-    expect((await jsm.streams.info('JOBS')).state.messages).toBe(0)
+    const q = await jobsQueueState(nc)
+    expect(q.ackPending, q.detail).toBe(0)
+    expect(q.messages, q.detail).toBe(0)
     const objects = await jsm.streams.info('OBJ_results', { subjects_filter: '$O.results.M.>' })
     const names = Object.keys(objects.state.subjects ?? {}).map((k) =>
       Buffer.from(k.slice('$O.results.M.'.length), 'base64url').toString(),

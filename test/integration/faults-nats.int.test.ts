@@ -13,7 +13,12 @@ import { apiClient, type ApiClient } from '../helpers/api.ts'
 import { workLeft as jobDirsLeft } from '../helpers/work-dir.ts'
 import { createMediaFixtures, type MediaFixtures } from '../helpers/media.ts'
 import { snapshotModels } from '../helpers/models.ts'
-import { freePort, startNatsServer, type NatsServer } from '../helpers/nats-server.ts'
+import {
+  freePort,
+  jobsQueueState,
+  startNatsServer,
+  type NatsServer,
+} from '../helpers/nats-server.ts'
 import { startService, type ServiceProcess } from '../helpers/processes.ts'
 
 const API_KEY = 'integration-test-key-nats-restart'
@@ -134,10 +139,9 @@ describe('nats-server restart (file storage)', () => {
 
       nc = await connect({ servers: nats.url })
       const jsm = await jetstreamManager(nc)
-      expect(
-        (await jsm.consumers.info('JOBS', 'inference-remove-background')).num_ack_pending,
-      ).toBe(0)
-      expect((await jsm.streams.info('JOBS')).state.messages).toBe(0)
+      const q = await jobsQueueState(nc)
+      expect(q.ackPending, q.detail).toBe(0)
+      expect(q.messages, q.detail).toBe(0)
       const objects = await jsm.streams.info('OBJ_results', { subjects_filter: '$O.results.M.>' })
       const names = Object.keys(objects.state.subjects ?? {}).map((k) =>
         Buffer.from(k.slice('$O.results.M.'.length), 'base64url').toString(),

@@ -13,7 +13,12 @@ import { apiClient, type ApiClient } from '../helpers/api.ts'
 import { deadWorkerDir, workLeft as jobDirsLeft } from '../helpers/work-dir.ts'
 import { createMediaFixtures, type MediaFixtures } from '../helpers/media.ts'
 import { snapshotModels } from '../helpers/models.ts'
-import { freePort, startNatsServer, type NatsServer } from '../helpers/nats-server.ts'
+import {
+  freePort,
+  jobsQueueState,
+  startNatsServer,
+  type NatsServer,
+} from '../helpers/nats-server.ts'
 import { childProcesses, startService, type ServiceProcess } from '../helpers/processes.ts'
 
 const API_KEY = 'integration-test-key-faults-abcd'
@@ -101,20 +106,9 @@ async function waitForAttempt(id: string, attempt: number, timeoutMs: number): P
   }
 }
 async function queueDrained(): Promise<void> {
-  const jsm = await jetstreamManager(nc)
-  const ci = await jsm.consumers.info('JOBS', 'inference-remove-background')
-  const si = await jsm.streams.info('JOBS')
-  const state = JSON.stringify({
-    pending: ci.num_pending,
-    ackPending: ci.num_ack_pending,
-    redelivered: ci.num_redelivered,
-    waiting: ci.num_waiting,
-    delivered: ci.delivered,
-    ackFloor: ci.ack_floor,
-    stream: si.state,
-  })
-  expect(ci.num_ack_pending, state).toBe(0)
-  expect(si.state.messages, state).toBe(0)
+  const q = await jobsQueueState(nc)
+  expect(q.ackPending, q.detail).toBe(0)
+  expect(q.messages, q.detail).toBe(0)
 }
 
 beforeAll(async () => {

@@ -7,7 +7,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apiClient, type ApiClient, type JobStatusDoc } from '../helpers/api.ts'
 import { createMediaFixtures, type MediaFixtures } from '../helpers/media.ts'
 import { snapshotModels } from '../helpers/models.ts'
-import { freePort, startNatsServer, type NatsServer } from '../helpers/nats-server.ts'
+import {
+  freePort,
+  jobsQueueState,
+  startNatsServer,
+  type NatsServer,
+} from '../helpers/nats-server.ts'
 import { startService, type ServiceProcess } from '../helpers/processes.ts'
 
 /**
@@ -145,10 +150,9 @@ describe('retries a client can see (real nats-server, two workers, one SIGKILLed
       expect((await entries(other.workDir)).filter((n) => n.includes(id))).toEqual([])
       expect((await entries(dead.workDir)).some((n) => n.includes(id))).toBe(true)
       const jsm = await jetstreamManager(nc)
-      expect(
-        (await jsm.consumers.info('JOBS', 'inference-remove-background')).num_ack_pending,
-      ).toBe(0)
-      expect((await jsm.streams.info('JOBS')).state.messages).toBe(0)
+      const q = await jobsQueueState(nc)
+      expect(q.ackPending, q.detail).toBe(0)
+      expect(q.messages, q.detail).toBe(0)
     },
     TEST_TIMEOUT_MS,
   )
