@@ -9,6 +9,8 @@ import path from 'node:path'
 import * as ort from 'onnxruntime-node'
 import onnxProto from 'onnx-proto'
 
+type OnnxNode = onnxProto.onnx.INodeProto
+
 export interface OptimizedGraphReport {
   level: 'extended'
   nodeCount: number
@@ -27,74 +29,69 @@ export function opCountsOf(onnxBytes: Uint8Array): Record<string, number> {
   return counts
 }
 
-/**
- * onnxruntime's CPU graph of a model at level 'all' (with the CPU-specific NCHWc layout it runs):
- * every node's name and op type, to check which layout a node ends up in.
- */
-export async function ortCpuNodes(onnxBytes: Uint8Array): Promise<{ name: string; op: string }[]> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'tailor-ortcpu-'))
+/** The nodes of a model as onnxruntime's graph optimiser leaves it at `level`. */
+async function optimizedNodes(
+  onnxBytes: Uint8Array,
+  level: 'extended' | 'all',
+): Promise<OnnxNode[]> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'tailor-ortopt-'))
   try {
     const out = path.join(dir, 'optimized.onnx')
     const s = await ort.InferenceSession.create(onnxBytes, {
-      graphOptimizationLevel: 'all',
+      graphOptimizationLevel: level,
       optimizedModelFilePath: out,
       logSeverityLevel: 3,
     })
     await s.release()
-    return (onnxProto.onnx.ModelProto.decode(await readFile(out)).graph?.node ?? []).map((n) => ({
-      name: n.name ?? '',
-      op: n.opType ?? '',
-    }))
+    return onnxProto.onnx.ModelProto.decode(await readFile(out)).graph?.node ?? []
   } finally {
     await rm(dir, { recursive: true, force: true })
   }
 }
 
+/**
+ * onnxruntime's CPU graph of a model at level 'all' (with the CPU-specific NCHWc layout it runs):
+ * every node's name and op type, to check which layout a node ends up in.
+ */
+export async function ortCpuNodes(onnxBytes: Uint8Array): Promise<{ name: string; op: string }[]> {
+  return (await optimizedNodes(onnxBytes, 'all')).map((n) => ({
+    name: n.name ?? '',
+    op: n.opType ?? '',
+  }))
+}
+
 export async function optimizedGraphReport(onnxBytes: Uint8Array): Promise<OptimizedGraphReport> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'tailor-ortopt-'))
-  try {
-    const out = path.join(dir, 'optimized.onnx')
-    // 'extended' is the highest level whose result is portable (the 'all' level adds CPU-specific
-    // NCHWc reorders at session start anyway).
-    const s = await ort.InferenceSession.create(onnxBytes, {
-      graphOptimizationLevel: 'extended',
-      optimizedModelFilePath: out,
-      logSeverityLevel: 3,
-    })
-    await s.release()
-    const model = onnxProto.onnx.ModelProto.decode(await readFile(out))
-    const nodes = model.graph?.node ?? []
-    const producer = new Map<string, string>()
-    const consumers = new Map<string, string[]>()
-    for (const n of nodes) {
-      for (const o of n.output ?? []) producer.set(o, n.opType ?? '')
-      for (const i of n.input ?? []) consumers.set(i, [...(consumers.get(i) ?? []), n.opType ?? ''])
+  // 'extended' is the highest level whose result is portable (the 'all' level adds CPU-specific
+  // NCHWc reorders at session start anyway).
+  const nodes = await optimizedNodes(onnxBytes, 'extended')
+  const producer = new Map<string, string>()
+  const consumers = new Map<string, string[]>()
+  for (const n of nodes) {
+    for (const o of n.output ?? []) producer.set(o, n.opType ?? '')
+    for (const i of n.input ?? []) consumers.set(i, [...(consumers.get(i) ?? []), n.opType ?? ''])
+  }
+  const opCounts: Record<string, number> = {}
+  let transposePairs = 0
+  let sandwiched = 0
+  for (const n of nodes) {
+    const op = n.opType ?? ''
+    opCounts[op] = (opCounts[op] ?? 0) + 1
+    const firstIn = n.input?.[0] ?? ''
+    if (op === 'Transpose' && producer.get(firstIn) === 'Transpose') transposePairs++
+    if (
+      /Conv/.test(op) &&
+      producer.get(firstIn) === 'Transpose' &&
+      (consumers.get(n.output?.[0] ?? '') ?? []).includes('Transpose')
+    ) {
+      sandwiched++
     }
-    const opCounts: Record<string, number> = {}
-    let transposePairs = 0
-    let sandwiched = 0
-    for (const n of nodes) {
-      const op = n.opType ?? ''
-      opCounts[op] = (opCounts[op] ?? 0) + 1
-      const firstIn = n.input?.[0] ?? ''
-      if (op === 'Transpose' && producer.get(firstIn) === 'Transpose') transposePairs++
-      if (
-        /Conv/.test(op) &&
-        producer.get(firstIn) === 'Transpose' &&
-        (consumers.get(n.output?.[0] ?? '') ?? []).includes('Transpose')
-      ) {
-        sandwiched++
-      }
-    }
-    return {
-      level: 'extended',
-      nodeCount: nodes.length,
-      opCounts,
-      transposePairs,
-      transposeSandwichedConvs: sandwiched,
-      transposes: opCounts.Transpose ?? 0,
-    }
-  } finally {
-    await rm(dir, { recursive: true, force: true })
+  }
+  return {
+    level: 'extended',
+    nodeCount: nodes.length,
+    opCounts,
+    transposePairs,
+    transposeSandwichedConvs: sandwiched,
+    transposes: opCounts.Transpose ?? 0,
   }
 }
